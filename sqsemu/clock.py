@@ -1,0 +1,144 @@
+"""Injected time: the ``Clock`` protocol, ``SystemClock`` for servers and ``ManualClock`` for tests.
+
+The engine reads time only through a clock, in integer **milliseconds since the Unix epoch** (SQS timestamps are
+epoch milliseconds too). A clock drives one ``TimerDriver`` (the broker's scheduler): ``SystemClock`` arms a single
+event-loop timer for the driver's next due instant; ``ManualClock`` moves only when ``advance()`` is called and then
+runs every due timer, in deadline order, each at its own instant, so ``advance(30)`` fires exactly what 30 real
+seconds would (ARCHITECTURE principle 4).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Protocol
+
+
+class TimerDriver(Protocol):
+    """What a clock drives: something that knows its next deadline and can run what is due."""
+
+    def next_due_ms(self) -> int | None:
+        """The earliest pending deadline in epoch milliseconds, or None when nothing is scheduled."""
+
+    def run_due(self, now_ms: int) -> None:
+        """Run every timer whose deadline is ``<= now_ms``."""
+
+
+class Clock(Protocol):
+    """The time source of an engine."""
+
+    def now_ms(self) -> int:
+        """Current time, epoch milliseconds."""
+
+    def attach(self, driver: TimerDriver) -> None:
+        """Drive ``driver``: run its due timers as time passes."""
+
+    def reschedule(self) -> None:
+        """Tell the clock that the driver's next deadline may have moved earlier."""
+
+    def detach(self) -> None:
+        """Stop driving the attached driver (cancels any armed event-loop timer)."""
+
+
+class SystemClock:
+    """Wall-clock time that never jumps backwards, driving timers from the running asyncio loop.
+
+    Time is the wall clock at construction plus the monotonic time elapsed since, so a wall-clock step does not
+    fire or stall timers. One ``loop.call_at`` handle is armed for the next due deadline; nothing ticks while idle.
+    """
+
+    def __init__(self) -> None:
+        self._wall0_ms = time.time_ns() // 1_000_000
+        self._mono0_ns = time.monotonic_ns()
+        self._driver: TimerDriver | None = None
+        self._handle: asyncio.TimerHandle | None = None
+        self._armed_ms: int | None = None
+
+    def now_ms(self) -> int:
+        """Current time, epoch milliseconds."""
+        return self._wall0_ms + (time.monotonic_ns() - self._mono0_ns) // 1_000_000
+
+    def attach(self, driver: TimerDriver) -> None:
+        """Drive ``driver`` from the running event loop."""
+        self._driver = driver
+        self.reschedule()
+
+    def detach(self) -> None:
+        """Stop driving; cancels the armed timer."""
+        if self._handle is not None:
+            self._handle.cancel()
+        self._handle = None
+        self._armed_ms = None
+        self._driver = None
+
+    def reschedule(self) -> None:
+        """Arm the loop timer for the driver's next deadline if it is earlier than the one armed."""
+        driver = self._driver
+        if driver is None:
+            return
+        due = driver.next_due_ms()
+        if due is None or (self._armed_ms is not None and self._armed_ms <= due):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self._handle is not None:
+            self._handle.cancel()
+        self._armed_ms = due
+        delay = max(0.0, (due - self.now_ms()) / 1000.0)
+        self._handle = loop.call_later(delay, self._fire)
+
+    def _fire(self) -> None:
+        self._handle = None
+        self._armed_ms = None
+        driver = self._driver
+        if driver is None:
+            return
+        driver.run_due(self.now_ms())
+        self.reschedule()
+
+
+class ManualClock:
+    """A clock that moves only when told to: for unit tests and ``sqsemu --clock manual``.
+
+    ``advance(seconds)`` moves time forward and fires every timer that falls due, in deadline order, with the clock
+    reading each timer's own deadline while it runs (so timestamps taken by what fires are exact).
+    """
+
+    def __init__(self, start_ms: int | None = None) -> None:
+        self._now = start_ms if start_ms is not None else time.time_ns() // 1_000_000
+        self._driver: TimerDriver | None = None
+
+    def now_ms(self) -> int:
+        """Current (manual) time, epoch milliseconds."""
+        return self._now
+
+    def attach(self, driver: TimerDriver) -> None:
+        """Drive ``driver`` on ``advance()``."""
+        self._driver = driver
+
+    def detach(self) -> None:
+        """Stop driving the attached driver."""
+        self._driver = None
+
+    def reschedule(self) -> None:
+        """Nothing to arm: timers run only from ``advance()``."""
+
+    def advance(self, seconds: float) -> int:
+        """Move time forward by ``seconds`` (>= 0) and fire everything due; returns the new time in epoch ms.
+
+        Raises ``ValueError`` for a negative or non-finite amount.
+        """
+        if not seconds >= 0 or seconds == float("inf"):
+            raise ValueError("seconds must be a finite number >= 0")
+        target = self._now + round(seconds * 1000)
+        driver = self._driver
+        while driver is not None:
+            due = driver.next_due_ms()
+            if due is None or due > target:
+                break
+            self._now = max(self._now, due)
+            driver.run_due(self._now)
+        self._now = target
+        return target

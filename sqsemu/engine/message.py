@@ -1,0 +1,139 @@
+"""Messages and what a send carries.
+
+A ``Message`` has exactly one ``visible_at_ms``; whether it is visible, in flight or delayed follows from its
+``state`` and that deadline (ARCHITECTURE principle 3). The ``md5_*`` slots are caches that the protocol layer fills
+the first time it renders a digest; the engine never reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+
+class MessageState(IntEnum):
+    """Where a message is in its life (SQS Developer Guide, "Inflight messages")."""
+
+    DELAYED = 0  # sent with a delay that has not passed yet (message timer or queue DelaySeconds)
+    VISIBLE = 1  # stored and receivable
+    IN_FLIGHT = 2  # received, its visibility timeout running
+    DELETED = 3  # deleted, purged, expired or moved away
+
+
+@dataclass(slots=True)
+class MessageAttributeValue:
+    """One message attribute (or system attribute) value.
+
+    ``data_type`` is ``String``, ``Number`` or ``Binary``, optionally with a ``.label`` suffix (up to 256
+    characters). ``String``/``Number`` carry ``string_value``; ``Binary`` carries ``binary_value`` as raw bytes
+    (base64 only on the wire).
+    """
+
+    data_type: str
+    string_value: str | None = None
+    binary_value: bytes | None = None
+
+
+@dataclass(slots=True)
+class SendEntry:
+    """One message to send: a SendMessage request, or one SendMessageBatch entry (then ``id`` is its batch Id).
+
+    ``delay_seconds`` None means "the queue's DelaySeconds". ``system_attributes`` holds only what the client sent
+    as MessageSystemAttributes (``AWSTraceHeader``); ``trace_header`` is the request's ``X-Amzn-Trace-Id`` HTTP
+    header, used as the message's AWSTraceHeader when no system attribute gives one.
+    """
+
+    body: str | None
+    delay_seconds: int | None = None
+    message_attributes: dict[str, MessageAttributeValue] = field(default_factory=dict)
+    system_attributes: dict[str, MessageAttributeValue] = field(default_factory=dict)
+    group_id: str | None = None
+    deduplication_id: str | None = None
+    trace_header: str | None = None
+    id: str = ""
+
+
+@dataclass(slots=True)
+class ReceiptEntry:
+    """One DeleteMessageBatch / ChangeMessageVisibilityBatch entry (``visibility_timeout`` only for the latter)."""
+
+    id: str
+    receipt_handle: str | None
+    visibility_timeout: int | None = None
+
+
+class Message:
+    """A stored message.
+
+    Times are epoch milliseconds. ``receive_count`` is ``ApproximateReceiveCount``; ``first_receive_ms`` is
+    ``ApproximateFirstReceiveTimestamp`` (0 until the first receive). ``receipt_serial`` numbers the receipts: a
+    receipt handle is current only while its serial equals this one. ``received_ms`` is when the current receipt's
+    ReceiveMessage request arrived (the 12-hour visibility maximum counts from it). ``size`` is the bytes counted
+    against MaximumMessageSize (body plus attribute names, types and values).
+    """
+
+    __slots__ = (
+        "message_id",
+        "body",
+        "message_attributes",
+        "system_attributes",
+        "trace_header",
+        "sender_id",
+        "sent_ms",
+        "expires_ms",
+        "receive_count",
+        "first_receive_ms",
+        "received_ms",
+        "visible_at_ms",
+        "state",
+        "receipt_serial",
+        "queued",
+        "group_id",
+        "deduplication_id",
+        "sequence_number",
+        "dead_letter_source_arn",
+        "size",
+        "md5_of_body",
+        "md5_of_message_attributes",
+        "md5_of_system_attributes",
+    )
+
+    def __init__(
+        self,
+        message_id: str,
+        body: str,
+        message_attributes: dict[str, MessageAttributeValue],
+        system_attributes: dict[str, MessageAttributeValue],
+        trace_header: str | None,
+        sender_id: str,
+        sent_ms: int,
+        size: int,
+        group_id: str | None = None,
+        deduplication_id: str | None = None,
+    ) -> None:
+        self.message_id = message_id
+        self.body = body
+        self.message_attributes = message_attributes
+        self.system_attributes = system_attributes
+        self.trace_header = trace_header
+        self.sender_id = sender_id
+        self.sent_ms = sent_ms
+        self.expires_ms = 0
+        self.receive_count = 0
+        self.first_receive_ms = 0
+        self.received_ms = 0
+        self.visible_at_ms = sent_ms
+        self.state = MessageState.VISIBLE
+        self.receipt_serial = 0
+        self.queued = False
+        self.group_id = group_id
+        self.deduplication_id = deduplication_id
+        self.sequence_number: str | None = None
+        self.dead_letter_source_arn: str | None = None
+        self.size = size
+        self.md5_of_body: str | None = None
+        self.md5_of_message_attributes: str | None = None
+        self.md5_of_system_attributes: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<Message {self.message_id} {self.state.name} visible_at={self.visible_at_ms}>"

@@ -1,0 +1,170 @@
+"""Request rules checked by the engine: message bodies, message attributes, sizes, batch entries, receive
+parameters (SQS-REFERENCE sections 2.7-2.13, 4.5-4.9; API Reference ``SendMessage``, ``ReceiveMessage``).
+
+Each rule is checked here once and raises the exact SQS error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Protocol
+
+from sqsemu.engine.errors import (
+    BatchEntryIdsNotDistinct,
+    EmptyBatchRequest,
+    InvalidBatchEntryId,
+    InvalidMessageContents,
+    InvalidParameterValue,
+    MissingParameter,
+    TooManyEntriesInBatchRequest,
+    invalid_value,
+)
+from sqsemu.engine.limits import Limits
+from sqsemu.engine.message import MessageAttributeValue
+
+# Characters outside the XML 1.0 Char production: #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
+_FORBIDDEN_CHAR = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_BATCH_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+_DATA_TYPE = re.compile(r"^(String|Number|Binary)(\..+)?$", re.S)
+# MessageGroupId, MessageDeduplicationId, ReceiveRequestAttemptId: 1-128 ASCII alphanumerics and punctuation.
+_TOKEN = re.compile(r"^[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}$")
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+class _HasId(Protocol):
+    id: str
+
+
+def check_body(body: str | None) -> str:
+    """A message body: present, non-empty, only allowed characters. Raises ``MissingParameter`` or
+    ``InvalidMessageContents``."""
+    if not body:
+        raise MissingParameter.named("MessageBody")
+    bad = _FORBIDDEN_CHAR.search(body)
+    if bad is not None:
+        raise InvalidMessageContents(
+            f"Invalid binary character '#x{ord(bad.group()):X}' was found in the message body, the set of allowed "
+            "characters is #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF"
+        )
+    return body
+
+
+def _check_attribute_name(name: str, limits: Limits) -> None:
+    reason = None
+    if not name:
+        reason = "must not be empty"
+    elif len(name) > limits.attribute_name_max_chars:
+        reason = f"must be at most {limits.attribute_name_max_chars} characters long"
+    elif not all(c.isalnum() or c in "_-." for c in name):
+        reason = "can only contain alphanumeric characters, hyphens, underscores and periods"
+    elif name.lower().startswith(("aws.", "amazon.")):
+        reason = "must not start with the reserved prefixes AWS. or Amazon."
+    elif name.startswith(".") or name.endswith(".") or ".." in name:
+        reason = "must not start or end with a period or contain two successive periods"
+    if reason is not None:
+        raise InvalidParameterValue(f"Message (user) attribute name '{name}' is invalid: it {reason}.")
+
+
+def attribute_bytes(name: str, value: MessageAttributeValue) -> int:
+    """Bytes an attribute adds to the message size: UTF-8 name + DataType + value (raw bytes for Binary)."""
+    size = len(name.encode()) + len(value.data_type.encode())
+    if value.string_value is not None:
+        size += len(value.string_value.encode())
+    elif value.binary_value is not None:
+        size += len(value.binary_value)
+    return size
+
+
+def check_message_attributes(attributes: dict[str, MessageAttributeValue], limits: Limits) -> int:
+    """Validate user message attributes (count, names, data types, values); returns their size in bytes.
+
+    Raises ``InvalidParameterValue`` for every violation (SQS-REFERENCE 4.7).
+    """
+    if len(attributes) > limits.message_attributes_max:
+        raise InvalidParameterValue(
+            f"Number of message attributes [{len(attributes)}] exceeds the allowed maximum "
+            f"[{limits.message_attributes_max}]."
+        )
+    size = 0
+    for name, value in attributes.items():
+        _check_attribute_name(name, limits)
+        data_type = value.data_type or ""
+        if not data_type:
+            raise InvalidParameterValue(f"The message attribute '{name}' must contain a non-empty message attribute type.")
+        if (
+            len(data_type) > limits.attribute_type_max_chars
+            or not _DATA_TYPE.match(data_type)
+            or _FORBIDDEN_CHAR.search(data_type)
+        ):
+            raise InvalidParameterValue(f"The type of message (user) attribute '{name}' is invalid. You must use only the following supported type prefixes: Binary, Number, String.")
+        base = data_type.split(".", 1)[0]
+        if base == "Binary":
+            if not value.binary_value or value.string_value is not None:
+                raise InvalidParameterValue(
+                    f"Message (user) attribute '{name}' must contain a non-empty value of type 'Binary'."
+                )
+        else:
+            text = value.string_value
+            if not text or value.binary_value is not None:
+                raise InvalidParameterValue(
+                    f"Message (user) attribute '{name}' must contain a non-empty value of type '{base}'."
+                )
+            if _FORBIDDEN_CHAR.search(text):
+                raise InvalidParameterValue(
+                    f"Message (user) attribute '{name}' value contains invalid characters."
+                )
+            if base == "Number" and not _NUMBER.match(text.strip()):
+                raise InvalidParameterValue(f"Can't cast the value of message (user) attribute '{name}' to a number.")
+        size += attribute_bytes(name, value)
+    return size
+
+
+def check_system_attributes(attributes: dict[str, MessageAttributeValue]) -> str | None:
+    """Validate MessageSystemAttributes (only ``AWSTraceHeader``, a non-empty String); returns the trace header."""
+    for name, value in attributes.items():
+        if name != "AWSTraceHeader":
+            raise InvalidParameterValue(f"Message system attribute name '{name}' is invalid.")
+        if value.data_type != "String" or not value.string_value or value.binary_value is not None:
+            raise InvalidParameterValue(
+                "Message system attribute 'AWSTraceHeader' must contain a non-empty value of type 'String'."
+            )
+    header = attributes.get("AWSTraceHeader")
+    return header.string_value if header is not None else None
+
+
+def check_token(value: str | None, parameter: str) -> str | None:
+    """MessageGroupId / MessageDeduplicationId / ReceiveRequestAttemptId syntax (1-128 alphanumerics and
+    punctuation); None passes through."""
+    if value is not None and not _TOKEN.match(value):
+        raise invalid_value(
+            value,
+            parameter,
+            f"{parameter} can only include alphanumeric and punctuation characters. 1 to 128 in length.",
+        )
+    return value
+
+
+def check_range(value: int | None, parameter: str, low: int, high: int, reason: str) -> int | None:
+    """An optional integer parameter within ``[low, high]``; raises ``InvalidParameterValue``."""
+    if value is not None and not low <= value <= high:
+        raise invalid_value(value, parameter, reason)
+    return value
+
+
+def check_batch(entries: Sequence[_HasId], entry_name: str, limits: Limits) -> None:
+    """Batch-level rules: 1..10 entries, Ids of 1-80 ``[A-Za-z0-9_-]``, distinct. Raises ``EmptyBatchRequest``,
+    ``TooManyEntriesInBatchRequest``, ``InvalidBatchEntryId`` or ``BatchEntryIdsNotDistinct``."""
+    if not entries:
+        raise EmptyBatchRequest(f"The batch request must contain at least one {entry_name}.")
+    if len(entries) > limits.batch_max_entries:
+        raise TooManyEntriesInBatchRequest(
+            f"Maximum number of entries per request are {limits.batch_max_entries}. You have sent {len(entries)}."
+        )
+    seen: set[str] = set()
+    for entry in entries:
+        if not entry.id or not _BATCH_ID.match(entry.id):
+            raise InvalidBatchEntryId()
+        if entry.id in seen:
+            raise BatchEntryIdsNotDistinct(f"Two or more batch entries have the same Id: {entry.id}.")
+        seen.add(entry.id)
