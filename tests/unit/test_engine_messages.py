@@ -1,0 +1,210 @@
+"""Delete, delay, retention, purge, size and content rules of the engine, on a ManualClock."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqsemu.engine.errors import (
+    BatchEntryIdsNotDistinct,
+    BatchRequestTooLong,
+    EmptyBatchRequest,
+    InvalidBatchEntryId,
+    InvalidMessageContents,
+    InvalidParameterValue,
+    MissingParameter,
+    ReceiptHandleIsInvalid,
+    TooManyEntriesInBatchRequest,
+)
+from sqsemu.engine.message import MessageAttributeValue as Attr
+from sqsemu.engine.message import ReceiptEntry, SendEntry
+from tests.unit.engine_helpers import Engine
+
+
+def test_delete_is_idempotent_and_stale_handle_does_not_delete(engine: Engine) -> None:
+    q = engine.queue()
+    engine.send(q)
+    (_, old), = engine.receive(q, visibility_timeout=1)
+    engine.clock.advance(1)
+    (_, new), = engine.receive(q)
+    engine.broker.delete_message(q, old)  # superseded: accepted, message stays
+    assert engine.counts(q) == (0, 1, 0)
+    engine.broker.delete_message(q, new)
+    engine.broker.delete_message(q, new)
+    assert engine.counts(q) == (0, 0, 0)
+
+
+def test_delete_after_expiry_on_standard_queue_removes_message(engine: Engine) -> None:
+    q = engine.queue()
+    engine.send(q)
+    (_, handle), = engine.receive(q, visibility_timeout=1)
+    engine.clock.advance(5)
+    engine.broker.delete_message(q, handle)
+    assert engine.counts(q) == (0, 0, 0)
+    assert engine.receive(q) == []
+
+
+def test_per_message_and_queue_delay(engine: Engine) -> None:
+    q = engine.queue(DelaySeconds="10")
+    engine.send(q, "queue-delay")
+    engine.send(q, "own-delay", delay_seconds=3)
+    engine.send(q, "no-delay", delay_seconds=0)
+    assert engine.counts(q) == (1, 0, 2)
+    assert [m.body for m, _ in engine.receive(q, max_number_of_messages=10)] == ["no-delay"]
+    engine.clock.advance(3)
+    assert [m.body for m, _ in engine.receive(q, max_number_of_messages=10)] == ["own-delay"]
+    engine.broker.set_queue_attributes(q, {"DelaySeconds": "0"})  # not retroactive
+    assert engine.receive(q) == []
+    engine.clock.advance(7)
+    assert [m.body for m, _ in engine.receive(q)] == ["queue-delay"]
+
+
+def test_delay_range(engine: Engine) -> None:
+    q = engine.queue()
+    engine.send(q, delay_seconds=900)
+    with pytest.raises(InvalidParameterValue, match="DelaySeconds"):
+        engine.send(q, delay_seconds=901)
+
+
+def test_retention_expires_messages(engine: Engine) -> None:
+    q = engine.queue(MessageRetentionPeriod="60")
+    engine.send(q, "old")
+    engine.clock.advance(30)
+    engine.send(q, "young")
+    engine.receive(q, visibility_timeout=100)  # in flight messages expire too
+    engine.clock.advance(29.999)
+    assert engine.counts(q) == (1, 1, 0)
+    engine.clock.advance(0.001)
+    assert engine.counts(q) == (1, 0, 0)
+    engine.clock.advance(30)
+    assert engine.counts(q) == (0, 0, 0)
+
+
+def test_lowering_retention_expires_old_messages(engine: Engine) -> None:
+    q = engine.queue()
+    engine.send(q)
+    engine.clock.advance(120)
+    engine.broker.set_queue_attributes(q, {"MessageRetentionPeriod": "60"})
+    engine.clock.advance(0)
+    assert engine.counts(q) == (0, 0, 0)
+
+
+def test_purge_removes_visible_in_flight_and_delayed(engine: Engine) -> None:
+    q = engine.queue()
+    engine.send(q)
+    engine.send(q)
+    engine.send(q, delay_seconds=60)
+    engine.receive(q)
+    assert engine.counts(q) == (1, 1, 1)
+    engine.broker.purge_queue(q)
+    assert engine.counts(q) == (0, 0, 0)
+    engine.clock.advance(60)
+    assert engine.receive(q) == []
+
+
+def test_size_counts_body_and_attribute_bytes(engine: Engine) -> None:
+    q = engine.queue(MaximumMessageSize="1024")
+    attrs = {"ab": Attr("String", "xyz")}  # 2 + 6 + 3 = 11 bytes
+    engine.send(q, "é" * 506 + "a", message_attributes=attrs)  # 1013 + 11 = 1024: accepted
+    with pytest.raises(InvalidParameterValue, match="Message must be shorter than 1024 bytes"):
+        engine.send(q, "é" * 506 + "ab", message_attributes=attrs)
+
+
+@pytest.mark.parametrize("body", ["\x00", "a\x08", "\uffff", "x\x1fy"])
+def test_forbidden_body_characters(engine: Engine, body: str) -> None:
+    q = engine.queue()
+    with pytest.raises(InvalidMessageContents):
+        engine.send(q, body)
+
+
+def test_allowed_body_characters_and_empty_body(engine: Engine) -> None:
+    q = engine.queue()
+    engine.send(q, "\t\n\r \ud7ff\ue000\ufffd\U0001f600")
+    with pytest.raises(MissingParameter, match="MessageBody"):
+        engine.send(q, "")
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["bad!", "AWS.x", "amazon.y", ".lead", "trail.", "a..b", "x" * 257, ""],
+)
+def test_bad_attribute_names(engine: Engine, name: str) -> None:
+    q = engine.queue()
+    with pytest.raises(InvalidParameterValue):
+        engine.send(q, message_attributes={name: Attr("String", "v")})
+
+
+def test_attribute_types_and_values(engine: Engine) -> None:
+    q = engine.queue()
+    engine.send(
+        q,
+        message_attributes={
+            "s": Attr("String.custom", "v"),
+            "n": Attr("Number.float", "1.5"),
+            "b": Attr("Binary.png", binary_value=b"\x00\x01"),
+            "ok.name-ø": Attr("String", "x"),
+        },
+    )
+    for bad in (Attr("Invalid", "x"), Attr("String", ""), Attr("Number", "abc"), Attr("Binary", "x")):
+        with pytest.raises(InvalidParameterValue):
+            engine.send(q, message_attributes={"a": bad})
+    too_many = {f"a{i}": Attr("String", "v") for i in range(11)}
+    with pytest.raises(InvalidParameterValue, match="exceeds the allowed maximum"):
+        engine.send(q, message_attributes=too_many)
+
+
+def test_system_attribute_only_trace_header(engine: Engine) -> None:
+    q = engine.queue()
+    msg = engine.broker.send_message(
+        q, SendEntry("b", system_attributes={"AWSTraceHeader": Attr("String", "Root=1-a")}), "acct"
+    )
+    assert msg.trace_header == "Root=1-a"
+    with pytest.raises(InvalidParameterValue):
+        engine.broker.send_message(q, SendEntry("b", system_attributes={"Other": Attr("String", "x")}), "acct")
+    header_only = engine.broker.send_message(q, SendEntry("b", trace_header="Root=1-b"), "acct")
+    assert header_only.trace_header == "Root=1-b"
+
+
+def test_batch_rules(engine: Engine) -> None:
+    q = engine.queue()
+    send = engine.broker.send_message_batch
+    with pytest.raises(EmptyBatchRequest):
+        send(q, [], "a")
+    with pytest.raises(TooManyEntriesInBatchRequest, match="You have sent 11"):
+        send(q, [SendEntry("b", id=f"i{i}") for i in range(11)], "a")
+    with pytest.raises(BatchEntryIdsNotDistinct):
+        send(q, [SendEntry("b", id="x"), SendEntry("b", id="x")], "a")
+    for bad_id in ("bad:id", "x" * 81, ""):
+        with pytest.raises(InvalidBatchEntryId):
+            send(q, [SendEntry("b", id=bad_id)], "a")
+    with pytest.raises(BatchRequestTooLong, match="You have sent 1048577 bytes"):
+        send(q, [SendEntry("x" * 524288, id="a"), SendEntry("x" * 524289, id="b")], "a")
+    assert engine.counts(q) == (0, 0, 0)
+
+
+def test_batch_entries_fail_individually(engine: Engine) -> None:
+    q = engine.queue()
+    results = engine.broker.send_message_batch(
+        q, [SendEntry("ok", id="a"), SendEntry("\x00", id="b"), SendEntry("ok2", id="c")], "acct"
+    )
+    assert isinstance(results[1], InvalidMessageContents)
+    assert engine.counts(q) == (2, 0, 0)
+    received = engine.receive(q, max_number_of_messages=10)
+    outcomes = engine.broker.delete_message_batch(
+        q, [ReceiptEntry("a", received[0][1]), ReceiptEntry("b", "garbage")]
+    )
+    assert outcomes[0] is None and isinstance(outcomes[1], ReceiptHandleIsInvalid)
+    outcomes = engine.broker.change_message_visibility_batch(
+        q, [ReceiptEntry("a", received[1][1], 0), ReceiptEntry("b", received[0][1], 5)]
+    )
+    assert outcomes[0] is None and isinstance(outcomes[1], InvalidParameterValue)
+    assert engine.counts(q) == (1, 0, 0)
+
+
+def test_receive_parameter_ranges(engine: Engine) -> None:
+    q = engine.queue()
+    for kwargs in ({"max_number_of_messages": 0}, {"max_number_of_messages": 11},
+                   {"wait_time_seconds": 21}, {"wait_time_seconds": -1}):
+        with pytest.raises(InvalidParameterValue):
+            engine.receive(q, **kwargs)
+    with pytest.raises(InvalidParameterValue, match="Must be between 1 and 10, if provided"):
+        engine.receive(q, max_number_of_messages=11)
