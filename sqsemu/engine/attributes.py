@@ -41,7 +41,9 @@ SETTABLE = (
 )
 ALL_NAMES = frozenset(SETTABLE) | READ_ONLY
 # Attributes whose absence means "not set": GetQueueAttributes(All) omits them until they are set.
-OPTIONAL = frozenset({"Policy", "RedrivePolicy", "RedriveAllowPolicy", "KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds"})
+OPTIONAL = frozenset(
+    {"Policy", "RedrivePolicy", "RedriveAllowPolicy", "KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds"}
+)
 
 _STANDARD_FIFO_ERRORS = {
     "FifoQueue": "Unknown Attribute FifoQueue.",
@@ -121,7 +123,10 @@ def _redrive_policy(value: str) -> str:
     except ValueError:
         count = 0
     if isinstance(raw_count, bool) or not 1 <= count <= 1000:
-        raise _bad("RedrivePolicy", f"Invalid value for maxReceiveCount: {raw_count}, valid values are from 1 to 1000 both inclusive.")
+        raise _bad(
+            "RedrivePolicy",
+            f"Invalid value for maxReceiveCount: {raw_count}, valid values are from 1 to 1000 both inclusive.",
+        )
     return json.dumps({"deadLetterTargetArn": target, "maxReceiveCount": count}, separators=(",", ":"))
 
 
@@ -133,7 +138,9 @@ def _redrive_allow_policy(value: str) -> str:
     arns = policy.get("sourceQueueArns")
     if permission == "byQueue":
         if not isinstance(arns, list) or not 1 <= len(arns) <= 10 or not all(isinstance(a, str) for a in arns):
-            raise _bad("RedriveAllowPolicy", "sourceQueueArns must list 1 to 10 queue ARNs when redrivePermission is byQueue.")
+            raise _bad(
+                "RedriveAllowPolicy", "sourceQueueArns must list 1 to 10 queue ARNs when redrivePermission is byQueue."
+            )
     elif arns is not None:
         raise _bad("RedriveAllowPolicy", "sourceQueueArns is allowed only when redrivePermission is byQueue.")
     return value

@@ -245,7 +245,8 @@ class Queue:
         size = len(body.encode()) + check_message_attributes(entry.message_attributes, self.limits)
         if size > self.max_message_size:
             raise InvalidParameterValue(
-                f"One or more parameters are invalid. Reason: Message must be shorter than {self.max_message_size} bytes."
+                "One or more parameters are invalid. "
+                f"Reason: Message must be shorter than {self.max_message_size} bytes."
             )
         trace_header = check_system_attributes(entry.system_attributes) or entry.trace_header
         delay = entry.delay_seconds
@@ -447,7 +448,8 @@ class Queue:
             raise invalid_value(
                 visibility_timeout,
                 "VisibilityTimeout",
-                f"Total VisibilityTimeout for the message is beyond the limit [{limits.visibility_timeout_max_s} seconds].",
+                "Total VisibilityTimeout for the message is beyond the limit "
+                f"[{limits.visibility_timeout_max_s} seconds].",
             )
         message.visible_at_ms = deadline
         if visibility_timeout == 0:

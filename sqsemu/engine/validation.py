@@ -91,13 +91,18 @@ def check_message_attributes(attributes: dict[str, MessageAttributeValue], limit
         _check_attribute_name(name, limits)
         data_type = value.data_type or ""
         if not data_type:
-            raise InvalidParameterValue(f"The message attribute '{name}' must contain a non-empty message attribute type.")
+            raise InvalidParameterValue(
+                f"The message attribute '{name}' must contain a non-empty message attribute type."
+            )
         if (
             len(data_type) > limits.attribute_type_max_chars
             or not _DATA_TYPE.match(data_type)
             or _FORBIDDEN_CHAR.search(data_type)
         ):
-            raise InvalidParameterValue(f"The type of message (user) attribute '{name}' is invalid. You must use only the following supported type prefixes: Binary, Number, String.")
+            raise InvalidParameterValue(
+                f"The type of message (user) attribute '{name}' is invalid. "
+                "You must use only the following supported type prefixes: Binary, Number, String."
+            )
         base = data_type.split(".", 1)[0]
         if base == "Binary":
             if not value.binary_value or value.string_value is not None:

@@ -119,7 +119,8 @@ def test_policies_are_validated_stored_and_removed(engine: Engine) -> None:
         engine.broker.set_queue_attributes(q, {"Policy": "{not json"})
     with pytest.raises(InvalidAttributeValue, match="maxReceiveCount"):
         engine.broker.set_queue_attributes(
-            q, {"RedrivePolicy": '{"deadLetterTargetArn": "arn:aws:sqs:us-east-1:000000000000:d", "maxReceiveCount": 0}'}
+            q,
+            {"RedrivePolicy": '{"deadLetterTargetArn": "arn:aws:sqs:us-east-1:000000000000:d", "maxReceiveCount": 0}'},
         )
 
 
