@@ -1,0 +1,357 @@
+"""The ASGI application: the SQS endpoint as a raw ASGI callable, plus ``/health`` and ``/_sqsemu/*`` admin routes.
+
+The SQS path (any path except ``/health`` and ``/_sqsemu/...``; ``/`` and queue URLs ``/<account>/<queue>``) reads
+the body straight from ``receive()``, takes headers from the scope, detects the protocol, decodes, runs the operation
+and writes the response with precomputed headers: no framework objects on the hot path. Every response carries
+``x-amzn-RequestId`` (and Query XML its ``RequestId``). Request bodies are capped (``MAX_BODY_BYTES``); any
+unexpected exception becomes an InternalError (HTTP 500, fault Receiver) in the request's wire format and is logged.
+
+The admin routes run on a small Starlette app:
+
+- ``GET /health`` → ``{"status": "ok", "version": ..., "clock": "system"|"manual"}``
+- ``GET /_sqsemu/clock`` → ``{"now_ms": <epoch ms>, "mode": "system"|"manual"}``
+- ``POST /_sqsemu/clock/advance`` with ``{"seconds": <number >= 0>}`` → advances a ManualClock and returns
+  ``{"now_ms", "mode"}``; 400 ``{"error": ...}`` for the system clock or bad input.
+
+The ASGI lifespan calls ``broker.start()`` on startup (inside the running loop) and ``broker.close()`` on shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import math
+import uuid
+from collections.abc import Awaitable, Callable, MutableMapping
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from sqsemu.clock import Clock, ManualClock
+from sqsemu.config import Config
+from sqsemu.engine.broker import Broker
+from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterValue, SQSError, UnknownOperation
+from sqsemu.protocol import json as jsonproto
+from sqsemu.protocol import query
+from sqsemu.protocol.detect import Detected, Protocol, detect, looks_like_json
+from sqsemu.protocol.operations import NOT_ON_QUEUE_URL, OPERATIONS, Context
+from sqsemu.protocol.urls import caller_namespace, credential_from_authorization, path_queue, url_base
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+logger = logging.getLogger("sqsemu.http")
+
+MAX_BODY_BYTES = 8 * 1024 * 1024
+"""Largest accepted request body (bytes); larger ones get InvalidParameterValue (HTTP 400)."""
+
+_CT_JSON = jsonproto.CONTENT_TYPE
+_CT_XML = query.CONTENT_TYPE
+_REQUEST_ID = b"x-amzn-RequestId"
+_QUERY_ERROR = b"x-amzn-query-error"
+_CONTENT_TYPE = b"content-type"
+_CONTENT_LENGTH = b"content-length"
+
+
+_ID_PREFIX = uuid.uuid4().hex[:20]
+_id_counter = itertools.count(1)
+
+
+def next_request_id() -> str:
+    """A unique request id in UUID form: a per-process random prefix and a counter (cheaper than uuid4)."""
+    n = next(_id_counter) & 0xFFFFFFFFFFFF
+    p = _ID_PREFIX
+    return f"{p[:8]}-{p[8:12]}-4{p[13:16]}-{p[16:20]}-{n:012x}"
+
+
+def _version() -> str:
+    try:
+        return version("sqsemu")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+def clock_mode(clock: Clock) -> str:
+    """``manual`` for a ManualClock, else ``system``."""
+    return "manual" if isinstance(clock, ManualClock) else "system"
+
+
+class _ClientGone(Exception):
+    """The client disconnected before its request body arrived."""
+
+
+class _UnknownOperationQuery(Exception):
+    """A non-JSON request naming no action: answered 404 ``<UnknownOperationException/>``."""
+
+
+class SQSApp:
+    """The ASGI application returned by ``create_app``."""
+
+    def __init__(self, config: Config, broker: Broker, clock: Clock, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+        self.config = config
+        self.broker = broker
+        self.clock = clock
+        self.max_body_bytes = max_body_bytes
+        self.admin = admin_app(config, clock)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            path: str = scope["path"]
+            if path == "/health" or path.startswith("/_sqsemu"):
+                await self.admin(scope, receive, send)
+            else:
+                await self._sqs(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    # ------------------------------------------------------------------------------------------------ lifespan
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    self.broker.start()
+                except Exception as exc:
+                    logger.exception("broker failed to start")
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                try:
+                    self.broker.close()
+                except Exception as exc:
+                    logger.exception("broker failed to close")
+                    await send({"type": "lifespan.shutdown.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    # ------------------------------------------------------------------------------------------------ SQS path
+
+    async def _read_body(self, receive: Receive, content_length: bytes | None) -> bytes:
+        limit = self.max_body_bytes
+        if content_length is not None and content_length.isdigit() and int(content_length) > limit:
+            raise InvalidParameterValue(f"The request body must not be larger than {limit} bytes.")
+        message = await receive()
+        if message["type"] != "http.request":
+            raise _ClientGone
+        body: bytes = message.get("body", b"")
+        if not message.get("more_body", False):
+            if len(body) > limit:
+                raise InvalidParameterValue(f"The request body must not be larger than {limit} bytes.")
+            return body
+        chunks = [body]
+        size = len(body)
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                raise _ClientGone
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise InvalidParameterValue(f"The request body must not be larger than {limit} bytes.")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    async def _sqs(self, scope: Scope, receive: Receive, send: Send) -> None:
+        target = content_type = authorization = host = trace = None
+        content_length = None
+        for name, value in scope["headers"]:
+            if name == b"x-amz-target":
+                target = value.decode("latin-1")
+            elif name == b"content-type":
+                content_type = value.decode("latin-1")
+            elif name == b"authorization":
+                authorization = value.decode("latin-1")
+            elif name == b"host":
+                host = value.decode("latin-1")
+            elif name == b"x-amzn-trace-id":
+                trace = value.decode("latin-1")
+            elif name == b"content-length":
+                content_length = value
+        request_id = next_request_id()
+        is_json = looks_like_json(target, content_type)
+        watchers: list[asyncio.Task[None]] = []
+        disconnected: list[asyncio.Future[None]] = []
+
+        def watch_disconnect() -> asyncio.Future[None]:
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[None] = loop.create_future()
+
+            async def watch() -> None:
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        if not future.done():
+                            future.set_result(None)
+                        return
+
+            watchers.append(loop.create_task(watch()))
+            disconnected.append(future)
+            return future
+
+        action: str | None = None
+        status = 200
+        query_error: bytes | None = None
+        try:
+            body = await self._read_body(receive, content_length)
+            detected = detect(scope["method"], target, content_type, scope["query_string"], body)
+            is_json = detected.protocol is Protocol.JSON
+            action = detected.action
+            payload = await self._dispatch(
+                scope, detected, body, authorization, host, trace, request_id, watch_disconnect
+            )
+        except _ClientGone:
+            return
+        except _UnknownOperationQuery:
+            status, payload = 404, query.UNKNOWN_OPERATION_BODY
+        except SQSError as error:
+            status, query_error, payload = self._render_error(error, is_json, request_id)
+        except Exception:
+            logger.exception("internal error handling %s (request id %s)", action or "request", request_id)
+            status, query_error, payload = self._render_error(
+                InternalError("We encountered an internal error. Please try again."), is_json, request_id
+            )
+        finally:
+            for task in watchers:
+                task.cancel()
+        headers = [
+            (_CONTENT_TYPE, _CT_JSON if is_json else _CT_XML),
+            (_REQUEST_ID, request_id.encode()),
+            (_CONTENT_LENGTH, str(len(payload)).encode()),
+        ]
+        if query_error is not None:
+            headers.append((_QUERY_ERROR, query_error))
+        try:
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": payload})
+        except OSError:
+            if not any(f.done() for f in disconnected):
+                raise
+
+    @staticmethod
+    def _render_error(error: SQSError, is_json: bool, request_id: str) -> tuple[int, bytes, bytes]:
+        if is_json:
+            return jsonproto.encode_error(error)
+        return query.encode_error(error, request_id)
+
+    async def _dispatch(
+        self,
+        scope: Scope,
+        detected: Detected,
+        body: bytes,
+        authorization: str | None,
+        host: str | None,
+        trace: str | None,
+        request_id: str,
+        watch_disconnect: Callable[[], asyncio.Future[None]],
+    ) -> bytes:
+        action = detected.action
+        credential = credential_from_authorization(authorization) if authorization else None
+        queue_path: tuple[str, str] | None = None
+        if detected.protocol is Protocol.JSON:
+            if action is None:
+                raise UnknownOperation("The requested operation is not recognised.")
+            operation = OPERATIONS.get(action)
+            if operation is None:
+                raise InvalidAction(f"The action {action} is not valid for this endpoint.")
+            request = jsonproto.decode(operation.request, body)
+            if credential is None and scope["query_string"]:
+                credential = _presigned_credential(parse_qsl(scope["query_string"].decode("latin-1")))
+        else:
+            if action is None:
+                raise _UnknownOperationQuery
+            queue_path = path_queue(scope["path"])
+            operation = OPERATIONS.get(action)
+            if operation is None or (queue_path is not None and action in NOT_ON_QUEUE_URL):
+                raise InvalidAction(f"The action {action} is not valid for this endpoint.")
+            request = query.decode(operation.request, query.build_tree(detected.params))
+            if credential is None:
+                credential = _presigned_credential(detected.params)
+        config = self.config
+        ctx = Context(
+            self.broker,
+            caller_namespace(credential, config),
+            url_base(config, scope.get("scheme", "http"), host),
+            queue_path,
+            trace,
+            watch_disconnect,
+        )
+        if operation.is_async:
+            result = await operation.handler(ctx, request)  # type: ignore[misc]
+        else:
+            result = operation.handler(ctx, request)
+        if detected.protocol is Protocol.JSON:
+            return jsonproto.encode(result)
+        return query.encode(action, result, request_id)
+
+
+def _presigned_credential(params: list[tuple[str, str]]) -> str | None:
+    for key, value in params:
+        if key == "X-Amz-Credential":
+            return value
+    return None
+
+
+# ------------------------------------------------------------------------------------------------------ admin
+
+
+def _error(message: str, status: int = 400) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def admin_app(config: Config, clock: Clock) -> Starlette:
+    """The Starlette app serving ``/health`` and ``/_sqsemu/*`` (see the module docstring)."""
+    package_version = _version()
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "version": package_version, "clock": clock_mode(clock)})
+
+    async def clock_now(request: Request) -> JSONResponse:
+        return JSONResponse({"now_ms": clock.now_ms(), "mode": clock_mode(clock)})
+
+    async def clock_advance(request: Request) -> JSONResponse:
+        if not isinstance(clock, ManualClock):
+            return _error("the server clock is not manual (start sqsemu with --clock manual to advance time)")
+        try:
+            data = await request.json()
+        except ValueError:
+            return _error('the body must be JSON like {"seconds": 30}')
+        seconds = data.get("seconds") if isinstance(data, dict) else None
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            return _error('"seconds" must be a number')
+        if not math.isfinite(seconds) or seconds < 0:
+            return _error('"seconds" must be a finite number >= 0')
+        try:
+            now = clock.advance(seconds)
+        except ValueError as exc:
+            return _error(str(exc))
+        return JSONResponse({"now_ms": now, "mode": "manual"})
+
+    return Starlette(
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            Route("/_sqsemu/clock", clock_now, methods=["GET"]),
+            Route("/_sqsemu/clock/advance", clock_advance, methods=["POST"]),
+        ]
+    )
+
+
+def create_app(config: Config, broker: Broker, clock: Clock) -> ASGIApp:
+    """The sqsemu ASGI application for ``config``, serving ``broker`` with time from ``clock``.
+
+    SQS errors are rendered per SQS-REFERENCE 1.5; unexpected exceptions become InternalError (500).
+    """
+    return SQSApp(config, broker, clock)

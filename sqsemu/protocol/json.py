@@ -1,0 +1,125 @@
+"""The AWS JSON 1.0 wire format: request bodies → request objects, response dicts and errors → bytes.
+
+SQS-REFERENCE section 1.4/1.5. Member names are the current model's; blobs are base64 strings; absent members are
+omitted from responses. A body that is not a JSON object raises SerializationError (``SerializationException``);
+an integer member that is not an integer raises InvalidParameterValue; a wrongly typed string/list/map member raises
+SerializationError.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from sqsemu.engine.errors import SerializationError, SQSError
+from sqsemu.engine.message import MessageAttributeValue
+from sqsemu.protocol.errors import error_info
+from sqsemu.protocol.shapes import Kind, Member, Request, decode_binary, to_int
+
+CONTENT_TYPE = b"application/x-amz-json-1.0"
+
+
+def _wrong_type(name: str, expected: str) -> SerializationError:
+    return SerializationError(f"Unexpected value type for member {name}: expected {expected}.")
+
+
+def _str(value: object, name: str) -> str:
+    if isinstance(value, str):
+        return value
+    raise _wrong_type(name, "string")
+
+
+def _str_list(value: object, name: str) -> list[str]:
+    if not isinstance(value, list):
+        raise _wrong_type(name, "list")
+    return [_str(item, name) for item in value]
+
+
+def _str_map(value: object, name: str) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise _wrong_type(name, "map")
+    return {_str(k, name): _str(v, name) for k, v in value.items()}
+
+
+def _attr_value(value: object, name: str) -> MessageAttributeValue:
+    if not isinstance(value, dict):
+        raise _wrong_type(name, "structure")
+    data_type = value.get("DataType")
+    string_value = value.get("StringValue")
+    binary_value = value.get("BinaryValue")
+    return MessageAttributeValue(
+        "" if data_type is None else _str(data_type, "DataType"),
+        None if string_value is None else _str(string_value, "StringValue"),
+        None if binary_value is None else decode_binary(_str(binary_value, "BinaryValue")),
+    )
+
+
+def _attr_map(value: object, name: str) -> dict[str, MessageAttributeValue]:
+    if not isinstance(value, dict):
+        raise _wrong_type(name, "map")
+    return {_str(k, name): _attr_value(v, name) for k, v in value.items()}
+
+
+def _members(members: tuple[Member, ...], obj: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments for a request/entry class from a JSON object, per ``members``."""
+    out: dict[str, Any] = {}
+    for member in members:
+        value = obj.get(member.name)
+        if value is None:
+            continue
+        kind = member.kind
+        if kind is Kind.STR:
+            out[member.attr] = _str(value, member.name)
+        elif kind is Kind.INT:
+            out[member.attr] = to_int(value, member.name)
+        elif kind is Kind.STR_LIST:
+            out[member.attr] = _str_list(value, member.name)
+        elif kind is Kind.STR_MAP:
+            out[member.attr] = _str_map(value, member.name)
+        elif kind is Kind.ATTR_MAP:
+            out[member.attr] = _attr_map(value, member.name)
+        else:  # Kind.STRUCT_LIST
+            struct = member.struct
+            assert struct is not None
+            if not isinstance(value, list):
+                raise _wrong_type(member.name, "list")
+            entries = []
+            for item in value:
+                if not isinstance(item, dict):
+                    raise _wrong_type(member.name, "structure")
+                kwargs = dict(struct.defaults)
+                kwargs.update(_members(struct.members, item))
+                entries.append(struct.factory(**kwargs))
+            out[member.attr] = entries
+    return out
+
+
+def decode(cls: type[Request], body: bytes) -> Request:
+    """Decode a JSON 1.0 request body into ``cls``. An empty body is ``{}``.
+
+    Raises SerializationError (not JSON / not an object / wrong member type) or InvalidParameterValue (a non-integer
+    integer member, bad base64 in ``BinaryValue``).
+    """
+    if not body or body.isspace():
+        obj: object = {}
+    else:
+        try:
+            obj = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            raise SerializationError("The request body is not valid JSON.") from None
+    if not isinstance(obj, dict):
+        raise SerializationError("The request body must be a JSON object.")
+    return cls(**_members(cls.MEMBERS, obj))
+
+
+def encode(result: dict[str, Any]) -> bytes:
+    """The JSON body of a successful response (``result`` is already in JSON-model form)."""
+    return orjson.dumps(result)
+
+
+def encode_error(error: SQSError) -> tuple[int, bytes, bytes]:
+    """``(HTTP status, x-amzn-query-error header value, body)`` of ``error`` in JSON 1.0 form."""
+    info = error_info(error)
+    body = orjson.dumps({"__type": info.json_type, "message": error.message})
+    return info.status, info.header, body

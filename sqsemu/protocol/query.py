@@ -1,0 +1,266 @@
+"""The AWS Query wire format: form parameters → request objects; response dicts and errors → XML.
+
+SQS-REFERENCE section 1.2 (key map, flattened lists and maps, legacy forms) and 1.3 (XML layout). Parameters are
+first folded into a tree on ``.`` (``MessageAttribute.1.Value.StringValue`` → ``tree["MessageAttribute"]["1"]
+["Value"]["StringValue"]``); the member specs of ``protocol.shapes`` then read the tree. Responses are rendered with
+xmltodict and then given SQS's escaping (``"`` → ``&quot;``, CR → ``&#xD;``) so bodies round-trip exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+from xml.sax.saxutils import escape
+
+import xmltodict
+
+from sqsemu.engine.errors import SQSError
+from sqsemu.engine.message import MessageAttributeValue
+from sqsemu.protocol.errors import error_info, query_message
+from sqsemu.protocol.shapes import Kind, Member, Request, decode_binary, to_int
+
+XMLNS = "http://queue.amazonaws.com/doc/2012-11-05/"
+CONTENT_TYPE = b"text/xml"
+UNKNOWN_OPERATION_BODY = b"<UnknownOperationException/>"
+
+# Actions whose response has a <{Action}Result> wrapper (SQS-REFERENCE 1.3).
+WITH_RESULT = frozenset(
+    {
+        "CreateQueue",
+        "GetQueueUrl",
+        "GetQueueAttributes",
+        "ListQueues",
+        "ListQueueTags",
+        "ListDeadLetterSourceQueues",
+        "ReceiveMessage",
+        "SendMessage",
+        "SendMessageBatch",
+        "DeleteMessageBatch",
+        "ChangeMessageVisibilityBatch",
+        "StartMessageMoveTask",
+        "CancelMessageMoveTask",
+        "ListMessageMoveTasks",
+    }
+)
+
+# JSON list member → flattened XML element name (``Successful`` is ``<{Action}ResultEntry>``).
+_LIST_ELEMENTS = {
+    "QueueUrls": "QueueUrl",
+    "queueUrls": "QueueUrl",
+    "Messages": "Message",
+    "Failed": "BatchResultErrorEntry",
+    "Results": "ListMessageMoveTasksResultEntry",
+}
+# JSON map member → (flattened entry element, key element, value element).
+_MAP_ELEMENTS = {
+    "Attributes": ("Attribute", "Name", "Value"),
+    "Tags": ("Tag", "Key", "Value"),
+    "MessageAttributes": ("MessageAttribute", "Name", "Value"),
+}
+
+Tree = dict[str, Any]  # nodes are str (leaf) or Tree; a node that is both keeps its own value under ""
+
+
+# ----------------------------------------------------------------------------------------------------- decoding
+
+
+def build_tree(pairs: Iterable[tuple[str, str]]) -> Tree:
+    """Fold ``(key, value)`` form pairs into a tree on ``.``; a repeated key keeps its last value."""
+    root: Tree = {}
+    for key, value in pairs:
+        node = root
+        parts = key.split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {} if child is None else {"": child}
+                node[part] = child
+            node = child
+        last = parts[-1]
+        existing = node.get(last)
+        if isinstance(existing, dict):
+            existing[""] = value
+        else:
+            node[last] = value
+    return root
+
+
+def _scalar(node: object) -> str | None:
+    if isinstance(node, str):
+        return node
+    if isinstance(node, dict):
+        value = node.get("")
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _numbered(node: Tree) -> list[Any]:
+    """The children of ``node`` with a decimal index, in index order (``X.1``, ``X.2``, ... ``X.10``)."""
+    indexed = [(int(k), v) for k, v in node.items() if k.isdigit()]
+    indexed.sort(key=lambda kv: kv[0])
+    return [v for _, v in indexed]
+
+
+def _str_list(tree: Tree, member: Member) -> list[str] | None:
+    out: list[str] = []
+    present = False
+    for key in member.query_keys:
+        node = tree.get(key)
+        if node is None:
+            continue
+        present = True
+        bare = _scalar(node)
+        if bare:  # legacy un-indexed form (``AttributeName=All``); empty = botocore's empty list
+            out.append(bare)
+        if isinstance(node, dict):
+            out.extend(v for v in map(_scalar, _numbered(node)) if v is not None)
+    return out if present else None
+
+
+def _str_map(tree: Tree, member: Member) -> dict[str, str] | None:
+    out: dict[str, str] = {}
+    present = False
+    node = tree.get(member.query_keys[0])
+    if isinstance(node, dict):
+        for entry in [*_numbered(node), node]:  # the node itself: legacy ``Attribute.Name=..&Attribute.Value=..``
+            if isinstance(entry, dict):
+                key = _scalar(entry.get(member.map_key))
+                if key is not None:
+                    value = _scalar(entry.get(member.map_value))
+                    out[key] = "" if value is None else value
+                    present = True
+    for legacy_key, map_key in member.legacy:
+        value = _scalar(tree.get(legacy_key))
+        if value is not None and map_key not in out:
+            out[map_key] = value
+            present = True
+    return out if present else None
+
+
+def _attr_value(node: object) -> MessageAttributeValue:
+    if not isinstance(node, dict):
+        return MessageAttributeValue("")
+    data_type = _scalar(node.get("DataType"))
+    binary = _scalar(node.get("BinaryValue"))
+    return MessageAttributeValue(
+        data_type or "",
+        _scalar(node.get("StringValue")),
+        None if binary is None else decode_binary(binary),
+    )
+
+
+def _attr_map(tree: Tree, member: Member) -> dict[str, MessageAttributeValue] | None:
+    node = tree.get(member.query_keys[0])
+    if not isinstance(node, dict):
+        return None
+    out: dict[str, MessageAttributeValue] = {}
+    for entry in _numbered(node):
+        if isinstance(entry, dict):
+            name = _scalar(entry.get("Name"))
+            if name is not None:
+                out[name] = _attr_value(entry.get("Value"))
+    return out
+
+
+def _members(members: tuple[Member, ...], tree: Tree) -> dict[str, Any]:
+    """Keyword arguments for a request/entry class from a parameter tree, per ``members``."""
+    out: dict[str, Any] = {}
+    for member in members:
+        kind = member.kind
+        value: Any
+        if kind is Kind.STR:
+            value = _scalar(tree.get(member.query_keys[0]))
+        elif kind is Kind.INT:
+            raw = _scalar(tree.get(member.query_keys[0]))
+            value = to_int(raw, member.name) if raw else None
+        elif kind is Kind.STR_LIST:
+            value = _str_list(tree, member)
+        elif kind is Kind.STR_MAP:
+            value = _str_map(tree, member)
+        elif kind is Kind.ATTR_MAP:
+            value = _attr_map(tree, member)
+        else:  # Kind.STRUCT_LIST
+            struct = member.struct
+            assert struct is not None
+            node = tree.get(member.query_keys[0])
+            if not isinstance(node, dict):
+                continue
+            entries = []
+            for entry in _numbered(node):
+                kwargs = dict(struct.defaults)
+                if isinstance(entry, dict):
+                    kwargs.update(_members(struct.members, entry))
+                entries.append(struct.factory(**kwargs))
+            value = entries
+        if value is not None:
+            out[member.attr] = value
+    return out
+
+
+def decode(cls: type[Request], tree: Tree) -> Request:
+    """Decode a Query parameter tree (see ``build_tree``) into ``cls``.
+
+    Raises InvalidParameterValue for a non-integer integer member or bad base64 in ``BinaryValue``.
+    """
+    return cls(**_members(cls.MEMBERS, tree))
+
+
+# ----------------------------------------------------------------------------------------------------- encoding
+
+
+def _xml_value(action: str, value: Any) -> Any:
+    if isinstance(value, dict):
+        return _xml_struct(action, value)
+    return value
+
+
+def _xml_struct(action: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-model structure as an xmltodict structure with SQS's flattened lists and maps."""
+    out: dict[str, Any] = {}
+    for key, value in result.items():
+        mapped = _MAP_ELEMENTS.get(key)
+        if mapped is not None and isinstance(value, dict):
+            element, key_name, value_name = mapped
+            out[element] = [{key_name: k, value_name: _xml_value(action, v)} for k, v in value.items()]
+        elif isinstance(value, list):
+            element = _LIST_ELEMENTS.get(key) or (f"{action}ResultEntry" if key == "Successful" else key)
+            out[element] = [_xml_value(action, v) for v in value]
+        else:
+            out[key] = _xml_value(action, value)
+    return out
+
+
+def sqs_escape(text: str) -> str:
+    """Apply SQS's extra text escaping to already XML-escaped text: ``"`` → ``&quot;``, CR → ``&#xD;``."""
+    return text.replace('"', "&quot;").replace("\r", "&#xD;")
+
+
+def encode(action: str, result: dict[str, Any], request_id: str) -> bytes:
+    """The XML body of a successful ``action`` response (``<{Action}Response>`` with ``<{Action}Result>`` for
+    actions with output, ``<ResponseMetadata><RequestId>``)."""
+    head = f'<?xml version="1.0"?><{action}Response xmlns="{XMLNS}">'
+    tail = f"<ResponseMetadata><RequestId>{request_id}</RequestId></ResponseMetadata></{action}Response>"
+    if action not in WITH_RESULT:
+        return (head + tail).encode()
+    if not result:
+        return f"{head}<{action}Result/>{tail}".encode()
+    if all(type(v) is str for v in result.values()):  # flat result (SendMessage, GetQueueUrl...): fast path
+        inner = "".join(f"<{k}>{_text(v)}</{k}>" for k, v in result.items())
+    else:
+        inner = sqs_escape(xmltodict.unparse(_xml_struct(action, result), full_document=False))
+    return f"{head}<{action}Result>{inner}</{action}Result>{tail}".encode()
+
+
+def _text(value: str) -> str:
+    return sqs_escape(escape(value))
+
+
+def encode_error(error: SQSError, request_id: str) -> tuple[int, bytes, bytes]:
+    """``(HTTP status, x-amzn-query-error header value, body)`` of ``error`` as an ``ErrorResponse`` document."""
+    info = error_info(error)
+    body = (
+        f'<?xml version="1.0"?><ErrorResponse xmlns="{XMLNS}"><Error><Type>{info.fault}</Type>'
+        f"<Code>{_text(info.query_code)}</Code><Message>{_text(query_message(error))}</Message><Detail/></Error>"
+        f"<RequestId>{request_id}</RequestId></ErrorResponse>"
+    )
+    return info.status, info.header, body.encode()

@@ -1,0 +1,111 @@
+"""Queue URLs and the caller's namespace (SQS-REFERENCE sections 1.1 and 7.1).
+
+A queue URL is ``<base>/<account-id>/<queue-name>``; ``<base>`` is ``Config.base_url`` when set, else
+``<scheme>://<Host header>``. A ``QueueUrl`` parameter is parsed by its last two path segments, with any host,
+a trailing ``/`` tolerated, and a bare queue name meaning "the caller's account". The caller's namespace comes from
+the SigV4 credential scope (``Authorization`` header or presigned ``X-Amz-Credential``): a 12-digit access key id
+is the account (otherwise ``Config.account_id``), the scope's region is the region (otherwise ``Config.region``).
+"""
+
+from __future__ import annotations
+
+from sqsemu.config import Config
+from sqsemu.engine.broker import Namespace, Queue
+
+_CACHE_LIMIT = 4096
+_url_cache: dict[str, tuple[str | None, str]] = {}
+
+
+def queue_url(base: str, queue: Queue) -> str:
+    """The URL of ``queue`` under ``base`` (``http://host:port``, no trailing slash)."""
+    return f"{base}/{queue.namespace.account_id}/{queue.name}"
+
+
+def url_base(config: Config, scheme: str, host: str | None) -> str:
+    """``scheme://host`` for queue URLs: ``config.base_url`` if set, else from the request's Host header."""
+    if config.base_url:
+        return config.base_url
+    return f"{scheme}://{host or f'{config.host}:{config.port}'}"
+
+
+def parse_queue_url(url: str) -> tuple[str | None, str]:
+    """``(account id or None, queue name)`` of a QueueUrl parameter: its last two path segments.
+
+    ``https://sqs.us-east-1.amazonaws.com/123456789012/q`` → ``("123456789012", "q")``; ``q`` → ``(None, "q")``.
+    """
+    cached = _url_cache.get(url)
+    if cached is not None:
+        return cached
+    rest = url.strip()
+    scheme_end = rest.find("://")
+    if scheme_end >= 0:
+        rest = rest[scheme_end + 3 :]
+        slash = rest.find("/")
+        rest = rest[slash + 1 :] if slash >= 0 else ""
+    rest = rest.split("?", 1)[0]
+    segments = [s for s in rest.split("/") if s]
+    if len(segments) >= 2:
+        result: tuple[str | None, str] = (segments[-2], segments[-1])
+    elif segments:
+        result = (None, segments[0])
+    else:
+        result = (None, "")
+    if len(_url_cache) >= _CACHE_LIMIT:
+        _url_cache.clear()
+    _url_cache[url] = result
+    return result
+
+
+def path_queue(path: str) -> tuple[str, str] | None:
+    """``(account id, queue name)`` when an HTTP request path addresses a queue (``/<account>/<name>[/]``)."""
+    segments = [s for s in path.split("/") if s]
+    if len(segments) >= 2:
+        return segments[-2], segments[-1]
+    return None
+
+
+def _credential(value: str) -> tuple[str, str | None]:
+    """``(access key id, region or None)`` from ``<AKID>/<date>/<region>/sqs/aws4_request``."""
+    parts = value.split("/")
+    return parts[0], (parts[2] if len(parts) >= 3 and parts[2] else None)
+
+
+def credential_from_authorization(authorization: str) -> str | None:
+    """The ``Credential=`` value of a SigV4 ``Authorization`` header, or None."""
+    start = authorization.find("Credential=")
+    if start < 0:
+        return None
+    start += len("Credential=")
+    end = len(authorization)
+    for sep in (",", " "):
+        pos = authorization.find(sep, start)
+        if 0 <= pos < end:
+            end = pos
+    return authorization[start:end]
+
+
+_ns_cache: dict[tuple[str | None, str, str], Namespace] = {}
+
+
+def caller_namespace(credential: str | None, config: Config) -> Namespace:
+    """The namespace (account, region) of the caller whose SigV4 credential scope is ``credential``.
+
+    A 12-digit access key id is the account; anything else (or no credential) maps to ``config.account_id``.
+    The region is the scope's, else ``config.region``.
+    """
+    key = (credential, config.account_id, config.region)
+    ns = _ns_cache.get(key)
+    if ns is not None:
+        return ns
+    account, region = config.account_id, config.region
+    if credential:
+        akid, scope_region = _credential(credential)
+        if len(akid) == 12 and akid.isdigit() and akid.isascii():
+            account = akid
+        if scope_region:
+            region = scope_region
+    ns = Namespace(account, region)
+    if len(_ns_cache) >= _CACHE_LIMIT:
+        _ns_cache.clear()
+    _ns_cache[key] = ns
+    return ns

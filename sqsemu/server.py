@@ -1,0 +1,249 @@
+"""Build the ASGI app from a :class:`~sqsemu.config.Config`, serve it with uvicorn, or run it in a thread.
+
+- :func:`build` wires clock -> broker -> app and returns all three.
+- :func:`run` serves in the foreground until Ctrl-C / SIGTERM and then returns normally (exit status 0).
+- :class:`ServerThread` serves in a background thread on a free port: for in-process tests.
+
+Imports of uvicorn, the app and the engine happen inside the functions so that ``import sqsemu`` and
+``sqsemu --help`` stay fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import signal
+import socket
+import threading
+from collections.abc import Awaitable, Callable, MutableMapping
+from types import FrameType, TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sqsemu.config import Config
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from sqsemu.clock import Clock
+    from sqsemu.engine.broker import Broker
+
+__all__ = ["ASGIApp", "ServerThread", "build", "make_clock", "run"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+T = TypeVar("T")
+
+STARTUP_TIMEOUT_S = 30.0
+
+
+def make_clock(config: Config) -> Clock:
+    """The clock that ``config.clock`` names: ``SystemClock()`` or ``ManualClock()``."""
+    from sqsemu.clock import ManualClock, SystemClock
+
+    if config.clock == "manual":
+        return ManualClock()
+    return SystemClock()
+
+
+def build(config: Config) -> tuple[ASGIApp, Broker, Clock]:
+    """Wire one server: returns ``(app, broker, clock)``.
+
+    The clock is chosen by ``config.clock``; the broker runs on it; the app's lifespan starts and closes the
+    broker, so the app must be served with lifespan enabled.
+    """
+    from sqsemu.engine.broker import Broker
+    from sqsemu.http.app import create_app
+
+    clock = make_clock(config)
+    broker = Broker(clock)
+    app: ASGIApp = create_app(config, broker, clock)
+    return app, broker, clock
+
+
+def _have(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _uvicorn_config(config: Config, app: ASGIApp) -> uvicorn.Config:
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=config.host,
+        port=config.port,
+        loop="uvloop" if _have("uvloop") else "asyncio",
+        http="httptools" if _have("httptools") else "h11",
+        ws="none",
+        lifespan="on",
+        log_level=config.log_level.lower(),
+        access_log=config.access_log,
+        server_header=False,
+    )
+
+
+def run(config: Config) -> None:
+    """Serve ``config`` in the foreground until SIGINT (Ctrl-C) or SIGTERM, then shut down and return.
+
+    Shutdown is graceful (open requests finish, the lifespan closes the broker). The signal that stopped the
+    server is *not* re-raised, so a process whose main function is ``run`` exits with status 0. A failure to
+    start (e.g. the port is taken) exits with status 1, as uvicorn does.
+    """
+    import uvicorn
+
+    app, _broker, _clock = build(config)
+    server = uvicorn.Server(_uvicorn_config(config, app))
+
+    # uvicorn installs its own SIGINT/SIGTERM handlers while serving and, once it has shut down, re-raises the
+    # captured signal against the handlers that were in place before. Put harmless ones there so that the
+    # re-raised signal neither raises KeyboardInterrupt nor kills the process with a non-zero status.
+    def _ignore(signum: int, frame: FrameType | None) -> None:
+        return None
+
+    previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class ServerThread:
+    """A server running in a background thread, for in-process tests.
+
+    ``config.port`` is ignored: the server listens on a free port of ``config.host`` (chosen by the OS), so
+    any number of these can run at once. Use as a context manager (or call :meth:`start` / :meth:`stop`)::
+
+        with ServerThread(Config(clock="manual")) as srv:
+            boto3.client("sqs", endpoint_url=srv.endpoint_url, ...)
+            srv.advance(30)  # 30 s pass for the server; due timers fire
+
+    Attributes (valid once started): ``port`` (int), ``endpoint_url`` (``"http://host:port"``), ``clock`` and
+    ``broker`` (the live objects; they belong to the server's event loop thread: reach them through
+    :meth:`call` or :meth:`advance`), ``app`` and ``config``.
+    """
+
+    def __init__(self, config: Config | None = None) -> None:
+        self.config = config if config is not None else Config()
+        self.app, self.broker, self.clock = build(self.config)
+        self.port: int = 0
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def endpoint_url(self) -> str:
+        """``http://<host>:<port>`` of the running server (IPv6 hosts in brackets)."""
+        host = self.config.host
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> ServerThread:
+        """Bind a free port, start serving in a daemon thread and wait (up to 30 s) until it accepts requests.
+
+        Raises ``RuntimeError`` if the server fails to start.
+        """
+        if self._thread is not None:
+            raise RuntimeError("ServerThread already started")
+        import uvicorn
+
+        family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.config.host, 0))
+        sock.set_inheritable(True)
+        self.port = int(sock.getsockname()[1])
+
+        started = self._started
+
+        class _Server(uvicorn.Server):
+            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+                await super().startup(sockets=sockets)
+                started.set()
+
+        self._server = _Server(_uvicorn_config(self.config, self.app))
+        self._thread = threading.Thread(
+            target=self._serve, args=(self._server, sock), name=f"sqsemu-{self.port}", daemon=True
+        )
+        self._thread.start()
+        deadline_ok = started.wait(STARTUP_TIMEOUT_S)
+        if not deadline_ok or self._error is not None or not self._server.started:
+            self.stop()
+            raise RuntimeError(f"sqsemu server thread failed to start: {self._error!r}")
+        return self
+
+    def _serve(self, server: uvicorn.Server, sock: socket.socket) -> None:
+        loop = _new_event_loop()
+        asyncio.set_event_loop(loop)
+        self._loop = loop
+        try:
+            loop.run_until_complete(server.serve(sockets=[sock]))
+        except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
+            self._error = exc
+        finally:
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                loop.close()
+                sock.close()
+                self._started.set()
+
+    def call(self, fn: Callable[..., T], *args: Any, timeout: float = 30.0) -> T:
+        """Run ``fn(*args)`` on the server's event loop thread and return its result (or raise its error).
+
+        The engine and the clock belong to that thread; use this to touch them from a test while requests may be
+        in flight.
+        """
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            raise RuntimeError("ServerThread is not running")
+
+        async def invoke() -> T:
+            return fn(*args)
+
+        return asyncio.run_coroutine_threadsafe(invoke(), loop).result(timeout)
+
+    def advance(self, seconds: float) -> int:
+        """Advance a ``clock="manual"`` server by ``seconds``, firing due timers on the server's loop.
+
+        Returns the new time in epoch milliseconds. Raises ``TypeError`` when the clock is not manual.
+        """
+        from sqsemu.clock import ManualClock
+
+        clock = self.clock
+        if not isinstance(clock, ManualClock):
+            raise TypeError("advance() needs a server with clock='manual'")
+        return self.call(clock.advance, seconds)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Ask the server to shut down gracefully and wait up to ``timeout`` seconds for its thread."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive() and self._server is not None:
+                self._server.force_exit = True
+                self._thread.join(timeout)
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def _new_event_loop() -> asyncio.AbstractEventLoop:
+    if _have("uvloop"):
+        import uvloop
+
+        loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+        return loop
+    return asyncio.new_event_loop()

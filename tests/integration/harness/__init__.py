@@ -1,0 +1,26 @@
+"""Integration-test harness: real sqsemu server processes and real SQS clients for both wire protocols.
+
+- :class:`ServerProcess` - ``python -m sqsemu`` on 127.0.0.1:<free port>, health-checked, stopped with SIGINT.
+- :func:`client_for` - a boto3-shaped SQS client speaking ``"json"`` (current boto3) or ``"query"``
+  (boto3 1.28.64 in its own venv, see :mod:`harness.legacy`).
+- :func:`free_port`, :func:`http_get`, :func:`http_post_json`, :func:`wait_for_health` - small helpers.
+"""
+
+from __future__ import annotations
+
+from .clients import PROTOCOLS, client_for, json_client
+from .legacy import LegacySQSClient, ensure_legacy_venv
+from .process import ServerProcess, free_port, http_get, http_post_json, wait_for_health
+
+__all__ = [
+    "PROTOCOLS",
+    "LegacySQSClient",
+    "ServerProcess",
+    "client_for",
+    "ensure_legacy_venv",
+    "free_port",
+    "http_get",
+    "http_post_json",
+    "json_client",
+    "wait_for_health",
+]
