@@ -2,17 +2,20 @@
 
 SQS-REFERENCE section 1.2 (key map, flattened lists and maps, legacy forms) and 1.3 (XML layout). Parameters are
 first folded into a tree on ``.`` (``MessageAttribute.1.Value.StringValue`` → ``tree["MessageAttribute"]["1"]
-["Value"]["StringValue"]``); the member specs of ``protocol.shapes`` then read the tree. Responses are rendered with
-xmltodict and then given SQS's escaping (``"`` → ``&quot;``, CR → ``&#xD;``) so bodies round-trip exactly.
+["Value"]["StringValue"]``); the member specs of ``protocol.shapes`` then read the tree. Responses are written by a
+small emitter of their own (elements and text only, SQS's flattened lists and maps) with SQS's escaping (``&``, ``<``,
+``>``, ``"`` → ``&quot;``, CR → ``&#xD;``) so bodies round-trip exactly. It replaced ``xmltodict.unparse``, whose
+per-element name validation cost about 0.5 ms per 10-entry batch response and kept Query SendMessageBatch under the
+25,000 messages/s floor; the unit tests parse its output with an XML parser, the integration tests with a real
+Query client.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 from xml.sax.saxutils import escape
-
-import xmltodict
 
 from sqsemu.engine.errors import SQSError
 from sqsemu.engine.message import MessageAttributeValue
@@ -208,26 +211,33 @@ def decode(cls: type[Request], tree: Tree) -> Request:
 # ----------------------------------------------------------------------------------------------------- encoding
 
 
-def _xml_value(action: str, value: Any) -> Any:
+def _emit_value(action: str, name: str, value: Any, out: list[str]) -> None:
     if isinstance(value, dict):
-        return _xml_struct(action, value)
-    return value
+        out.append(f"<{name}>")
+        _emit_struct(action, value, out)
+        out.append(f"</{name}>")
+    elif isinstance(value, bool):
+        out.append(f"<{name}>{'true' if value else 'false'}</{name}>")
+    elif value is not None:
+        out.append(f"<{name}>{_text(str(value))}</{name}>")
 
 
-def _xml_struct(action: str, result: dict[str, Any]) -> dict[str, Any]:
-    """A JSON-model structure as an xmltodict structure with SQS's flattened lists and maps."""
-    out: dict[str, Any] = {}
+def _emit_struct(action: str, result: dict[str, Any], out: list[str]) -> None:
+    """Append the elements of a JSON-model structure with SQS's flattened lists and maps (SQS-REFERENCE 1.3)."""
     for key, value in result.items():
         mapped = _MAP_ELEMENTS.get(key)
         if mapped is not None and isinstance(value, dict):
             element, key_name, value_name = mapped
-            out[element] = [{key_name: k, value_name: _xml_value(action, v)} for k, v in value.items()]
+            for k, v in value.items():
+                out.append(f"<{element}><{key_name}>{_text(k)}</{key_name}>")
+                _emit_value(action, value_name, v, out)
+                out.append(f"</{element}>")
         elif isinstance(value, list):
             element = _LIST_ELEMENTS.get(key) or (f"{action}ResultEntry" if key == "Successful" else key)
-            out[element] = [_xml_value(action, v) for v in value]
+            for item in value:
+                _emit_value(action, element, item, out)
         else:
-            out[key] = _xml_value(action, value)
-    return out
+            _emit_value(action, key, value, out)
 
 
 def sqs_escape(text: str) -> str:
@@ -244,14 +254,19 @@ def encode(action: str, result: dict[str, Any], request_id: str) -> bytes:
         return (head + tail).encode()
     if not result:
         return f"{head}<{action}Result/>{tail}".encode()
-    if all(type(v) is str for v in result.values()):  # flat result (SendMessage, GetQueueUrl...): fast path
-        inner = "".join(f"<{k}>{_text(v)}</{k}>" for k, v in result.items())
-    else:
-        inner = sqs_escape(xmltodict.unparse(_xml_struct(action, result), full_document=False))
-    return f"{head}<{action}Result>{inner}</{action}Result>{tail}".encode()
+    out = [head, f"<{action}Result>"]
+    _emit_struct(action, result, out)
+    out.append(f"</{action}Result>{tail}")
+    return "".join(out).encode()
+
+
+_NEEDS_ESCAPE = re.compile('[&<>"\r]')
 
 
 def _text(value: str) -> str:
+    """``value`` as XML text with SQS's escaping; most values (ids, digests, numbers) need none."""
+    if _NEEDS_ESCAPE.search(value) is None:
+        return value
     return sqs_escape(escape(value))
 
 
