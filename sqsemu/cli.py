@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from sqsemu import __version__
-from sqsemu.config import CLOCKS, Config
+from sqsemu.config import CLOCKS, FIDELITIES, Config
 
 _DEFAULTS = Config()
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
@@ -106,6 +106,16 @@ def _check(field: str) -> Any:
     envvar=_env("access_log"),
     show_envvar=True,
     help="Log every request (costs throughput).",
+)
+@click.option(
+    "--fidelity",
+    "fidelity",
+    type=click.Choice(FIDELITIES),
+    default=_DEFAULTS.fidelity,
+    show_default=True,
+    envvar=_env("fidelity"),
+    show_envvar=True,
+    help="strict: also enforce AWS's 60-second rules (QueueDeletedRecently, PurgeQueueInProgress).",
 )
 @click.version_option(__version__, "--version", "-V", prog_name="sqsemu")
 def main(**options: Any) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 
 ACCOUNT_RE = re.compile(r"^\d{12}$")
 CLOCKS = ("system", "manual")
+FIDELITIES = ("relaxed", "strict")
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,9 @@ class Config:
     - ``clock``: ``system`` (real time) or ``manual`` (time moves only when advanced).
     - ``log_level``: uvicorn log level (``info``, ``warning``...).
     - ``access_log``: log each request (off by default: it costs throughput).
+    - ``fidelity``: ``relaxed`` (default) or ``strict``. Strict adds AWS's two 60-second rules that test suites
+      usually trip over: a deleted queue's name is refused for 60 s (QueueDeletedRecently) and a queue can be
+      purged once per 60 s (PurgeQueueInProgress).
     """
 
     host: str = "127.0.0.1"
@@ -34,6 +38,7 @@ class Config:
     clock: str = "system"
     log_level: str = "info"
     access_log: bool = False
+    fidelity: str = "relaxed"
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -41,6 +46,8 @@ class Config:
             raise ValueError(f"account_id must be 12 digits, got {self.account_id!r}")
         if self.clock not in CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, got {self.clock!r}")
+        if self.fidelity not in FIDELITIES:
+            raise ValueError(f"fidelity must be one of {', '.join(FIDELITIES)}, got {self.fidelity!r}")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be 0..65535, got {self.port}")
         if self.base_url and not re.match(r"^https?://[^/]+$", self.base_url):

@@ -59,7 +59,7 @@ def build(config: Config) -> tuple[ASGIApp, Broker, Clock]:
     from sqsemu.http.app import create_app
 
     clock = make_clock(config)
-    broker = Broker(clock)
+    broker = Broker(clock, strict=config.fidelity == "strict")
     app: ASGIApp = create_app(config, broker, clock)
     return app, broker, clock
 

@@ -213,6 +213,13 @@ def normalize(attributes: Mapping[str, str], *, fifo: bool, creating: bool, limi
     return result
 
 
+def check_combination(values: Mapping[str, str]) -> None:
+    """Rules across attributes of the resulting queue: ``FifoThroughputLimit=perMessageGroupId`` needs
+    ``DeduplicationScope=messageGroup`` (API Reference, ``SetQueueAttributes``). Raises ``InvalidAttributeValue``."""
+    if values.get("FifoThroughputLimit") == "perMessageGroupId" and values.get("DeduplicationScope") != "messageGroup":
+        raise _bad("FifoThroughputLimit", "perMessageGroupId is allowed only when DeduplicationScope is messageGroup.")
+
+
 def check_names(names: list[str]) -> None:
     """Validate GetQueueAttributes ``AttributeNames``; raises ``InvalidAttributeName`` (``Unknown Attribute X.``)."""
     for name in names:

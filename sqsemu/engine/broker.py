@@ -9,41 +9,66 @@ engine objects or ``SQSError`` back. No HTTP, XML or JSON here.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sqsemu.clock import Clock
 from sqsemu.engine import attributes as queue_attributes
+from sqsemu.engine import permissions, tags
 from sqsemu.engine.errors import (
-    InvalidParameterValue,
     MissingParameter,
+    PurgeQueueInProgress,
+    QueueDeletedRecently,
     QueueDoesNotExist,
     SQSError,
     invalid_value,
 )
+from sqsemu.engine.fifo import FifoQueue
 from sqsemu.engine.limits import DEFAULT_LIMITS, Limits
 from sqsemu.engine.message import Message, ReceiptEntry, SendEntry
 from sqsemu.engine.queue import Namespace, Queue, Received
-from sqsemu.engine.timerwheel import TimerWheel
+from sqsemu.engine.redrive import MoveTasks
+from sqsemu.engine.timerwheel import TimerCallback, TimerWheel
 from sqsemu.engine.waiters import Waiter
 
 __all__ = ["Broker", "Namespace", "Queue", "Received"]
 
 _QUEUE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+FIFO_NAME_RULE = (
+    "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with "
+    ".fifo suffix and be 1 to 80 in length."
+)
+RECENT_MS = 60_000  # DeleteQueue -> same name again, and PurgeQueue -> PurgeQueue, under strict fidelity
+
+
+def parse_arn(arn: str) -> tuple[Namespace, str] | None:
+    """``arn:<partition>:sqs:<region>:<account>:<name>`` → (namespace, queue name), or None if not an SQS ARN."""
+    parts = arn.split(":")
+    if len(parts) != 6 or parts[0] != "arn" or parts[2] != "sqs" or not parts[5]:
+        return None
+    return Namespace(parts[4], parts[3]), parts[5]
 
 
 class Broker:
     """All queues of all accounts and regions, and the scheduler that drives their timers.
 
-    Call ``start()`` from inside the running event loop before serving and ``close()`` when done.
+    Call ``start()`` from inside the running event loop before serving and ``close()`` when done. ``strict``
+    turns on the two 60-second rules of AWS that test suites usually do not want: a deleted queue's name cannot be
+    used again for 60 seconds (QueueDeletedRecently), and a queue can be purged once per 60 seconds
+    (PurgeQueueInProgress).
     """
 
-    def __init__(self, clock: Clock, limits: Limits = DEFAULT_LIMITS) -> None:
+    def __init__(self, clock: Clock, limits: Limits = DEFAULT_LIMITS, strict: bool = False) -> None:
         self.clock = clock
         self.limits = limits
+        self.strict = strict
         self.wheel = TimerWheel(on_earlier=clock.reschedule)
         self.namespaces: dict[Namespace, dict[str, Queue]] = {}
         self._dirty: set[Queue] = set()
+        self._deleted_at: dict[tuple[Namespace, str], int] = {}
+        self.move_tasks = MoveTasks(clock.now_ms, self.schedule, self.resolve_arn, self.is_dead_letter_queue)
 
     # ----------------------------------------------------------------- scheduler (TimerDriver)
 
@@ -65,29 +90,48 @@ class Broker:
     def run_due(self, now_ms: int) -> None:
         """Fire due timers, then serve long-poll waiters of queues where messages became visible."""
         self.wheel.run_due(now_ms)
-        if self._dirty:
+        self._flush(now_ms)
+
+    # ----------------------------------------------------------------- what queues need (QueueHost)
+
+    def schedule(self, due_ms: int, callback: TimerCallback, arg: Any) -> None:
+        """Run ``callback(arg, due_ms)`` when the clock reaches ``due_ms`` (epoch ms)."""
+        self.wheel.schedule(due_ms, callback, arg)
+
+    def mark_available(self, queue: Queue) -> None:
+        """``queue`` has visible messages and waiting long polls; served at the end of the current operation."""
+        self._dirty.add(queue)
+
+    def resolve_arn(self, arn: str) -> Queue | None:
+        """The queue with this ARN, or None."""
+        parsed = parse_arn(arn)
+        if parsed is None:
+            return None
+        return self.namespaces.get(parsed[0], {}).get(parsed[1])
+
+    def _flush(self, now_ms: int) -> None:
+        """Serve long polls of every queue where messages became visible during this operation."""
+        while self._dirty:
             dirty = self._dirty
             self._dirty = set()
             for queue in dirty:
                 if not queue.deleted:
                     queue.dispatch(now_ms)
 
-    def _mark_available(self, queue: Queue) -> None:
-        self._dirty.add(queue)
-
     # ----------------------------------------------------------------- queues
 
     def create_queue(
-        self, ns: Namespace, name: str | None, attributes: Mapping[str, str], tags: Mapping[str, str]
+        self, ns: Namespace, name: str | None, attributes: Mapping[str, str], tags_: Mapping[str, str]
     ) -> Queue:
         """CreateQueue: a new queue, or the existing one when every supplied attribute equals its current value.
 
-        Raises ``MissingParameter``, ``InvalidParameterValue`` (name rules), ``InvalidAttributeName``,
-        ``InvalidAttributeValue`` and ``QueueNameExists`` (SQS-REFERENCE 2.1).
+        Raises ``MissingParameter``, ``InvalidParameterValue`` (name rules, tags, dead-letter target),
+        ``InvalidAttributeName``, ``InvalidAttributeValue``, ``QueueNameExists`` and (strict fidelity)
+        ``QueueDeletedRecently`` (SQS-REFERENCE 2.1, 5, 7.4).
         """
         if not name:
             raise MissingParameter.named("QueueName")
-        fifo_requested = str(attributes.get("FifoQueue", "")).strip().lower() == "true"
+        fifo = str(attributes.get("FifoQueue", "")).strip().lower() == "true"
         base = name[:-5] if name.endswith(".fifo") else name
         if not _QUEUE_NAME.match(base) or len(name) > self.limits.queue_name_max_chars:
             raise invalid_value(
@@ -95,29 +139,65 @@ class Broker:
                 "QueueName",
                 "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
             )
-        if name.endswith(".fifo") and not fifo_requested:
-            raise invalid_value(name, "QueueName", "The name of a FIFO queue can only include alphanumeric "
-                                "characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in "
-                                "length. Set the FifoQueue attribute to true to create a FIFO queue.")
-        if fifo_requested and not name.endswith(".fifo"):
-            raise invalid_value(name, "QueueName", "The name of a FIFO queue can only include alphanumeric "
-                                "characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in "
-                                "length.")
-        if fifo_requested:
-            raise InvalidParameterValue("FIFO queues are not supported by this version of sqsemu yet.")
-        supplied = queue_attributes.normalize(attributes, fifo=False, creating=True, limits=self.limits)
+        if name.endswith(".fifo") != fifo:
+            reason = FIFO_NAME_RULE
+            if not fifo:
+                reason += " Set the FifoQueue attribute to true to create a FIFO queue."
+            raise invalid_value(name, "QueueName", reason)
+        supplied = queue_attributes.normalize(attributes, fifo=fifo, creating=True, limits=self.limits)
         queues = self.namespaces.setdefault(ns, {})
         existing = queues.get(name)
         if existing is not None:
             existing.check_same(supplied)
             return existing
-        initial = queue_attributes.defaults(self.limits, fifo=False)
+        now = self.clock.now_ms()
+        if self.strict:
+            deleted = self._deleted_at.get((ns, name))
+            if deleted is not None and now - deleted < RECENT_MS:
+                raise QueueDeletedRecently(
+                    "You must wait 60 seconds after deleting a queue before you can create another with the same name."
+                )
+        if tags_:
+            tags.validate_tags(tags_, {})
+        arn = f"arn:aws:sqs:{ns.region}:{ns.account_id}:{name}"
+        self._check_redrive_policy(arn, fifo, supplied.get("RedrivePolicy"))
+        initial = queue_attributes.defaults(self.limits, fifo=fifo)
         initial.update(supplied)
-        queue = Queue(
-            name, ns, initial, tags, self.clock.now_ms(), self.limits, self.wheel.schedule, self._mark_available
-        )
+        queue_attributes.check_combination(initial)
+        cls = FifoQueue if fifo else Queue
+        queue = cls(name, ns, initial, tags_, now, self.limits, self)
         queues[name] = queue
         return queue
+
+    def _check_redrive_policy(self, source_arn: str, fifo: bool, policy: str | None) -> None:
+        """A RedrivePolicy must name an existing queue of the same type, account and region whose
+        RedriveAllowPolicy admits ``source_arn`` (SQS-REFERENCE 3.3, 3.4). The messages are this server's
+        wording; AWS's exact texts are not documented (SQS-REFERENCE 10.11)."""
+        if not policy:
+            return
+        target_arn = json.loads(policy)["deadLetterTargetArn"]
+        source = parse_arn(source_arn)
+        target_ns = parse_arn(target_arn)
+        target = self.resolve_arn(target_arn)
+        if target is None or source is None or target_ns is None or target_ns[0] != source[0]:
+            raise invalid_value(policy, "RedrivePolicy", "Dead-letter target does not exist.")
+        if target.fifo != fifo:
+            raise invalid_value(
+                policy, "RedrivePolicy", "Dead-letter queue must be the same type of queue as the source queue."
+            )
+        allow = target.attributes.get("RedriveAllowPolicy")
+        if allow:
+            rule = json.loads(allow)
+            permission = rule.get("redrivePermission")
+            if permission == "denyAll" or (
+                permission == "byQueue" and source_arn not in (rule.get("sourceQueueArns") or [])
+            ):
+                raise invalid_value(
+                    policy,
+                    "RedrivePolicy",
+                    f"The RedriveAllowPolicy of {target_arn} does not allow this queue to use it "
+                    "as a dead-letter queue.",
+                )
 
     def get_queue(self, ns: Namespace, name: str) -> Queue:
         """The queue ``name`` in ``ns``; raises ``QueueDoesNotExist``."""
@@ -138,10 +218,18 @@ class Broker:
         if queues.get(queue.name) is queue:
             del queues[queue.name]
         queue.drop()
+        if self.strict:
+            now = self.clock.now_ms()
+            self._deleted_at = {k: t for k, t in self._deleted_at.items() if now - t < RECENT_MS}
+            self._deleted_at[(queue.namespace, queue.name)] = now
 
     def purge_queue(self, queue: Queue) -> None:
-        """PurgeQueue: delete all messages, including in-flight and delayed ones."""
-        queue.purge()
+        """PurgeQueue: delete all messages, including in-flight and delayed ones (and a FIFO queue's
+        deduplication history). Strict fidelity: ``PurgeQueueInProgress`` within 60 s of the last purge."""
+        now = self.clock.now_ms()
+        if self.strict and queue.last_purge_ms is not None and now - queue.last_purge_ms < RECENT_MS:
+            raise PurgeQueueInProgress(f"Only one PurgeQueue operation on {queue.name} is allowed every 60 seconds.")
+        queue.purge(now)
 
     def get_queue_attributes(self, queue: Queue, names: Sequence[str]) -> dict[str, str]:
         """GetQueueAttributes; ``names`` empty gives ``{}``. Raises ``InvalidAttributeName``."""
@@ -152,24 +240,87 @@ class Broker:
     def set_queue_attributes(self, queue: Queue, attributes: Mapping[str, str]) -> None:
         """SetQueueAttributes. Raises ``InvalidAttributeName`` and ``InvalidAttributeValue``."""
         values = queue_attributes.normalize(attributes, fifo=queue.fifo, creating=False, limits=self.limits)
-        queue.set_attributes(values, self.clock.now_ms())
+        queue_attributes.check_combination({**queue.attributes, **values})
+        self._check_redrive_policy(queue.arn, queue.fifo, values.get("RedrivePolicy"))
+        now = self.clock.now_ms()
+        queue.set_attributes(values, now)
+        self._flush(now)
+
+    def list_dead_letter_source_queues(self, queue: Queue) -> list[Queue]:
+        """Queues of ``queue``'s namespace whose RedrivePolicy targets it, sorted by name."""
+        return [q for q in self.list_queues(queue.namespace, None) if q.redrive and q.redrive[0] == queue.arn]
+
+    def is_dead_letter_queue(self, queue: Queue) -> bool:
+        """Whether some queue names ``queue`` as its dead-letter queue."""
+        return any(q.redrive and q.redrive[0] == queue.arn for q in self.namespaces.get(queue.namespace, {}).values())
+
+    # ----------------------------------------------------------------- tags and permissions
+
+    def tag_queue(self, queue: Queue, new_tags: Mapping[str, str]) -> None:
+        """TagQueue: merge ``new_tags`` (same key overwrites). Raises ``MissingParameter``/``InvalidParameterValue``."""
+        if not new_tags:
+            raise MissingParameter.named("Tags")
+        tags.validate_tags(new_tags, queue.tags)
+        queue.tags.update(new_tags)
+
+    def untag_queue(self, queue: Queue, keys: Sequence[str]) -> None:
+        """UntagQueue: remove ``keys``; unknown keys are ignored."""
+        if not keys:
+            raise MissingParameter.named("TagKeys")
+        tags.validate_tag_keys(keys)
+        for key in keys:
+            queue.tags.pop(key, None)
+
+    def list_queue_tags(self, queue: Queue) -> dict[str, str]:
+        """ListQueueTags."""
+        return dict(queue.tags)
+
+    def add_permission(
+        self, queue: Queue, label: str | None, account_ids: Sequence[str], actions: Sequence[str]
+    ) -> None:
+        """AddPermission: add a statement to the queue's Policy (SQS-REFERENCE 2.16, 3.5)."""
+        policy = permissions.add_statement(queue.attributes.get("Policy"), queue.arn, label, account_ids, actions)
+        queue.set_attributes({"Policy": policy}, self.clock.now_ms())
+
+    def remove_permission(self, queue: Queue, label: str | None) -> None:
+        """RemovePermission: drop the statement ``label``; the last one takes the Policy attribute with it."""
+        policy = permissions.remove_statement(queue.attributes.get("Policy"), label)
+        queue.set_attributes({"Policy": policy or ""}, self.clock.now_ms())
+
+    # ----------------------------------------------------------------- message move tasks
+
+    def start_message_move_task(
+        self, ns: Namespace, source_arn: str | None, destination_arn: str | None, max_per_second: int | None
+    ) -> str:
+        """StartMessageMoveTask → TaskHandle (SQS-REFERENCE 2.21, 6.3)."""
+        return self.move_tasks.start(source_arn, destination_arn, max_per_second)
+
+    def cancel_message_move_task(self, ns: Namespace, task_handle: str | None) -> int:
+        """CancelMessageMoveTask → ApproximateNumberOfMessagesMoved (SQS-REFERENCE 2.22)."""
+        return self.move_tasks.cancel(task_handle)
+
+    def list_message_move_tasks(
+        self, ns: Namespace, source_arn: str | None, max_results: int | None
+    ) -> list[dict[str, Any]]:
+        """ListMessageMoveTasks → result entries in JSON-model form, newest first (SQS-REFERENCE 2.23)."""
+        return self.move_tasks.list(source_arn, max_results)
 
     # ----------------------------------------------------------------- messages
 
     def send_message(self, queue: Queue, entry: SendEntry, sender_id: str) -> Message:
         """SendMessage; returns the stored message (SQS-REFERENCE 2.7)."""
-        message = queue.send(entry, sender_id, self.clock.now_ms())
-        if queue.waiters:
-            queue.dispatch(self.clock.now_ms())
+        now = self.clock.now_ms()
+        message = queue.send(entry, sender_id, now)
+        self._flush(now)
         return message
 
     def send_message_batch(
         self, queue: Queue, entries: Sequence[SendEntry], sender_id: str
     ) -> list[Message | SQSError]:
         """SendMessageBatch; one outcome per entry, in order (SQS-REFERENCE 2.8)."""
-        results = queue.send_batch(entries, sender_id, self.clock.now_ms())
-        if queue.waiters:
-            queue.dispatch(self.clock.now_ms())
+        now = self.clock.now_ms()
+        results = queue.send_batch(entries, sender_id, now)
+        self._flush(now)
         return results
 
     async def receive_message(
@@ -192,8 +343,15 @@ class Broker:
             max_number_of_messages, visibility_timeout, wait_time_seconds
         )
         now = self.clock.now_ms()
+        replay = queue.replay_attempt(receive_request_attempt_id, now, visibility)
+        if replay is not None:
+            return replay
+        if wait == 0:
+            queue.check_in_flight_quota()
         got = queue.receive(now, max_number, visibility, now)
+        self._flush(now)
         if got or wait == 0 or queue.deleted:
+            queue.record_attempt(receive_request_attempt_id, got, now)
             return got
         future: asyncio.Future[list[Received]] = asyncio.get_running_loop().create_future()
         waiter = Waiter(future, max_number, visibility, now)
@@ -201,9 +359,12 @@ class Broker:
         self.wheel.schedule(now + wait * 1000, self._waiter_due, (queue, waiter))
         try:
             if disconnected is None:
-                return await future
-            await asyncio.wait((future, disconnected), return_when=asyncio.FIRST_COMPLETED)
-            return future.result() if future.done() else []
+                got = await future
+            else:
+                await asyncio.wait((future, disconnected), return_when=asyncio.FIRST_COMPLETED)
+                got = future.result() if future.done() else []
+            queue.record_attempt(receive_request_attempt_id, got, self.clock.now_ms())
+            return got
         finally:
             queue.waiters.remove(waiter)
             if not future.done():
@@ -219,10 +380,13 @@ class Broker:
     def delete_message(self, queue: Queue, receipt_handle: str | None) -> None:
         """DeleteMessage (SQS-REFERENCE 2.10)."""
         queue.delete(receipt_handle)
+        self._flush(self.clock.now_ms())
 
     def delete_message_batch(self, queue: Queue, entries: Sequence[ReceiptEntry]) -> list[SQSError | None]:
         """DeleteMessageBatch; per entry None or its error (SQS-REFERENCE 2.11)."""
-        return queue.delete_batch(entries)
+        results = queue.delete_batch(entries)
+        self._flush(self.clock.now_ms())
+        return results
 
     def change_message_visibility(
         self, queue: Queue, receipt_handle: str | None, visibility_timeout: int | None
@@ -230,8 +394,7 @@ class Broker:
         """ChangeMessageVisibility (SQS-REFERENCE 2.12, 4.1)."""
         now = self.clock.now_ms()
         queue.change_visibility(receipt_handle, visibility_timeout, now)
-        if queue.waiters:
-            queue.dispatch(now)
+        self._flush(now)
 
     def change_message_visibility_batch(
         self, queue: Queue, entries: Sequence[ReceiptEntry]
@@ -239,6 +402,5 @@ class Broker:
         """ChangeMessageVisibilityBatch; per entry None or its error (SQS-REFERENCE 2.13)."""
         now = self.clock.now_ms()
         results = queue.change_visibility_batch(entries, now)
-        if queue.waiters:
-            queue.dispatch(now)
+        self._flush(now)
         return results

@@ -66,10 +66,11 @@ class Message:
     """A stored message.
 
     Times are epoch milliseconds. ``receive_count`` is ``ApproximateReceiveCount``; ``first_receive_ms`` is
-    ``ApproximateFirstReceiveTimestamp`` (0 until the first receive). ``receipt_serial`` numbers the receipts: a
-    receipt handle is current only while its serial equals this one. ``received_ms`` is when the current receipt's
-    ReceiveMessage request arrived (the 12-hour visibility maximum counts from it). ``size`` is the bytes counted
-    against MaximumMessageSize (body plus attribute names, types and values).
+    ``ApproximateFirstReceiveTimestamp`` (0 until the first receive). ``enqueued_ms`` is where the retention
+    period counts from: the send, or the dead-letter move for a FIFO dead-letter queue. ``receipt_serial`` numbers
+    the receipts: a receipt handle is current only while its serial equals this one. ``received_ms`` is when the
+    current receipt's ReceiveMessage request arrived (the 12-hour visibility maximum counts from it). ``size`` is
+    the bytes counted against MaximumMessageSize (body plus attribute names, types and values).
     """
 
     __slots__ = (
@@ -80,7 +81,7 @@ class Message:
         "trace_header",
         "sender_id",
         "sent_ms",
-        "expires_ms",
+        "enqueued_ms",
         "receive_count",
         "first_receive_ms",
         "received_ms",
@@ -118,7 +119,7 @@ class Message:
         self.trace_header = trace_header
         self.sender_id = sender_id
         self.sent_ms = sent_ms
-        self.expires_ms = 0
+        self.enqueued_ms = sent_ms
         self.receive_count = 0
         self.first_receive_ms = 0
         self.received_ms = 0
@@ -134,6 +135,15 @@ class Message:
         self.md5_of_body: str | None = None
         self.md5_of_message_attributes: str | None = None
         self.md5_of_system_attributes: str | None = None
+
+    def moved_copy(self) -> Message:
+        """A copy for a dead-letter move: the same id, body, attributes, timestamps and counts in a new object,
+        so references the source queue still holds (timers, ordering structures) keep seeing the deleted original."""
+        copy = Message.__new__(Message)
+        for name in Message.__slots__:
+            setattr(copy, name, getattr(self, name))
+        copy.queued = False
+        return copy
 
     def __repr__(self) -> str:
         return f"<Message {self.message_id} {self.state.name} visible_at={self.visible_at_ms}>"

@@ -15,17 +15,21 @@ from __future__ import annotations
 
 import base64
 import binascii
+import heapq
+import itertools
+import json
 import secrets
 import uuid
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from sqsemu.engine import attributes as queue_attributes
 from sqsemu.engine.errors import (
     BatchRequestTooLong,
     InvalidParameterValue,
     MissingParameter,
+    OverLimit,
     QueueNameExists,
     ReceiptHandleIsInvalid,
     SQSError,
@@ -53,6 +57,20 @@ DELAYED, VISIBLE, IN_FLIGHT, DELETED = (
 Schedule = Callable[[int, Callable[[Any, int], None], Any], None]
 Received = tuple[Message, str]
 _COMPACT_MIN = 4096
+_late_order = itertools.count()
+
+
+class QueueHost(Protocol):
+    """What a queue needs from its broker: timers, waking long polls, finding a queue by ARN."""
+
+    def schedule(self, due_ms: int, callback: Callable[[Any, int], None], arg: Any) -> None:
+        """Run ``callback(arg, due_ms)`` at ``due_ms`` (epoch ms)."""
+
+    def mark_available(self, queue: Queue) -> None:
+        """``queue`` has visible messages and waiting long polls: serve them soon."""
+
+    def resolve_arn(self, arn: str) -> Queue | None:
+        """The live queue with this ARN, or None."""
 
 
 class Namespace:
@@ -95,8 +113,7 @@ class Queue:
         tags: Mapping[str, str],
         now_ms: int,
         limits: Limits,
-        schedule: Schedule,
-        on_available: Callable[[Queue], None],
+        host: QueueHost,
     ) -> None:
         self.name = name
         self.namespace = namespace
@@ -109,13 +126,17 @@ class Queue:
         self.deleted = False
         self.messages: dict[str, Message] = {}
         self.ready: deque[Message] = deque()
-        self.by_age: deque[Message] = deque()
+        self.by_age: deque[Message] = deque()  # in enqueue order
+        self.late: list[tuple[int, int, Message]] = []  # arrivals older than the newest (dead-lettered): a heap
         self.counts = [0, 0, 0, 0]
         self.waiters = WaiterLine()
-        self._schedule = schedule
-        self._on_available = on_available
+        self.host = host
+        self._schedule = host.schedule
         self._dead_in_age = 0
         self._retention_due = 0
+        self.last_purge_ms: int | None = None
+        self.in_flight_limit = limits.in_flight_max_fifo if self.fifo else limits.in_flight_max_standard
+        self.redrive: tuple[str, int] | None = None  # (deadLetterTargetArn, maxReceiveCount)
         self.attributes: dict[str, str] = {}
         self._apply(attributes, now_ms)
 
@@ -137,6 +158,12 @@ class Queue:
         self.delay_seconds = int(attrs["DelaySeconds"])
         self.max_message_size = int(attrs["MaximumMessageSize"])
         self.wait_time_s = int(attrs["ReceiveMessageWaitTimeSeconds"])
+        policy = attrs.get("RedrivePolicy")
+        if policy:
+            parsed = json.loads(policy)
+            self.redrive = (parsed["deadLetterTargetArn"], int(parsed["maxReceiveCount"]))
+        else:
+            self.redrive = None
         retention = int(attrs["MessageRetentionPeriod"])
         changed = getattr(self, "retention_s", retention) != retention
         self.retention_s = retention
@@ -188,12 +215,13 @@ class Queue:
         message.state = state
 
     def _make_visible(self, message: Message) -> None:
+        """A delay ended or a visibility timeout expired (or was set to 0): the message can be received."""
         self._set_state(message, VISIBLE)
         if not message.queued:
             message.queued = True
             self.ready.append(message)
         if self.waiters:
-            self._on_available(self)
+            self.host.mark_available(self)
 
     def _on_due(self, message: Message, due_ms: int) -> None:
         """Timer: a delay ended or a visibility timeout expired (if ``due_ms`` is still the message's deadline)."""
@@ -205,40 +233,89 @@ class Queue:
         message.state = DELETED
         del self.messages[message.message_id]
         self._dead_in_age += 1
-        if compact and self._dead_in_age > _COMPACT_MIN and self._dead_in_age * 2 > len(self.by_age):
+        if compact and self._dead_in_age > _COMPACT_MIN and self._dead_in_age * 2 > len(self.by_age) + len(self.late):
             self.by_age = deque(m for m in self.by_age if m.state is not DELETED)
+            self.late = [entry for entry in self.late if entry[2].state is not DELETED]
+            heapq.heapify(self.late)
             self._dead_in_age = 0
+
+    def has_visible(self) -> bool:
+        """Whether a receive could find a message now (cheap; may be optimistic)."""
+        return bool(self.ready)
+
+    def message_count(self) -> int:
+        """Messages in the queue in every state (visible, in flight, delayed)."""
+        return len(self.messages)
 
     # ----------------------------------------------------------------- retention
 
-    def _arm_retention(self, now_ms: int, force: bool = False) -> None:
-        by_age = self.by_age
+    def _oldest(self) -> Message | None:
+        by_age, late = self.by_age, self.late
         while by_age and by_age[0].state is DELETED:
             by_age.popleft()
             self._dead_in_age -= 1
-        if not by_age:
+        while late and late[0][2].state is DELETED:
+            heapq.heappop(late)
+            self._dead_in_age -= 1
+        if late and (not by_age or late[0][0] < by_age[0].enqueued_ms):
+            return late[0][2]
+        return by_age[0] if by_age else None
+
+    def _arm_retention(self, now_ms: int, force: bool = False) -> None:
+        oldest = self._oldest()
+        if oldest is None:
             self._retention_due = 0
             return
-        due = by_age[0].sent_ms + self.retention_s * 1000
+        due = oldest.enqueued_ms + self.retention_s * 1000
         if force or self._retention_due == 0 or due < self._retention_due:
             self._retention_due = due
             self._schedule(max(due, now_ms), self._on_retention, due)
 
     def _on_retention(self, due: int, fired_ms: int) -> None:
-        """Timer: delete every message older than the retention period (MessageRetentionPeriod)."""
+        """Timer: delete every message older than the retention period (MessageRetentionPeriod), counted from its
+        enqueue time."""
         if due != self._retention_due or self.deleted:
             return
         self._retention_due = 0
         limit = fired_ms - self.retention_s * 1000
-        by_age = self.by_age
-        while by_age and (by_age[0].state is DELETED or by_age[0].sent_ms <= limit):
-            message = by_age.popleft()
-            if message.state is not DELETED:
-                self._remove(message, compact=False)
-            self._dead_in_age -= 1
+        while True:
+            oldest = self._oldest()
+            if oldest is None or oldest.enqueued_ms > limit:
+                break
+            self._remove(oldest, compact=False)
         self._arm_retention(fired_ms)
 
+    def _track_age(self, message: Message, now_ms: int) -> None:
+        by_age = self.by_age
+        if not by_age or by_age[-1].enqueued_ms <= message.enqueued_ms:
+            by_age.append(message)
+        else:
+            heapq.heappush(self.late, (message.enqueued_ms, next(_late_order), message))
+        self._arm_retention(now_ms)
+
     # ----------------------------------------------------------------- send
+
+    def _check_delay(self, delay: int | None) -> int:
+        if delay is None:
+            return self.delay_seconds
+        check_range(
+            delay,
+            "DelaySeconds",
+            0,
+            self.limits.delay_max_s,
+            f"DelaySeconds must be >= 0 and <= {self.limits.delay_max_s}",
+        )
+        return delay
+
+    def _check_ids(self, entry: SendEntry) -> None:
+        """Standard queues: a MessageGroupId is allowed (fair queues), a deduplication ID is not."""
+        check_token(entry.group_id, "MessageGroupId")
+        if entry.deduplication_id is not None:
+            raise invalid_value(
+                entry.deduplication_id,
+                "MessageDeduplicationId",
+                "The request include parameter that is not valid for this queue type.",
+            )
 
     def _new_message(self, entry: SendEntry, sender_id: str, now_ms: int) -> tuple[Message, int]:
         body = check_body(entry.body)
@@ -249,21 +326,8 @@ class Queue:
                 f"Reason: Message must be shorter than {self.max_message_size} bytes."
             )
         trace_header = check_system_attributes(entry.system_attributes) or entry.trace_header
-        delay = entry.delay_seconds
-        if delay is None:
-            delay = self.delay_seconds
-        else:
-            check_range(
-                delay, "DelaySeconds", 0, self.limits.delay_max_s,
-                f"DelaySeconds must be >= 0 and <= {self.limits.delay_max_s}",
-            )
-        check_token(entry.group_id, "MessageGroupId")
-        if entry.deduplication_id is not None:
-            raise invalid_value(
-                entry.deduplication_id,
-                "MessageDeduplicationId",
-                "The request include parameter that is not valid for this queue type.",
-            )
+        delay = self._check_delay(entry.delay_seconds)
+        self._check_ids(entry)
         message = Message(
             str(uuid.uuid4()),
             body,
@@ -274,14 +338,18 @@ class Queue:
             now_ms,
             size,
             group_id=entry.group_id,
+            deduplication_id=entry.deduplication_id,
         )
         return message, delay
 
+    def _place(self, message: Message) -> None:
+        """Put a message that just became visible where receives find it."""
+        message.queued = True
+        self.ready.append(message)
+
     def _enqueue(self, message: Message, delay_s: int, now_ms: int) -> None:
         self.messages[message.message_id] = message
-        self.by_age.append(message)
-        if self._retention_due == 0:
-            self._arm_retention(now_ms)
+        self._track_age(message, now_ms)
         if delay_s:
             message.state = DELAYED
             self.counts[DELAYED] += 1
@@ -289,16 +357,25 @@ class Queue:
             self._schedule(message.visible_at_ms, self._on_due, message)
         else:
             message.state = VISIBLE
+            message.visible_at_ms = now_ms
             self.counts[VISIBLE] += 1
-            message.queued = True
-            self.ready.append(message)
+            self._place(message)
+            if self.waiters:
+                self.host.mark_available(self)
+
+    def _accept(self, entry: SendEntry, sender_id: str, now_ms: int) -> Message:
+        """Validate and store one message (FIFO queues also deduplicate here)."""
+        message, delay = self._new_message(entry, sender_id, now_ms)
+        self._enqueue(message, delay, now_ms)
+        return message
 
     def send(self, entry: SendEntry, sender_id: str, now_ms: int) -> Message:
         """SendMessage: validate and store one message. Raises ``MissingParameter``, ``InvalidMessageContents``
         or ``InvalidParameterValue`` (SQS-REFERENCE 2.7)."""
-        message, delay = self._new_message(entry, sender_id, now_ms)
-        self._enqueue(message, delay, now_ms)
-        return message
+        return self._accept(entry, sender_id, now_ms)
+
+    def _check_batch_entries(self, entries: Sequence[SendEntry]) -> None:
+        """Rules that fail a whole SendMessageBatch (none on standard queues)."""
 
     def send_batch(self, entries: Sequence[SendEntry], sender_id: str, now_ms: int) -> list[Message | SQSError]:
         """SendMessageBatch: batch-level rules raise; each entry then succeeds or fails on its own, in order."""
@@ -313,15 +390,13 @@ class Queue:
                 f"Batch requests cannot be longer than {self.limits.batch_max_bytes} bytes. "
                 f"You have sent {total} bytes."
             )
+        self._check_batch_entries(entries)
         results: list[Message | SQSError] = []
         for entry in entries:
             try:
-                message, delay = self._new_message(entry, sender_id, now_ms)
+                results.append(self._accept(entry, sender_id, now_ms))
             except SQSError as error:
                 results.append(error)
-                continue
-            self._enqueue(message, delay, now_ms)
-            results.append(message)
         return results
 
     # ----------------------------------------------------------------- receive
@@ -332,15 +407,24 @@ class Queue:
         """Validate ReceiveMessage's numbers and fill the queue defaults: (max messages, visibility s, wait s)."""
         limits = self.limits
         check_range(
-            max_number, "MaxNumberOfMessages", 1, limits.receive_max_messages,
+            max_number,
+            "MaxNumberOfMessages",
+            1,
+            limits.receive_max_messages,
             f"Must be between 1 and {limits.receive_max_messages}, if provided.",
         )
         check_range(
-            visibility_timeout, "VisibilityTimeout", 0, limits.visibility_timeout_max_s,
+            visibility_timeout,
+            "VisibilityTimeout",
+            0,
+            limits.visibility_timeout_max_s,
             f"Must be >= 0 and <= {limits.visibility_timeout_max_s}, if provided.",
         )
         check_range(
-            wait_time, "WaitTimeSeconds", 0, limits.wait_time_max_s,
+            wait_time,
+            "WaitTimeSeconds",
+            0,
+            limits.wait_time_max_s,
             f"Must be >= 0 and <= {limits.wait_time_max_s}, if provided.",
         )
         return (
@@ -349,45 +433,74 @@ class Queue:
             self.wait_time_s if wait_time is None else wait_time,
         )
 
+    def check_in_flight_quota(self) -> None:
+        """A short-poll receive on a standard queue at its in-flight quota gets ``OverLimit`` (SQS Developer
+        Guide, "Inflight messages"); FIFO queues and long polls just receive nothing more."""
+        if not self.fifo and self.counts[IN_FLIGHT] >= self.in_flight_limit:
+            raise OverLimit(
+                f"The queue has reached its quota of {self.in_flight_limit} in-flight messages. "
+                "Delete messages or let their visibility timeout expire."
+            )
+
     def receipt_handle(self, message: Message) -> str:
         """The current receipt handle of ``message`` (opaque base64 text)."""
         raw = f"{self.uid}:{message.message_id}:{message.receipt_serial}".encode()
         return base64.urlsafe_b64encode(raw).decode()
 
+    def _dead_letter(self, message: Message, now_ms: int) -> bool:
+        """Move ``message`` to the dead-letter queue if this receive would exceed maxReceiveCount.
+
+        The move keeps the message id, body, attributes, SentTimestamp and receive count and sets
+        DeadLetterQueueSourceArn (SQS-REFERENCE 6.1). If the dead-letter queue no longer exists the message is
+        delivered normally (AWS does not document this case).
+        """
+        redrive = self.redrive
+        if redrive is None or message.receive_count < redrive[1]:
+            return False
+        target = self.host.resolve_arn(redrive[0])
+        if target is None or target is self:
+            return False
+        self._remove(message)
+        target.add_dead_lettered(message.moved_copy(), self.arn, now_ms)
+        return True
+
+    def _deliver(self, message: Message, now_ms: int, visibility_timeout: int, request_ms: int) -> str:
+        """Mark one visible message received; returns its new receipt handle."""
+        message.receive_count += 1
+        if not message.first_receive_ms:
+            message.first_receive_ms = now_ms
+        message.received_ms = request_ms
+        message.receipt_serial += 1
+        message.visible_at_ms = now_ms + visibility_timeout * 1000
+        if visibility_timeout:
+            self._set_state(message, IN_FLIGHT)
+            self._schedule(message.visible_at_ms, self._on_due, message)
+        return self.receipt_handle(message)
+
     def receive(self, now_ms: int, max_number: int, visibility_timeout: int, request_ms: int) -> list[Received]:
         """Take up to ``max_number`` visible messages, oldest-visible first, and put them in flight for
         ``visibility_timeout`` seconds; each gets a new receipt handle. ``request_ms`` is when the ReceiveMessage
-        request arrived (the 12-hour maximum counts from it)."""
+        request arrived (the 12-hour maximum counts from it). Never more than the in-flight quota allows."""
+        max_number = min(max_number, self.in_flight_limit - self.counts[IN_FLIGHT])
         ready = self.ready
         out: list[Received] = []
         again: list[Message] = []
-        deadline = now_ms + visibility_timeout * 1000
         while ready and len(out) < max_number:
             message = ready.popleft()
             message.queued = False
-            if message.state is not VISIBLE:
+            if message.state is not VISIBLE or self._dead_letter(message, now_ms):
                 continue
-            message.receive_count += 1
-            if not message.first_receive_ms:
-                message.first_receive_ms = now_ms
-            message.received_ms = request_ms
-            message.receipt_serial += 1
-            message.visible_at_ms = deadline
-            if visibility_timeout:
-                self._set_state(message, IN_FLIGHT)
-                self._schedule(deadline, self._on_due, message)
-            else:
+            out.append((message, self._deliver(message, now_ms, visibility_timeout, request_ms)))
+            if not visibility_timeout:
                 again.append(message)
-            out.append((message, self.receipt_handle(message)))
         for message in again:
-            message.queued = True
-            ready.append(message)
+            self._place(message)
         return out
 
     def dispatch(self, now_ms: int) -> None:
         """Hand visible messages to waiting long polls, longest waiter first, one receive per waiter."""
         waiters = self.waiters
-        while self.ready:
+        while self.has_visible():
             waiter = waiters.first()
             if waiter is None:
                 return
@@ -396,6 +509,13 @@ class Queue:
                 return
             waiters.remove(waiter)
             waiter.future.set_result(got)
+
+    def replay_attempt(self, attempt_id: str | None, now_ms: int, visibility_timeout: int) -> list[Received] | None:
+        """ReceiveRequestAttemptId applies to FIFO queues only; standard queues ignore it."""
+        return None
+
+    def record_attempt(self, attempt_id: str | None, received: list[Received], now_ms: int) -> None:
+        """See ``replay_attempt``."""
 
     # ----------------------------------------------------------------- receipts
 
@@ -424,6 +544,16 @@ class Queue:
         if message is not None and current:
             self._remove(message)
 
+    def _visibility_target(self, receipt_handle: str | None) -> Message:
+        message, current = self._message_for(receipt_handle)
+        if message is None or not current:
+            raise invalid_value(
+                receipt_handle,
+                "ReceiptHandle",
+                "Message does not exist or is not available for visibility timeout change.",
+            )
+        return message
+
     def change_visibility(self, receipt_handle: str | None, visibility_timeout: int | None, now_ms: int) -> None:
         """ChangeMessageVisibility: the new timeout counts from now, is not added to what is left, and applies to
         this receipt only. 0 makes the message visible at once; a message whose timeout already expired (and was
@@ -433,16 +563,13 @@ class Queue:
         if visibility_timeout is None:
             raise MissingParameter.named("VisibilityTimeout")
         check_range(
-            visibility_timeout, "VisibilityTimeout", 0, limits.visibility_timeout_max_s,
+            visibility_timeout,
+            "VisibilityTimeout",
+            0,
+            limits.visibility_timeout_max_s,
             f"Must be between 0 and {limits.visibility_timeout_max_s}, if provided.",
         )
-        message, current = self._message_for(receipt_handle)
-        if message is None or not current:
-            raise invalid_value(
-                receipt_handle,
-                "ReceiptHandle",
-                "Message does not exist or is not available for visibility timeout change.",
-            )
+        message = self._visibility_target(receipt_handle)
         deadline = now_ms + visibility_timeout * 1000
         if deadline > message.received_ms + limits.visibility_timeout_max_s * 1000:
             raise invalid_value(
@@ -484,18 +611,73 @@ class Queue:
                 results.append(error)
         return results
 
+    # ----------------------------------------------------------------- dead-letter moves and move tasks
+
+    def add_dead_lettered(self, message: Message, source_arn: str, now_ms: int) -> None:
+        """Take in a message dead-lettered from ``source_arn``: same message id, body, attributes, SentTimestamp
+        and receive count, with DeadLetterQueueSourceArn set. A standard queue keeps the original enqueue time for
+        retention (SQS Developer Guide, "dead-letter queue retention")."""
+        message.dead_letter_source_arn = source_arn
+        message.state = VISIBLE
+        message.queued = False
+        self.counts[VISIBLE] += 1
+        self.messages[message.message_id] = message
+        self._track_age(message, now_ms)
+        self._place(message)
+        if self.waiters:
+            self.host.mark_available(self)
+
+    def peek_visible(self, limit: int) -> list[Message]:
+        """Up to ``limit`` visible messages, oldest visible first, unchanged (for move tasks)."""
+        out: list[Message] = []
+        for message in self.ready:
+            if len(out) >= limit:
+                break
+            if message.state is VISIBLE:
+                out.append(message)
+        return out
+
+    def remove_moved(self, message: Message) -> None:
+        """Delete a message a move task has copied elsewhere."""
+        if message.state is not DELETED and self.messages.get(message.message_id) is message:
+            self._remove(message)
+
+    def add_redriven(self, message: Message, now_ms: int) -> Message:
+        """Store a redriven copy of ``message``: a new message (new MessageId and SentTimestamp) with the same body,
+        attributes, trace header and group (SQS Developer Guide, "Configure a dead-letter queue redrive")."""
+        copy = Message(
+            str(uuid.uuid4()),
+            message.body,
+            message.message_attributes,
+            message.system_attributes,
+            message.trace_header,
+            message.sender_id,
+            now_ms,
+            message.size,
+            group_id=message.group_id,
+            deduplication_id=self._redrive_deduplication_id(message),
+        )
+        self._enqueue(copy, 0, now_ms)
+        return copy
+
+    def _redrive_deduplication_id(self, message: Message) -> str | None:
+        return None
+
     # ----------------------------------------------------------------- purge / delete
 
-    def purge(self) -> None:
+    def purge(self, now_ms: int | None = None) -> None:
         """PurgeQueue: delete every message, visible, in flight or delayed."""
         for message in self.messages.values():
             message.state = DELETED
         self.messages.clear()
         self.ready.clear()
         self.by_age.clear()
+        self.late.clear()
         self.counts = [0, 0, 0, 0]
         self._dead_in_age = 0
         self._retention_due = 0
+        if now_ms is not None:
+            self.last_purge_ms = now_ms
 
     def drop(self) -> None:
         """DeleteQueue: forget every message and answer waiting long polls with no messages."""

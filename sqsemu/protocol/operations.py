@@ -6,8 +6,6 @@ what the protocol layer owns: QueueUrl/QueueName presence (MissingParameter), Li
 (1..1000) and ``NextToken`` (InvalidParameterValue). Everything else is passed through to the engine, which raises
 the SQS errors. Receive-side attribute filtering and MD5 digests (SQS-REFERENCE 4.7, 4.8, 8) happen here.
 
-Actions whose engine support is missing answer UnsupportedOperation; a handler calls the broker method named in
-its docstring as soon as the broker has it.
 """
 
 from __future__ import annotations
@@ -19,14 +17,11 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from sqsemu.engine.broker import Broker, Namespace, Queue
 from sqsemu.engine.errors import (
     InvalidParameterValue,
     MissingParameter,
     SQSError,
-    UnsupportedOperation,
     invalid_value,
 )
 from sqsemu.engine.message import Message, MessageAttributeValue, ReceiptEntry, SendEntry
@@ -194,27 +189,9 @@ def set_queue_attributes(ctx: Context, req: s.SetQueueAttributesRequest) -> Resp
 
 
 def list_dead_letter_source_queues(ctx: Context, req: s.ListDeadLetterSourceQueuesRequest) -> Response:
-    """ListDeadLetterSourceQueues → ``{"queueUrls": [...], "NextToken"?}`` (queueUrls always present).
-
-    Uses ``Broker.list_dead_letter_source_queues(queue) -> list[Queue]`` when the broker has it, else scans the
-    DLQ's namespace for queues whose RedrivePolicy targets its ARN.
-    """
+    """ListDeadLetterSourceQueues → ``{"queueUrls": [...], "NextToken"?}`` (queueUrls always present)."""
     _check_max_results(req.max_results)
-    dlq = ctx.resolve(req.queue_url)
-    finder = getattr(ctx.broker, "list_dead_letter_source_queues", None)
-    if finder is not None:
-        sources: list[Queue] = sorted(finder(dlq), key=lambda q: q.name)
-    else:
-        sources = []
-        for queue in ctx.broker.list_queues(dlq.namespace, None):
-            policy = ctx.broker.get_queue_attributes(queue, ["RedrivePolicy"]).get("RedrivePolicy")
-            if policy:
-                try:
-                    target = orjson.loads(policy).get("deadLetterTargetArn")
-                except (orjson.JSONDecodeError, AttributeError):
-                    continue
-                if target == dlq.arn:
-                    sources.append(queue)
+    sources = ctx.broker.list_dead_letter_source_queues(ctx.resolve(req.queue_url))
     return _paginate(ctx, sources, "queueUrls", req.max_results, req.next_token)
 
 
@@ -434,71 +411,55 @@ def change_message_visibility_batch(ctx: Context, req: s.ChangeMessageVisibility
     return _batch_result(req.entries, outcomes)
 
 
-# ------------------------------------------------------------------------- actions awaiting engine support
-
-
-def _engine(ctx: Context, method: str, action: str) -> Any:
-    fn = getattr(ctx.broker, method, None)
-    if fn is None:
-        raise UnsupportedOperation(f"{action} is not supported by this server yet.")
-    return fn
+# ------------------------------------------------------------------------- tags, permissions, move tasks
 
 
 def tag_queue(ctx: Context, req: s.TagQueueRequest) -> Response:
-    """TagQueue → ``{}`` via ``Broker.tag_queue(queue, tags)``."""
-    queue = ctx.resolve(req.queue_url)
-    _engine(ctx, "tag_queue", "TagQueue")(queue, req.tags)
+    """TagQueue → ``{}``."""
+    ctx.broker.tag_queue(ctx.resolve(req.queue_url), req.tags)
     return {}
 
 
 def untag_queue(ctx: Context, req: s.UntagQueueRequest) -> Response:
-    """UntagQueue → ``{}`` via ``Broker.untag_queue(queue, tag_keys)``."""
-    queue = ctx.resolve(req.queue_url)
-    _engine(ctx, "untag_queue", "UntagQueue")(queue, req.tag_keys)
+    """UntagQueue → ``{}``."""
+    ctx.broker.untag_queue(ctx.resolve(req.queue_url), req.tag_keys)
     return {}
 
 
 def list_queue_tags(ctx: Context, req: s.ListQueueTagsRequest) -> Response:
-    """ListQueueTags → ``{"Tags"?}`` via ``Broker.list_queue_tags(queue) -> dict[str, str]``."""
-    queue = ctx.resolve(req.queue_url)
-    tags = _engine(ctx, "list_queue_tags", "ListQueueTags")(queue)
-    return {"Tags": dict(tags)} if tags else {}
+    """ListQueueTags → ``{"Tags"?}`` (omitted when the queue has none)."""
+    tags = ctx.broker.list_queue_tags(ctx.resolve(req.queue_url))
+    return {"Tags": tags} if tags else {}
 
 
 def add_permission(ctx: Context, req: s.AddPermissionRequest) -> Response:
-    """AddPermission → ``{}`` via ``Broker.add_permission(queue, label, account_ids, actions)``."""
-    queue = ctx.resolve(req.queue_url)
-    _engine(ctx, "add_permission", "AddPermission")(queue, req.label, req.aws_account_ids, req.actions)
+    """AddPermission → ``{}``."""
+    ctx.broker.add_permission(ctx.resolve(req.queue_url), req.label, req.aws_account_ids, req.actions)
     return {}
 
 
 def remove_permission(ctx: Context, req: s.RemovePermissionRequest) -> Response:
-    """RemovePermission → ``{}`` via ``Broker.remove_permission(queue, label)``."""
-    queue = ctx.resolve(req.queue_url)
-    _engine(ctx, "remove_permission", "RemovePermission")(queue, req.label)
+    """RemovePermission → ``{}``."""
+    ctx.broker.remove_permission(ctx.resolve(req.queue_url), req.label)
     return {}
 
 
 def start_message_move_task(ctx: Context, req: s.StartMessageMoveTaskRequest) -> Response:
-    """StartMessageMoveTask → ``{"TaskHandle"}`` via ``Broker.start_message_move_task(ns, source_arn,
-    destination_arn, max_number_of_messages_per_second) -> str``."""
-    fn = _engine(ctx, "start_message_move_task", "StartMessageMoveTask")
-    handle = fn(ctx.caller, req.source_arn, req.destination_arn, req.max_number_of_messages_per_second)
+    """StartMessageMoveTask → ``{"TaskHandle"}``."""
+    handle = ctx.broker.start_message_move_task(
+        ctx.caller, req.source_arn, req.destination_arn, req.max_number_of_messages_per_second
+    )
     return {"TaskHandle": handle}
 
 
 def cancel_message_move_task(ctx: Context, req: s.CancelMessageMoveTaskRequest) -> Response:
-    """CancelMessageMoveTask → ``{"ApproximateNumberOfMessagesMoved"}`` via
-    ``Broker.cancel_message_move_task(ns, task_handle) -> int``."""
-    moved = _engine(ctx, "cancel_message_move_task", "CancelMessageMoveTask")(ctx.caller, req.task_handle)
-    return {"ApproximateNumberOfMessagesMoved": moved}
+    """CancelMessageMoveTask → ``{"ApproximateNumberOfMessagesMoved"}``."""
+    return {"ApproximateNumberOfMessagesMoved": ctx.broker.cancel_message_move_task(ctx.caller, req.task_handle)}
 
 
 def list_message_move_tasks(ctx: Context, req: s.ListMessageMoveTasksRequest) -> Response:
-    """ListMessageMoveTasks → ``{"Results": [...]}`` via ``Broker.list_message_move_tasks(ns, source_arn,
-    max_results) -> list[dict]`` (entries in JSON-model form)."""
-    fn = _engine(ctx, "list_message_move_tasks", "ListMessageMoveTasks")
-    return {"Results": list(fn(ctx.caller, req.source_arn, req.max_results))}
+    """ListMessageMoveTasks → ``{"Results": [...]}`` (entries in JSON-model form, newest first)."""
+    return {"Results": ctx.broker.list_message_move_tasks(ctx.caller, req.source_arn, req.max_results)}
 
 
 def _op(request: type[s.Request], handler: Any, is_async: bool = False) -> tuple[str, Operation]:

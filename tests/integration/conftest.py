@@ -177,3 +177,26 @@ def make_queue(sqs: Any, request: pytest.FixtureRequest) -> Iterator[MakeQueue]:
 def manual_make_queue(manual_sqs: Any, request: pytest.FixtureRequest) -> Iterator[MakeQueue]:
     """``make_queue`` on ``manual_sqs`` (the manual-clock server)."""
     yield from _queue_factory(manual_sqs, request)
+
+
+# --- strict fidelity (appended for the milestone-2 tests) -----------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def strict_server() -> Iterator[ServerProcess]:
+    """A session-wide sqsemu subprocess with ``--fidelity strict --clock manual`` (AWS quotas enforced)."""
+    srv = _start("strict_server", ["--fidelity", "strict", "--clock", "manual"])
+    yield srv
+    _stop(srv)
+
+
+@pytest.fixture
+def strict_sqs(strict_server: ServerProcess, protocol: str, _sqs_clients: _ClientCache) -> Any:
+    """An SQS client speaking ``protocol`` to ``strict_server``."""
+    return _sqs_clients.get(strict_server.endpoint_url, protocol)
+
+
+@pytest.fixture
+def strict_make_queue(strict_sqs: Any, request: pytest.FixtureRequest) -> Iterator[MakeQueue]:
+    """``make_queue`` on ``strict_sqs`` (the strict-fidelity, manual-clock server)."""
+    yield from _queue_factory(strict_sqs, request)

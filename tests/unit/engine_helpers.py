@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from sqsemu.clock import ManualClock
 from sqsemu.engine.broker import Broker, Namespace, Queue
+from sqsemu.engine.limits import DEFAULT_LIMITS, Limits
 from sqsemu.engine.message import SendEntry
 
 T = TypeVar("T")
@@ -18,9 +19,9 @@ NS = Namespace("000000000000", "us-east-1")
 class Engine:
     """A started broker on a manual clock with helpers that run coroutines to completion."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits = DEFAULT_LIMITS, strict: bool = False) -> None:
         self.clock = ManualClock(START_MS)
-        self.broker = Broker(self.clock)
+        self.broker = Broker(self.clock, limits, strict)
         self.broker.start()
         self.loop = asyncio.new_event_loop()
 

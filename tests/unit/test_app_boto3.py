@@ -218,11 +218,13 @@ def test_dead_letter_sources(env: tuple[Any, FakeBroker]) -> None:
     assert res["queueUrls"] == []
 
 
-def test_unsupported_until_engine_has_it(env: tuple[Any, FakeBroker]) -> None:
+def test_tag_actions_reach_the_broker(env: tuple[Any, FakeBroker]) -> None:
     sqs, _ = env
     url = sqs.create_queue(QueueName="q")["QueueUrl"]
-    with pytest.raises(sqs.exceptions.UnsupportedOperation):
-        sqs.tag_queue(QueueUrl=url, Tags={"a": "b"})
+    assert "Tags" not in sqs.list_queue_tags(QueueUrl=url)
+    sqs.tag_queue(QueueUrl=url, Tags={"a": "b", "c": "d"})
+    sqs.untag_queue(QueueUrl=url, TagKeys=["c"])
+    assert sqs.list_queue_tags(QueueUrl=url)["Tags"] == {"a": "b"}
 
 
 def test_missing_queue_url_and_bad_int(env: tuple[Any, FakeBroker]) -> None:

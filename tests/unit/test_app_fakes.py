@@ -188,6 +188,24 @@ class FakeBroker:
                 out.append(err)
         return out
 
+    def list_dead_letter_source_queues(self, queue: FakeQueue) -> list[FakeQueue]:
+        found = []
+        for (ns, _), q in sorted(self.queues.items(), key=lambda item: item[0][1]):
+            policy = q.attributes.get("RedrivePolicy")
+            if ns == queue.namespace and policy and json.loads(policy).get("deadLetterTargetArn") == queue.arn:
+                found.append(q)
+        return found
+
+    def tag_queue(self, queue: FakeQueue, tags: Mapping[str, str]) -> None:
+        queue.tags.update(tags)
+
+    def untag_queue(self, queue: FakeQueue, keys: Sequence[str]) -> None:
+        for key in keys:
+            queue.tags.pop(key, None)
+
+    def list_queue_tags(self, queue: FakeQueue) -> dict[str, str]:
+        return dict(queue.tags)
+
 
 class Response:
     def __init__(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:

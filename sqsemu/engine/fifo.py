@@ -1,0 +1,349 @@
+"""FIFO queues: message groups and their locks, the deduplication window, sequence numbers, receive attempts.
+
+SQS Developer Guide "Amazon SQS FIFO queues" and "FIFO delivery logic"; API Reference ``SendMessage``,
+``ReceiveMessage``; SQS-REFERENCE section 5. Same synchronous state-machine style as ``queue.Queue``:
+
+- Each message group keeps its messages in send order. A group is *locked* while any of its messages is in flight;
+  an unlocked group whose first message is visible sits in ``available`` (an insertion-ordered dict used as a
+  queue of groups). A receive takes as many messages as it can from the first available group, in order, then
+  fills up from the next groups. A message whose visibility timeout expires is still first in its group, so it is
+  received again before the group's later messages.
+- Deduplication: a MessageDeduplicationId (explicit, or the SHA-256 of the body with ContentBasedDeduplication) is
+  remembered for 5 minutes from the first send, per queue or per message group (DeduplicationScope). A duplicate is
+  accepted and answered with the original MessageId and SequenceNumber but not stored again (AWS documents "accepted
+  successfully but not delivered"; echoing the original ids is this server's choice). PurgeQueue forgets them.
+- ReceiveRequestAttemptId: a retry within 5 minutes returns the same messages and receipt handles, and restarts
+  their visibility timeout, as long as none of them was deleted or had its visibility changed; otherwise the retry
+  is an ordinary receive.
+- SequenceNumber: 20 decimal digits, strictly increasing per queue.
+- DelaySeconds per message is refused; the queue's DelaySeconds applies, and changing it is retroactive for
+  messages still delayed (SQS Developer Guide, "Amazon SQS delay queues").
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Mapping, Sequence
+
+from sqsemu.engine.errors import InvalidParameterValue, MissingParameter, invalid_value
+from sqsemu.engine.message import Message, MessageState, SendEntry
+from sqsemu.engine.queue import Queue, Received
+from sqsemu.engine.validation import check_token
+
+DELAYED, VISIBLE, IN_FLIGHT, DELETED = (
+    MessageState.DELAYED,
+    MessageState.VISIBLE,
+    MessageState.IN_FLIGHT,
+    MessageState.DELETED,
+)
+DEDUPLICATION_WINDOW_MS = 300_000  # 5 minutes, for deduplication IDs and receive request attempt IDs
+_NO_DEDUP = (
+    "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly"
+)
+
+
+class Group:
+    """One message group: its messages in send order and how many of them are in flight."""
+
+    __slots__ = ("group_id", "messages", "in_flight")
+
+    def __init__(self, group_id: str) -> None:
+        self.group_id = group_id
+        self.messages: deque[Message] = deque()
+        self.in_flight = 0
+
+
+class Attempt:
+    """What a receive with a ReceiveRequestAttemptId returned: (message, receipt serial, visible_at_ms) each."""
+
+    __slots__ = ("expires_ms", "entries")
+
+    def __init__(self, expires_ms: int, entries: list[tuple[Message, int, int]]) -> None:
+        self.expires_ms = expires_ms
+        self.entries = entries
+
+
+class FifoQueue(Queue):
+    """A FIFO queue (name ends in ``.fifo``; created with ``FifoQueue=true``)."""
+
+    fifo = True
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        self.groups: dict[str, Group] = {}
+        self.available: dict[str, None] = {}
+        self.dedup: dict[str, tuple[int, str, str]] = {}  # key -> (expires ms, message id, sequence number)
+        self._dedup_order: deque[tuple[int, str]] = deque()
+        self.attempts: dict[str, Attempt] = {}
+        self._attempt_order: deque[tuple[int, str]] = deque()
+        self._sequence = 0
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    # ----------------------------------------------------------------- attributes
+
+    def set_attributes(self, values: Mapping[str, str], now_ms: int) -> None:
+        """SetQueueAttributes; a new DelaySeconds also moves the deadline of messages still delayed."""
+        old_delay = self.delay_seconds
+        super().set_attributes(values, now_ms)
+        if self.delay_seconds != old_delay:
+            for message in list(self.messages.values()):
+                if message.state is DELAYED:
+                    message.visible_at_ms = message.sent_ms + self.delay_seconds * 1000
+                    if message.visible_at_ms <= now_ms:
+                        self._make_visible(message)
+                    else:
+                        self._schedule(message.visible_at_ms, self._on_due, message)
+
+    # ----------------------------------------------------------------- groups
+
+    def _refresh(self, group: Group) -> None:
+        """Put ``group`` in or out of ``available``: unlocked and its first message visible."""
+        ready = group.in_flight == 0 and bool(group.messages) and group.messages[0].state is VISIBLE
+        if ready:
+            if group.group_id not in self.available:
+                self.available[group.group_id] = None
+                if self.waiters:
+                    self.host.mark_available(self)
+        else:
+            self.available.pop(group.group_id, None)
+
+    def _set_state(self, message: Message, state: MessageState) -> None:
+        group = self.groups.get(message.group_id or "")
+        if group is not None:
+            if message.state is IN_FLIGHT:
+                group.in_flight -= 1
+            if state is IN_FLIGHT:
+                group.in_flight += 1
+        super()._set_state(message, state)
+
+    def _make_visible(self, message: Message) -> None:
+        self._set_state(message, VISIBLE)
+        self._refresh(self.groups[message.group_id or ""])
+
+    def _place(self, message: Message) -> None:
+        self._refresh(self.groups[message.group_id or ""])
+
+    def has_visible(self) -> bool:
+        return bool(self.available)
+
+    def _remove(self, message: Message, compact: bool = True) -> None:
+        group = self.groups.get(message.group_id or "")
+        if message.state is IN_FLIGHT and group is not None:
+            group.in_flight -= 1
+        super()._remove(message, compact)
+        if group is not None:
+            try:
+                group.messages.remove(message)
+            except ValueError:
+                pass
+            if group.messages:
+                self._refresh(group)
+            else:
+                del self.groups[group.group_id]
+                self.available.pop(group.group_id, None)
+
+    # ----------------------------------------------------------------- send
+
+    def _check_delay(self, delay: int | None) -> int:
+        if delay:
+            raise invalid_value(
+                delay, "DelaySeconds", "The request include parameter that is not valid for this queue type."
+            )
+        return self.delay_seconds
+
+    def _check_ids(self, entry: SendEntry) -> None:
+        if entry.group_id is None:
+            raise MissingParameter.named("MessageGroupId")
+        check_token(entry.group_id, "MessageGroupId")
+        if entry.deduplication_id is None and self.attributes.get("ContentBasedDeduplication") != "true":
+            raise InvalidParameterValue(_NO_DEDUP)
+        check_token(entry.deduplication_id, "MessageDeduplicationId")
+
+    def _check_batch_entries(self, entries: Sequence[SendEntry]) -> None:
+        """A FIFO batch entry without a group, or without a deduplication ID on a queue without content-based
+        deduplication, fails the whole request (SQS-REFERENCE 2.8)."""
+        content_based = self.attributes.get("ContentBasedDeduplication") == "true"
+        for entry in entries:
+            if entry.group_id is None:
+                raise InvalidParameterValue("The request must contain the parameter MessageGroupId.")
+            if entry.deduplication_id is None and not content_based:
+                raise InvalidParameterValue(_NO_DEDUP)
+
+    def _dedup_key(self, group_id: str, deduplication_id: str) -> str:
+        if self.attributes.get("DeduplicationScope") == "messageGroup":
+            return f"{group_id}\x00{deduplication_id}"
+        return deduplication_id
+
+    def _forget_expired(self, now_ms: int) -> None:
+        order, dedup = self._dedup_order, self.dedup
+        while order and order[0][0] <= now_ms:
+            expires, key = order.popleft()
+            entry = dedup.get(key)
+            if entry is not None and entry[0] == expires:
+                del dedup[key]
+        attempts, attempt_order = self.attempts, self._attempt_order
+        while attempt_order and attempt_order[0][0] <= now_ms:
+            expires, attempt_id = attempt_order.popleft()
+            attempt = attempts.get(attempt_id)
+            if attempt is not None and attempt.expires_ms == expires:
+                del attempts[attempt_id]
+
+    def _accept(self, entry: SendEntry, sender_id: str, now_ms: int) -> Message:
+        message, _ = self._new_message(entry, sender_id, now_ms)
+        if message.deduplication_id is None:
+            message.deduplication_id = hashlib.sha256(message.body.encode()).hexdigest()
+        self._forget_expired(now_ms)
+        key = self._dedup_key(message.group_id or "", message.deduplication_id)
+        seen = self.dedup.get(key)
+        if seen is not None:
+            # A duplicate: answered like a send (this request's body digests) with the original ids, not stored.
+            message.message_id, message.sequence_number = seen[1], seen[2]
+            return message
+        self._sequence = max(self._sequence + 1, now_ms * 10_000_000)
+        message.sequence_number = str(self._sequence)
+        expires = now_ms + DEDUPLICATION_WINDOW_MS
+        self.dedup[key] = (expires, message.message_id, message.sequence_number)
+        self._dedup_order.append((expires, key))
+        self._enqueue(message, self.delay_seconds, now_ms)
+        return message
+
+    def _enqueue(self, message: Message, delay_s: int, now_ms: int) -> None:
+        group_id = message.group_id or ""
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = Group(group_id)
+        group.messages.append(message)
+        super()._enqueue(message, delay_s, now_ms)
+
+    # ----------------------------------------------------------------- receive
+
+    def receive(self, now_ms: int, max_number: int, visibility_timeout: int, request_ms: int) -> list[Received]:
+        """Receive from unlocked groups: as many messages of the first available group as possible, in order, then
+        from the next groups. Received groups are locked until their messages are deleted or visible again."""
+        max_number = min(max_number, self.in_flight_limit - self.counts[IN_FLIGHT])
+        out: list[Received] = []
+        for group_id in list(self.available):
+            if len(out) >= max_number:
+                break
+            group = self.groups.get(group_id)
+            if group is None or group.in_flight:
+                self.available.pop(group_id, None)
+                continue
+            index = 0
+            while index < len(group.messages) and len(out) < max_number:
+                message = group.messages[index]
+                if message.state is not VISIBLE:
+                    break
+                if self._dead_letter(message, now_ms):
+                    if group_id not in self.groups:
+                        break
+                    continue  # the next message is now at the same index
+                out.append((message, self._deliver(message, now_ms, visibility_timeout, request_ms)))
+                index += 1
+            if group_id in self.groups:
+                self._refresh(group)
+        return out
+
+    def replay_attempt(self, attempt_id: str | None, now_ms: int, visibility_timeout: int) -> list[Received] | None:
+        """A retry with a known ReceiveRequestAttemptId: the same messages and receipt handles, visibility timeout
+        restarted, if none was deleted or had its visibility changed since; otherwise None."""
+        if attempt_id is None:
+            return None
+        check_token(attempt_id, "ReceiveRequestAttemptId")
+        self._forget_expired(now_ms)
+        attempt = self.attempts.get(attempt_id)
+        if attempt is None:
+            return None
+        for message, serial, visible_at in attempt.entries:
+            changed = message.receipt_serial != serial or message.visible_at_ms != visible_at
+            if message.state is not IN_FLIGHT or changed:
+                del self.attempts[attempt_id]
+                return None
+        out: list[Received] = []
+        entries: list[tuple[Message, int, int]] = []
+        for message, serial, _ in attempt.entries:
+            message.visible_at_ms = now_ms + visibility_timeout * 1000
+            if visibility_timeout:
+                self._schedule(message.visible_at_ms, self._on_due, message)
+            else:
+                self._make_visible(message)
+            entries.append((message, serial, message.visible_at_ms))
+            out.append((message, self.receipt_handle(message)))
+        attempt.entries = entries
+        return out
+
+    def record_attempt(self, attempt_id: str | None, received: list[Received], now_ms: int) -> None:
+        """Remember what a receive with ``attempt_id`` returned, for 5 minutes."""
+        if attempt_id is None or not received:
+            return
+        expires = now_ms + DEDUPLICATION_WINDOW_MS
+        self.attempts[attempt_id] = Attempt(
+            expires, [(message, message.receipt_serial, message.visible_at_ms) for message, _ in received]
+        )
+        self._attempt_order.append((expires, attempt_id))
+
+    # ----------------------------------------------------------------- receipts
+
+    def delete(self, receipt_handle: str | None) -> None:
+        """DeleteMessage on a FIFO queue: only while the receipt is in flight; afterwards InvalidParameterValue
+        ``The receipt handle has expired.`` (SQS-REFERENCE 2.10)."""
+        message, current = self._message_for(receipt_handle)
+        if message is None:
+            return
+        if not current or message.state is not IN_FLIGHT:
+            raise invalid_value(receipt_handle, "ReceiptHandle", "The receipt handle has expired.")
+        self._remove(message)
+
+    def _visibility_target(self, receipt_handle: str | None) -> Message:
+        message = super()._visibility_target(receipt_handle)
+        if message.state is not IN_FLIGHT:
+            raise invalid_value(receipt_handle, "ReceiptHandle", "The receipt handle has expired.")
+        return message
+
+    # ----------------------------------------------------------------- dead-letter moves and move tasks
+
+    def add_dead_lettered(self, message: Message, source_arn: str, now_ms: int) -> None:
+        """A FIFO dead-letter queue takes the message into its group; the deduplication ID becomes the message ID
+        and the retention period restarts (SQS Developer Guide, dead-letter queues)."""
+        message.deduplication_id = message.message_id
+        message.enqueued_ms = now_ms
+        group_id = message.group_id or ""
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = Group(group_id)
+        group.messages.append(message)
+        super().add_dead_lettered(message, source_arn, now_ms)
+
+    def peek_visible(self, limit: int) -> list[Message]:
+        """Up to ``limit`` visible messages at the head of unlocked groups, in group order (for move tasks)."""
+        out: list[Message] = []
+        for group_id in self.available:
+            for message in self.groups[group_id].messages:
+                if len(out) >= limit or message.state is not VISIBLE:
+                    break
+                out.append(message)
+            if len(out) >= limit:
+                break
+        return out
+
+    def _redrive_deduplication_id(self, message: Message) -> str | None:
+        return message.message_id
+
+    def add_redriven(self, message: Message, now_ms: int) -> Message:
+        """A redriven copy gets a sequence number like any FIFO send."""
+        copy = super().add_redriven(message, now_ms)
+        self._sequence = max(self._sequence + 1, now_ms * 10_000_000)
+        copy.sequence_number = str(self._sequence)
+        return copy
+
+    # ----------------------------------------------------------------- purge
+
+    def purge(self, now_ms: int | None = None) -> None:
+        """PurgeQueue also clears the deduplication history (SQS-REFERENCE 2.14)."""
+        super().purge(now_ms)
+        self.groups.clear()
+        self.available.clear()
+        self.dedup.clear()
+        self._dedup_order.clear()
+        self.attempts.clear()
+        self._attempt_order.clear()

@@ -1,0 +1,362 @@
+"""Message move tasks: StartMessageMoveTask, CancelMessageMoveTask, ListMessageMoveTasks (SQS-REFERENCE 2.21-2.23,
+6.2, 6.3; API Reference of the three actions; SQS Developer Guide "Configure a dead-letter queue redrive").
+
+A task moves the messages of a dead-letter queue (the *source*) either to one destination queue or, when none is
+given, each back to the queue it was dead-lettered from (its ``DeadLetterQueueSourceArn``). Moved messages are new
+messages in the destination (new MessageId, SentTimestamp and retention; see ``add_redriven``); messages are taken
+oldest first.
+
+Pacing uses the engine clock only: a task is a chain of timer-wheel entries, one per second, the first at the
+start instant (ARCHITECTURE principle 4). Each tick moves up to the task's rate of the source's *visible* messages;
+messages in flight or delayed are waited for, so a task keeps ticking while any remain. A task ends COMPLETED once
+it moved ``ApproximateNumberOfMessagesToMove`` messages (the source's depth when it started) or the source is
+empty, FAILED when a message's destination does not exist, CANCELLED when cancelled.
+
+Choices where AWS is not confirmed:
+
+* Omitted ``MaxNumberOfMessagesPerSecond`` ("system optimised") runs at the maximum, 500 messages per second.
+* Cancelling goes straight to CANCELLED: moves happen whole inside a tick, so there is never a half-done batch to
+  wait for and CANCELLING is never observed.
+* Cancelling a task that is not RUNNING raises ``InvalidParameterValue`` ``Only a task with status RUNNING can be
+  cancelled; this task is <STATUS>.``
+* A destination that equals the source is rejected (``InvalidParameterValue``): the task could never finish
+  meaningfully.
+* When a message's destination (explicit, or its original source) no longer exists, or the source queue itself was
+  deleted, the task ends FAILED with ``FailureReason`` ``AWS.SimpleQueueService.NonExistentQueue``; that message and
+  those after it stay in the dead-letter queue, messages already moved stay moved. A destination that refuses the
+  message with another SQS error ends the task FAILED with that error's shape name as the reason.
+* ListMessageMoveTasks answers for any existing queue, dead-letter queue or not (an empty list when it never had a
+  task). Tasks belong to the queue object, not its ARN: a queue deleted and re-created under the same ARN starts
+  with no tasks.
+* At most 10 finished tasks are kept per source queue (the newest), besides the running one.
+* The 36-hour task duration and the 100-active-tasks-per-account quotas of the 2023 guide are not enforced.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import uuid
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Any, Generic, Protocol, TypeVar
+
+from sqsemu.engine.errors import InvalidParameterValue, MissingParameter, ResourceNotFound, SQSError, invalid_value
+from sqsemu.engine.message import Message
+
+TICK_MS = 1_000
+MAX_RATE = 500  # messages per second, the API maximum
+DEFAULT_RATE = MAX_RATE  # what "system optimised" means here
+LIST_DEFAULT_RESULTS = 1
+LIST_MAX_RESULTS = 10
+KEEP_FINISHED = 10  # finished tasks remembered per source queue
+NON_EXISTENT_QUEUE = "AWS.SimpleQueueService.NonExistentQueue"
+
+_SOURCE_NOT_FOUND = "The resource that you specified for the SourceArn parameter doesn't exist."
+_DESTINATION_NOT_FOUND = "The resource that you specified for the DestinationArn parameter doesn't exist."
+
+
+class MoveQueue(Protocol):
+    """What a move task needs of a queue (``sqsemu.engine.queue.Queue`` and its FIFO form provide it)."""
+
+    @property
+    def arn(self) -> str:
+        """The queue ARN."""
+
+    @property
+    def fifo(self) -> bool:
+        """True for a FIFO queue."""
+
+    @property
+    def deleted(self) -> bool:
+        """True once DeleteQueue removed the queue."""
+
+    def message_count(self) -> int:
+        """Every stored message, visible, in flight or delayed."""
+
+    def peek_visible(self, limit: int) -> list[Message]:
+        """Up to ``limit`` visible messages, oldest first, unchanged."""
+
+    def remove_moved(self, message: Message) -> None:
+        """Delete ``message`` from this (source) queue after it was moved."""
+
+    def add_redriven(self, message: Message, now_ms: int) -> Message:
+        """Store a copy of ``message`` as a new message (new id, sent at ``now_ms``); returns the new message."""
+
+
+Q = TypeVar("Q", bound=MoveQueue)
+Schedule = Callable[[int, Callable[[Any, int], None], Any], None]
+
+
+class TaskStatus(StrEnum):
+    """The status of a move task (API Reference ``ListMessageMoveTasksResultEntry.Status``)."""
+
+    RUNNING = "RUNNING"
+    COMPLETED = "COMPLETED"
+    CANCELLING = "CANCELLING"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+
+
+class MoveTask(Generic[Q]):
+    """One move task.
+
+    ``rate`` is the effective messages per second; ``max_per_second`` is what the request gave (None when
+    omitted). ``started_ms`` is epoch milliseconds. ``to_move`` is the source depth at the start; ``moved`` counts
+    messages moved so far.
+    """
+
+    __slots__ = (
+        "task_id",
+        "source",
+        "source_arn",
+        "destination_arn",
+        "max_per_second",
+        "rate",
+        "started_ms",
+        "to_move",
+        "moved",
+        "status",
+        "failure_reason",
+    )
+
+    def __init__(
+        self,
+        source: Q,
+        destination_arn: str | None,
+        max_per_second: int | None,
+        started_ms: int,
+        to_move: int,
+    ) -> None:
+        self.task_id = str(uuid.uuid4())
+        self.source = source
+        self.source_arn = source.arn
+        self.destination_arn = destination_arn
+        self.max_per_second = max_per_second
+        self.rate = DEFAULT_RATE if max_per_second is None else max_per_second
+        self.started_ms = started_ms
+        self.to_move = to_move
+        self.moved = 0
+        self.status = TaskStatus.RUNNING
+        self.failure_reason: str | None = None
+
+    @property
+    def handle(self) -> str:
+        """The TaskHandle: base64 of the JSON object ``{"taskId": ..., "sourceArn": ...}`` (SQS-REFERENCE 6.3)."""
+        raw = json.dumps({"taskId": self.task_id, "sourceArn": self.source_arn}, separators=(",", ":"))
+        return base64.b64encode(raw.encode()).decode()
+
+    def to_entry(self) -> dict[str, Any]:
+        """The ListMessageMoveTasks result entry, JSON-model member names and types (timestamps epoch ms)."""
+        entry: dict[str, Any] = {}
+        if self.status is TaskStatus.RUNNING:
+            entry["TaskHandle"] = self.handle
+        entry["Status"] = self.status.value
+        entry["SourceArn"] = self.source_arn
+        if self.destination_arn is not None:
+            entry["DestinationArn"] = self.destination_arn
+        if self.max_per_second is not None:
+            entry["MaxNumberOfMessagesPerSecond"] = self.max_per_second
+        entry["ApproximateNumberOfMessagesMoved"] = self.moved
+        entry["ApproximateNumberOfMessagesToMove"] = self.to_move
+        if self.status is TaskStatus.FAILED and self.failure_reason is not None:
+            entry["FailureReason"] = self.failure_reason
+        entry["StartedTimestamp"] = self.started_ms
+        return entry
+
+    def __repr__(self) -> str:
+        return f"<MoveTask {self.task_id} {self.status.value} {self.moved}/{self.to_move}>"
+
+
+def decode_handle(task_handle: str) -> tuple[str, str]:
+    """(task id, source ARN) from a TaskHandle; raises ``InvalidParameterValue``
+    ``Value for parameter TaskHandle is invalid.`` when it is not base64 of such a JSON object."""
+    try:
+        data = json.loads(base64.b64decode(task_handle.encode(), validate=True).decode())
+    except (ValueError, binascii.Error, UnicodeError):
+        data = None
+    if isinstance(data, dict):
+        task_id, source_arn = data.get("taskId"), data.get("sourceArn")
+        if isinstance(task_id, str) and isinstance(source_arn, str) and task_id and source_arn:
+            return task_id, source_arn
+    raise InvalidParameterValue("Value for parameter TaskHandle is invalid.")
+
+
+class MoveTasks(Generic[Q]):
+    """Every move task of one broker, by source queue.
+
+    ``now_ms()`` reads the engine clock (epoch ms); ``schedule(due_ms, callback, arg)`` is the timer wheel's;
+    ``resolve_arn(arn)`` returns the live queue with that ARN or None; ``is_dead_letter_queue(queue)`` tells
+    whether some queue's RedrivePolicy names ``queue`` as its dead-letter target.
+    """
+
+    def __init__(
+        self,
+        now_ms: Callable[[], int],
+        schedule: Schedule,
+        resolve_arn: Callable[[str], Q | None],
+        is_dead_letter_queue: Callable[[Q], bool],
+    ) -> None:
+        self._now_ms = now_ms
+        self._schedule = schedule
+        self._resolve = resolve_arn
+        self._is_dlq = is_dead_letter_queue
+        self._tasks: dict[str, list[MoveTask[Q]]] = {}  # source ARN -> tasks, oldest first
+
+    # ----------------------------------------------------------------- lookups
+
+    def _live(self, arn: str) -> Q | None:
+        queue = self._resolve(arn)
+        return None if queue is None or queue.deleted else queue
+
+    def _tasks_of(self, source: Q) -> list[MoveTask[Q]]:
+        """The tasks of ``source`` (oldest first), forgetting those of an earlier queue with the same ARN."""
+        tasks = self._tasks.get(source.arn)
+        if tasks is None:
+            return []
+        if any(task.source is not source for task in tasks):
+            tasks = [task for task in tasks if task.source is source]
+            self._tasks[source.arn] = tasks
+        return tasks
+
+    def _prune(self, source_arn: str) -> None:
+        tasks = self._tasks.get(source_arn)
+        if not tasks:
+            return
+        finished = [task for task in tasks if task.status is not TaskStatus.RUNNING]
+        if len(finished) > KEEP_FINISHED:
+            drop = {id(task) for task in finished[: len(finished) - KEEP_FINISHED]}
+            self._tasks[source_arn] = [task for task in tasks if id(task) not in drop]
+
+    # ----------------------------------------------------------------- actions
+
+    def start(self, source_arn: str | None, destination_arn: str | None, max_per_second: int | None) -> str:
+        """StartMessageMoveTask; returns the TaskHandle.
+
+        ``destination_arn`` None (or empty) sends each message back to its original source queue;
+        ``max_per_second`` None means the default rate (500 messages/second). Raises ``MissingParameter``
+        (SourceArn), ``ResourceNotFound`` (source or destination does not exist), ``InvalidParameterValue`` (source
+        is not a dead-letter queue; destination of the other queue type or the source itself; rate outside 1-500;
+        a task already RUNNING for this source) (SQS-REFERENCE 2.21, 6.3).
+        """
+        if not source_arn:
+            raise MissingParameter.named("SourceArn")
+        source = self._live(source_arn)
+        if source is None:
+            raise ResourceNotFound(_SOURCE_NOT_FOUND)
+        if not self._is_dlq(source):
+            raise InvalidParameterValue("Source queue must be configured as a Dead Letter Queue.")
+        destination_arn = destination_arn or None
+        if destination_arn is not None:
+            destination = self._live(destination_arn)
+            if destination is None:
+                raise ResourceNotFound(_DESTINATION_NOT_FOUND)
+            if destination is source:
+                raise invalid_value(
+                    destination_arn, "DestinationArn", "The destination queue must differ from the source queue."
+                )
+            if destination.fifo != source.fifo:
+                raise invalid_value(
+                    destination_arn,
+                    "DestinationArn",
+                    "The destination queue must be the same type (FIFO or standard) as the source queue.",
+                )
+        if max_per_second is not None and not 1 <= max_per_second <= MAX_RATE:
+            raise invalid_value(
+                max_per_second, "MaxNumberOfMessagesPerSecond", f"Must be between 1 and {MAX_RATE}, if provided."
+            )
+        tasks = self._tasks_of(source)
+        if any(task.status is TaskStatus.RUNNING for task in tasks):
+            raise InvalidParameterValue(
+                "There is already a task running. Only one active task is allowed for a source queue arn at a "
+                "given time."
+            )
+        now = self._now_ms()
+        task: MoveTask[Q] = MoveTask(source, destination_arn, max_per_second, now, source.message_count())
+        self._tasks.setdefault(source.arn, tasks).append(task)
+        self._schedule(now, self._tick, task)
+        return task.handle
+
+    def cancel(self, task_handle: str | None) -> int:
+        """CancelMessageMoveTask; returns ApproximateNumberOfMessagesMoved (messages moved stay moved).
+
+        Raises ``MissingParameter`` (TaskHandle), ``InvalidParameterValue`` (undecodable handle; task not
+        RUNNING) and ``ResourceNotFound`` (the handle's source queue does not exist: the SourceArn message; no such
+        task: ``Task does not exist.``) (SQS-REFERENCE 2.22).
+        """
+        if not task_handle:
+            raise MissingParameter.named("TaskHandle")
+        task_id, source_arn = decode_handle(task_handle)
+        source = self._live(source_arn)
+        if source is None:
+            raise ResourceNotFound(_SOURCE_NOT_FOUND)
+        task = next((t for t in self._tasks_of(source) if t.task_id == task_id), None)
+        if task is None:
+            raise ResourceNotFound("Task does not exist.")
+        if task.status is not TaskStatus.RUNNING:
+            raise InvalidParameterValue(
+                f"Only a task with status RUNNING can be cancelled; this task is {task.status.value}."
+            )
+        task.status = TaskStatus.CANCELLED
+        self._prune(source.arn)
+        return task.moved
+
+    def list(self, source_arn: str | None, max_results: int | None) -> list[dict[str, Any]]:
+        """ListMessageMoveTasks: up to ``max_results`` (default 1, 1-10) tasks of the source, newest first, as
+        result entries (see ``MoveTask.to_entry``). Raises ``MissingParameter`` (SourceArn),
+        ``InvalidParameterValue`` (MaxResults out of range) and ``ResourceNotFound`` (no such source queue)
+        (SQS-REFERENCE 2.23)."""
+        if not source_arn:
+            raise MissingParameter.named("SourceArn")
+        if max_results is not None and not 1 <= max_results <= LIST_MAX_RESULTS:
+            raise invalid_value(max_results, "MaxResults", f"Must be between 1 and {LIST_MAX_RESULTS}, if provided.")
+        source = self._live(source_arn)
+        if source is None:
+            raise ResourceNotFound(_SOURCE_NOT_FOUND)
+        limit = LIST_DEFAULT_RESULTS if max_results is None else max_results
+        tasks = self._tasks_of(source)
+        return [task.to_entry() for task in reversed(tasks[-limit:])]
+
+    # ----------------------------------------------------------------- pacing
+
+    def _finish(self, task: MoveTask[Q], status: TaskStatus, reason: str | None = None) -> None:
+        task.status = status
+        task.failure_reason = reason
+        self._prune(task.source_arn)
+
+    def _tick(self, task: MoveTask[Q], due_ms: int) -> None:
+        """Timer: move up to ``task.rate`` visible messages, then finish or schedule the next tick 1 s later."""
+        if task.status is not TaskStatus.RUNNING:
+            return
+        source = task.source
+        if source.deleted:
+            self._finish(task, TaskStatus.FAILED, NON_EXISTENT_QUEUE)
+            return
+        now = self._now_ms()
+        fixed: Q | None = None
+        if task.destination_arn is not None:
+            fixed = self._live(task.destination_arn)
+            if fixed is None:
+                self._finish(task, TaskStatus.FAILED, NON_EXISTENT_QUEUE)
+                return
+        budget = min(task.rate, task.to_move - task.moved)
+        for message in source.peek_visible(budget) if budget > 0 else []:
+            destination = fixed
+            if destination is None:
+                origin = message.dead_letter_source_arn
+                destination = self._live(origin) if origin else None
+            if destination is None:
+                self._finish(task, TaskStatus.FAILED, NON_EXISTENT_QUEUE)
+                return
+            try:
+                destination.add_redriven(message, now)
+            except SQSError as error:
+                self._finish(task, TaskStatus.FAILED, error.shape)
+                return
+            source.remove_moved(message)
+            task.moved += 1
+        if task.moved >= task.to_move or source.message_count() == 0:
+            self._finish(task, TaskStatus.COMPLETED)
+            return
+        self._schedule(max(due_ms + TICK_MS, now), self._tick, task)

@@ -1,0 +1,113 @@
+"""Queue tag rules for CreateQueue, TagQueue and UntagQueue (SQS-REFERENCE sections 2.1, 2.18-2.20 and 3.6).
+
+The SQS Developer Guide ("Amazon SQS queue quotas", tags) gives the rules checked here: a key is 1 to 128
+characters, a value 0 to 256; both may use Unicode letters and digits, white space and ``_ . : / = + - @``; keys
+are case-sensitive; the ``aws:`` prefix is reserved; a queue has at most 50 tags. Lengths are counted in Unicode
+characters (code points), not bytes.
+
+The broker owns the tag map itself: TagQueue merges (a key already present is overwritten, other tags are kept),
+UntagQueue drops the keys it names and silently ignores unknown ones, ListQueueTags returns the map (omitted when
+empty). These functions only validate and raise ``InvalidParameterValue`` or ``MissingParameter``.
+
+Choices where AWS is not confirmed:
+
+* "White space" is read as the Unicode separator categories (``Zs``, ``Zl``, ``Zp``: space, no-break space...),
+  the usual AWS tag pattern ``[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]``; tabs and line feeds are control characters and are
+  rejected.
+* The reserved ``aws:`` prefix (any case) is enforced on keys only. The guide also mentions values, but AWS
+  tagging services generally enforce the prefix on keys; rejecting values could fail requests AWS accepts.
+* More than 50 tags is an error although the guide words 50 as the supported maximum; the count is taken after
+  the merge, so re-tagging existing keys never trips it.
+* UntagQueue checks only the key length: a key with characters a queue can never hold cannot be present, and
+  unknown keys are ignored anyway.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+
+from sqsemu.engine.errors import InvalidParameterValue, MissingParameter
+
+MAX_TAGS = 50  # per queue, after TagQueue's merge
+KEY_MAX_CHARS = 128
+VALUE_MAX_CHARS = 256
+RESERVED_PREFIX = "aws:"
+_EXTRA_CHARS = frozenset("_.:/=+-@")
+
+
+def _bad_char(text: str) -> str | None:
+    """The first character of ``text`` outside letters, digits, separators and ``_ . : / = + - @``, or None."""
+    for char in text:
+        if char in _EXTRA_CHARS:
+            continue
+        if unicodedata.category(char)[0] not in "LNZ":
+            return char
+    return None
+
+
+def _check_key(key: str) -> None:
+    if not 1 <= len(key) <= KEY_MAX_CHARS:
+        raise InvalidParameterValue(
+            f"Tag key '{key}' is invalid: a tag key must be between 1 and {KEY_MAX_CHARS} characters long."
+        )
+    bad = _bad_char(key)
+    if bad is not None:
+        raise InvalidParameterValue(
+            f"Tag key '{key}' is invalid: character {bad!r} is not allowed. Tag keys and values may contain only "
+            "Unicode letters, digits, white space and the characters _ . : / = + - @."
+        )
+    if key[: len(RESERVED_PREFIX)].lower() == RESERVED_PREFIX:
+        raise InvalidParameterValue(
+            f"Tag key '{key}' is invalid: the prefix '{RESERVED_PREFIX}' is reserved for AWS use."
+        )
+
+
+def _check_value(key: str, value: str) -> None:
+    if len(value) > VALUE_MAX_CHARS:
+        raise InvalidParameterValue(
+            f"Tag value for key '{key}' is invalid: a tag value must be at most {VALUE_MAX_CHARS} characters long."
+        )
+    bad = _bad_char(value)
+    if bad is not None:
+        raise InvalidParameterValue(
+            f"Tag value for key '{key}' is invalid: character {bad!r} is not allowed. Tag keys and values may "
+            "contain only Unicode letters, digits, white space and the characters _ . : / = + - @."
+        )
+
+
+def validate_tags(tags: Mapping[str, str] | None, existing: Mapping[str, str], *, required: bool = False) -> None:
+    """Validate tags to be added to a queue that already has ``existing`` tags (key -> value).
+
+    CreateQueue calls it with ``existing={}`` (no tags at all is fine); TagQueue calls it with the queue's current
+    tags and ``required=True``, so an empty or absent map raises ``MissingParameter``
+    (``The request must contain the parameter Tags.``). Every key must be 1-128 characters, every value 0-256,
+    both of allowed characters, keys without the ``aws:`` prefix; the merged map (``existing`` updated with
+    ``tags``) may hold at most 50 keys. Raises ``InvalidParameterValue`` for the first rule broken (SQS Developer
+    Guide, "Amazon SQS queue quotas"; SQS-REFERENCE 3.6). Nothing is changed.
+    """
+    if not tags:
+        if required:
+            raise MissingParameter.named("Tags")
+        return
+    for key, value in tags.items():
+        _check_key(key)
+        _check_value(key, value)
+    total = len(existing) + sum(1 for key in tags if key not in existing)
+    if total > MAX_TAGS:
+        raise InvalidParameterValue(
+            f"Too many tags: a queue can have at most {MAX_TAGS} tags; this request would leave it with {total}."
+        )
+
+
+def validate_tag_keys(keys: Sequence[str] | None) -> None:
+    """Validate UntagQueue's ``TagKeys``: a non-empty list (else ``MissingParameter``
+    ``The request must contain the parameter TagKeys.``) of keys 1-128 characters long (else
+    ``InvalidParameterValue``). Keys the queue does not have are not an error (SQS-REFERENCE 2.19)."""
+    if not keys:
+        raise MissingParameter.named("TagKeys")
+    for key in keys:
+        if not 1 <= len(key) <= KEY_MAX_CHARS:
+            raise InvalidParameterValue(
+                f"Tag key '{key}' is invalid: a tag key must be between 1 and {KEY_MAX_CHARS} characters long."
+            )

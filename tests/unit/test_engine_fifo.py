@@ -1,0 +1,183 @@
+"""FIFO queues in the engine (SQS-REFERENCE section 5), on a ManualClock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sqsemu.engine.broker import Queue
+from sqsemu.engine.errors import InvalidAttributeValue, InvalidParameterValue, MissingParameter
+from sqsemu.engine.message import SendEntry
+from tests.unit.engine_helpers import Engine
+
+
+def fifo(engine: Engine, name: str = "f.fifo", **attrs: str) -> Queue:
+    return engine.queue(name, FifoQueue="true", **attrs)
+
+
+def send(engine: Engine, q: Queue, body: str, group: str = "g", dedup: str | None = None, **kw: Any) -> Any:
+    entry = SendEntry(body, group_id=group, deduplication_id=dedup or body, **kw)
+    return engine.broker.send_message(q, entry, "acct")
+
+
+def bodies(received: list[tuple[Any, str]]) -> list[str]:
+    return [m.body for m, _ in received]
+
+
+def test_order_within_group_and_group_lock(engine: Engine) -> None:
+    q = fifo(engine)
+    for body, group in [("a1", "a"), ("a2", "a"), ("a3", "a"), ("a4", "a"), ("b1", "b"), ("c1", "c")]:
+        send(engine, q, body, group)
+    assert bodies(engine.receive(q, max_number_of_messages=2)) == ["a1", "a2"]
+    assert bodies(engine.receive(q, max_number_of_messages=1)) == ["b1"]  # group a is locked
+    assert bodies(engine.receive(q, max_number_of_messages=10)) == ["c1"]
+    assert engine.receive(q, max_number_of_messages=10) == []
+
+
+def test_receive_fills_from_next_groups(engine: Engine) -> None:
+    q = fifo(engine)
+    for body, group in [("a1", "a"), ("a2", "a"), ("b1", "b"), ("b2", "b")]:
+        send(engine, q, body, group)
+    assert bodies(engine.receive(q, max_number_of_messages=3)) == ["a1", "a2", "b1"]
+
+
+def test_expired_message_goes_back_to_the_head_of_its_group(engine: Engine) -> None:
+    q = fifo(engine)
+    send(engine, q, "m1")
+    send(engine, q, "m2")
+    ((_, handle),) = engine.receive(q, visibility_timeout=10)
+    assert engine.receive(q) == []
+    engine.clock.advance(10)
+    assert bodies(engine.receive(q)) == ["m1"]
+
+
+def test_deleting_unlocks_the_group(engine: Engine) -> None:
+    q = fifo(engine)
+    send(engine, q, "m1")
+    send(engine, q, "m2")
+    ((_, handle),) = engine.receive(q)
+    engine.broker.delete_message(q, handle)
+    assert bodies(engine.receive(q)) == ["m2"]
+
+
+def test_deduplication_window_and_scope(engine: Engine) -> None:
+    q = fifo(engine)
+    first = send(engine, q, "x", "g1", dedup="d")
+    again = send(engine, q, "x", "g2", dedup="d")  # scope queue: duplicate across groups
+    assert again.message_id == first.message_id and again.sequence_number == first.sequence_number
+    ((_, handle),) = engine.receive(q, max_number_of_messages=10)
+    engine.broker.delete_message(q, handle)
+    send(engine, q, "x", dedup="d")  # still a duplicate after delete
+    assert engine.receive(q) == []
+    engine.clock.advance(300)
+    send(engine, q, "x", dedup="d")
+    assert bodies(engine.receive(q)) == ["x"]
+
+    per_group = fifo(engine, "g.fifo", DeduplicationScope="messageGroup")
+    send(engine, per_group, "y", "g1", dedup="d")
+    send(engine, per_group, "y", "g2", dedup="d")
+    assert len(engine.receive(per_group, max_number_of_messages=10)) == 2
+
+
+def test_content_based_deduplication(engine: Engine) -> None:
+    q = fifo(engine, ContentBasedDeduplication="true")
+    engine.broker.send_message(q, SendEntry("same", group_id="g"), "a")
+    engine.broker.send_message(q, SendEntry("same", group_id="g"), "a")
+    ((msg, _),) = engine.receive(q, max_number_of_messages=10)
+    sha256_of_body = "0967115f2813a3541eaef77de9d9d5773f1c0c04314b0bbfe4ff3b3b1c55b5d5"
+    assert msg.deduplication_id == sha256_of_body
+    assert engine.receive(q) == []
+
+
+def test_purge_clears_deduplication(engine: Engine) -> None:
+    q = fifo(engine)
+    send(engine, q, "x", dedup="d")
+    engine.broker.purge_queue(q)
+    send(engine, q, "x", dedup="d")
+    assert bodies(engine.receive(q)) == ["x"]
+
+
+def test_sequence_numbers_increase(engine: Engine) -> None:
+    q = fifo(engine)
+    numbers = [int(send(engine, q, f"m{i}").sequence_number) for i in range(5)]
+    assert numbers == sorted(numbers) and len(set(numbers)) == 5
+    assert all(len(str(n)) == 20 for n in numbers)
+
+
+def test_fifo_send_rules(engine: Engine) -> None:
+    q = fifo(engine)
+    with pytest.raises(MissingParameter, match="MessageGroupId"):
+        engine.broker.send_message(q, SendEntry("b", deduplication_id="d"), "a")
+    with pytest.raises(InvalidParameterValue, match="ContentBasedDeduplication enabled"):
+        engine.broker.send_message(q, SendEntry("b", group_id="g"), "a")
+    with pytest.raises(InvalidParameterValue, match="not valid for this queue type"):
+        send(engine, q, "b", delay_seconds=5)
+    send(engine, q, "ok", delay_seconds=0)
+    with pytest.raises(InvalidParameterValue, match="MessageGroupId"):
+        engine.broker.send_message_batch(
+            q,
+            [SendEntry("a", group_id="g", deduplication_id="1", id="a"), SendEntry("b", deduplication_id="2", id="b")],
+            "a",
+        )
+    assert engine.counts(q) == (1, 0, 0)  # the failed batch stored nothing
+
+
+def test_batch_keeps_request_order(engine: Engine) -> None:
+    q = fifo(engine)
+    entries = [SendEntry(str(i), group_id="g", deduplication_id=str(i), id=f"e{i}") for i in range(10)]
+    engine.broker.send_message_batch(q, entries, "a")
+    assert bodies(engine.receive(q, max_number_of_messages=10)) == [str(i) for i in range(10)]
+
+
+def test_receive_request_attempt_id_replays(engine: Engine) -> None:
+    q = fifo(engine)
+    send(engine, q, "m1")
+    send(engine, q, "m2", "h")
+    first = engine.receive(q, max_number_of_messages=1, receive_request_attempt_id="att")
+    engine.clock.advance(20)
+    again = engine.receive(q, max_number_of_messages=1, receive_request_attempt_id="att")
+    assert [h for _, h in again] == [h for _, h in first]
+    engine.clock.advance(29)  # visibility restarted by the retry at +20 s
+    assert bodies(engine.receive(q, max_number_of_messages=10)) == ["m2"]
+    # a changed message ends the replay: the retry becomes an ordinary receive
+    engine.broker.change_message_visibility(q, first[0][1], 0)
+    other = engine.receive(q, max_number_of_messages=1, receive_request_attempt_id="att")
+    assert other[0][1] != first[0][1]
+
+
+def test_fifo_handles_expire_with_the_visibility_timeout(engine: Engine) -> None:
+    q = fifo(engine)
+    send(engine, q, "m1")
+    ((_, handle),) = engine.receive(q, visibility_timeout=5)
+    engine.clock.advance(5)
+    with pytest.raises(InvalidParameterValue, match="The receipt handle has expired"):
+        engine.broker.delete_message(q, handle)
+    with pytest.raises(InvalidParameterValue, match="The receipt handle has expired"):
+        engine.broker.change_message_visibility(q, handle, 10)
+
+
+def test_fifo_queue_delay_is_retroactive(engine: Engine) -> None:
+    q = fifo(engine, DelaySeconds="60")
+    send(engine, q, "m1")
+    engine.clock.advance(10)
+    engine.broker.set_queue_attributes(q, {"DelaySeconds": "20"})
+    assert engine.receive(q) == []
+    engine.clock.advance(10)
+    assert bodies(engine.receive(q)) == ["m1"]
+
+
+def test_fifo_attributes(engine: Engine) -> None:
+    q = fifo(engine)
+    attrs = engine.broker.get_queue_attributes(q, ["All"])
+    assert attrs["FifoQueue"] == "true" and attrs["ContentBasedDeduplication"] == "false"
+    assert attrs["DeduplicationScope"] == "queue" and attrs["FifoThroughputLimit"] == "perQueue"
+    with pytest.raises(InvalidAttributeValue, match="Modifying queue type is not supported"):
+        engine.broker.set_queue_attributes(q, {"FifoQueue": "false"})
+    engine.broker.set_queue_attributes(
+        q, {"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"}
+    )
+    with pytest.raises(InvalidAttributeValue, match="perMessageGroupId"):
+        engine.broker.set_queue_attributes(q, {"DeduplicationScope": "queue"})
+    with pytest.raises(InvalidParameterValue):
+        engine.queue("nofifo", FifoQueue="true")
