@@ -6,12 +6,7 @@ and writes the response with precomputed headers: no framework objects on the ho
 ``x-amzn-RequestId`` (and Query XML its ``RequestId``). Request bodies are capped (``MAX_BODY_BYTES``); any
 unexpected exception becomes an InternalError (HTTP 500, fault Receiver) in the request's wire format and is logged.
 
-The admin routes run on a small Starlette app:
-
-- ``GET /health`` → ``{"status": "ok", "version": ..., "clock": "system"|"manual"}``
-- ``GET /_sqsemu/clock`` → ``{"now_ms": <epoch ms>, "mode": "system"|"manual"}``
-- ``POST /_sqsemu/clock/advance`` with ``{"seconds": <number >= 0>}`` → advances a ManualClock and returns
-  ``{"now_ms", "mode"}``; 400 ``{"error": ...}`` for the system clock or bad input.
+``/health`` and the admin routes run on a small Starlette app (``sqsemu.admin.app``).
 
 The ASGI lifespan calls ``broker.start()`` on startup (inside the running loop) and ``broker.close()`` on shutdown.
 """
@@ -21,19 +16,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import math
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 from urllib.parse import parse_qsl
 
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
-
-from sqsemu.clock import Clock, ManualClock
+from sqsemu.admin.app import admin_app
+from sqsemu.clock import Clock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker
 from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterValue, SQSError, UnknownOperation
@@ -73,18 +62,6 @@ def next_request_id() -> str:
     return f"{p[:8]}-{p[8:12]}-4{p[13:16]}-{p[16:20]}-{n:012x}"
 
 
-def _version() -> str:
-    try:
-        return version("sqsemu")
-    except PackageNotFoundError:
-        return "0.0.0"
-
-
-def clock_mode(clock: Clock) -> str:
-    """``manual`` for a ManualClock, else ``system``."""
-    return "manual" if isinstance(clock, ManualClock) else "system"
-
-
 class _ClientGone(Exception):
     """The client disconnected before its request body arrived."""
 
@@ -101,7 +78,7 @@ class SQSApp:
         self.broker = broker
         self.clock = clock
         self.max_body_bytes = max_body_bytes
-        self.admin = admin_app(config, clock)
+        self.admin = admin_app(config, broker, clock)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -303,50 +280,6 @@ def _presigned_credential(params: list[tuple[str, str]]) -> str | None:
         if key == "X-Amz-Credential":
             return value
     return None
-
-
-# ------------------------------------------------------------------------------------------------------ admin
-
-
-def _error(message: str, status: int = 400) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
-
-
-def admin_app(config: Config, clock: Clock) -> Starlette:
-    """The Starlette app serving ``/health`` and ``/_sqsemu/*`` (see the module docstring)."""
-    package_version = _version()
-
-    async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "version": package_version, "clock": clock_mode(clock)})
-
-    async def clock_now(request: Request) -> JSONResponse:
-        return JSONResponse({"now_ms": clock.now_ms(), "mode": clock_mode(clock)})
-
-    async def clock_advance(request: Request) -> JSONResponse:
-        if not isinstance(clock, ManualClock):
-            return _error("the server clock is not manual (start sqsemu with --clock manual to advance time)")
-        try:
-            data = await request.json()
-        except ValueError:
-            return _error('the body must be JSON like {"seconds": 30}')
-        seconds = data.get("seconds") if isinstance(data, dict) else None
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-            return _error('"seconds" must be a number')
-        if not math.isfinite(seconds) or seconds < 0:
-            return _error('"seconds" must be a finite number >= 0')
-        try:
-            now = clock.advance(seconds)
-        except ValueError as exc:
-            return _error(str(exc))
-        return JSONResponse({"now_ms": now, "mode": "manual"})
-
-    return Starlette(
-        routes=[
-            Route("/health", health, methods=["GET"]),
-            Route("/_sqsemu/clock", clock_now, methods=["GET"]),
-            Route("/_sqsemu/clock/advance", clock_advance, methods=["POST"]),
-        ]
-    )
 
 
 def create_app(config: Config, broker: Broker, clock: Clock) -> ASGIApp:

@@ -1,0 +1,43 @@
+"""The Starlette app behind ``/health`` and ``/_sqsemu/*``: one list of routes, gathered from the admin modules.
+
+Bad admin input answers 400 ``{"error": "..."}`` (``AdminError``); an unknown admin path answers 404.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from sqsemu.admin import clock as clock_routes
+from sqsemu.admin.common import AdminError, json_error
+from sqsemu.clock import Clock
+from sqsemu.config import Config
+from sqsemu.engine.broker import Broker
+
+
+def package_version() -> str:
+    """The installed sqsemu version (``0.0.0`` when running from a source tree without metadata)."""
+    try:
+        return version("sqsemu")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+def admin_app(config: Config, broker: Broker, clock: Clock) -> Starlette:
+    """``GET /health`` → ``{"status": "ok", "version", "clock"}`` and every ``/_sqsemu/*`` route."""
+    current_version = package_version()
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "version": current_version, "clock": clock_routes.clock_mode(clock)})
+
+    async def admin_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, AdminError)
+        return json_error(exc.message, exc.status)
+
+    routes: list[BaseRoute] = [Route("/health", health, methods=["GET"])]
+    routes += clock_routes.routes(clock)
+    return Starlette(routes=routes, exception_handlers={AdminError: admin_error})
