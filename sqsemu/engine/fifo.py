@@ -199,20 +199,28 @@ class FifoQueue(Queue):
             # A duplicate: answered like a send (this request's body digests) with the original ids, not stored.
             message.message_id, message.sequence_number = seen[1], seen[2]
             return message
-        self._sequence = max(self._sequence + 1, now_ms * 10_000_000)
-        message.sequence_number = str(self._sequence)
+        message.sequence_number = self._next_sequence_number(now_ms)
         expires = now_ms + DEDUPLICATION_WINDOW_MS
         self.dedup[key] = (expires, message.message_id, message.sequence_number)
         self._dedup_order.append((expires, key))
         self._enqueue(message, self.delay_seconds, now_ms)
         return message
 
-    def _enqueue(self, message: Message, delay_s: int, now_ms: int) -> None:
+    def _join_group(self, message: Message) -> None:
+        """Append ``message`` to its group, creating the group on its first message."""
         group_id = message.group_id or ""
         group = self.groups.get(group_id)
         if group is None:
             group = self.groups[group_id] = Group(group_id)
         group.messages.append(message)
+
+    def _next_sequence_number(self, now_ms: int) -> str:
+        """20 decimal digits, strictly increasing within the queue."""
+        self._sequence = max(self._sequence + 1, now_ms * 10_000_000)
+        return str(self._sequence)
+
+    def _enqueue(self, message: Message, delay_s: int, now_ms: int) -> None:
+        self._join_group(message)
         super()._enqueue(message, delay_s, now_ms)
 
     # ----------------------------------------------------------------- receive
@@ -307,11 +315,7 @@ class FifoQueue(Queue):
         and the retention period restarts (SQS Developer Guide, dead-letter queues)."""
         message.deduplication_id = message.message_id
         message.enqueued_ms = now_ms
-        group_id = message.group_id or ""
-        group = self.groups.get(group_id)
-        if group is None:
-            group = self.groups[group_id] = Group(group_id)
-        group.messages.append(message)
+        self._join_group(message)
         super().add_dead_lettered(message, source_arn, now_ms)
 
     def peek_visible(self, limit: int) -> list[Message]:
@@ -332,8 +336,7 @@ class FifoQueue(Queue):
     def add_redriven(self, message: Message, now_ms: int) -> Message:
         """A redriven copy gets a sequence number like any FIFO send."""
         copy = super().add_redriven(message, now_ms)
-        self._sequence = max(self._sequence + 1, now_ms * 10_000_000)
-        copy.sequence_number = str(self._sequence)
+        copy.sequence_number = self._next_sequence_number(now_ms)
         return copy
 
     # ----------------------------------------------------------------- purge
