@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 
-from sqsemu.engine.errors import InvalidAttributeName, InvalidAttributeValue
+from sqsemu.engine.errors import InvalidAttributeName, InvalidAttributeValue, invalid_value
 from sqsemu.engine.limits import Limits
 
 READ_ONLY = frozenset(
@@ -110,20 +110,28 @@ def _policy(value: str) -> str:
 
 
 def _redrive_policy(value: str) -> str:
-    policy = _json_object("RedrivePolicy", value)
+    """RedrivePolicy content. Its errors are ``InvalidParameterValue`` ``Value <policy> for parameter RedrivePolicy
+    is invalid. Reason: ...``, the form AWS uses for RedrivePolicy (SQS-REFERENCE 3.3)."""
+    try:
+        policy = json.loads(value)
+    except ValueError:
+        policy = None
+    if not isinstance(policy, dict):
+        raise invalid_value(value, "RedrivePolicy", "Redrive policy is not a valid JSON object.")
     for key in ("deadLetterTargetArn", "maxReceiveCount"):
         if key not in policy:
-            raise _bad("RedrivePolicy", f"Redrive policy does not contain mandatory attribute: {key}.")
+            raise invalid_value(value, "RedrivePolicy", f"Redrive policy does not contain mandatory attribute: {key}.")
     target = policy["deadLetterTargetArn"]
     if not isinstance(target, str) or not target.startswith("arn:") or len(target.split(":")) != 6:
-        raise _bad("RedrivePolicy", "Invalid value for deadLetterTargetArn.")
+        raise invalid_value(value, "RedrivePolicy", "Invalid value for deadLetterTargetArn.")
     raw_count = policy["maxReceiveCount"]
     try:
         count = int(str(raw_count))
     except ValueError:
         count = 0
     if isinstance(raw_count, bool) or not 1 <= count <= 1000:
-        raise _bad(
+        raise invalid_value(
+            value,
             "RedrivePolicy",
             f"Invalid value for maxReceiveCount: {raw_count}, valid values are from 1 to 1000 both inclusive.",
         )

@@ -162,6 +162,8 @@ class Broker:
         arn = f"arn:aws:sqs:{ns.region}:{ns.account_id}:{name}"
         self._check_redrive_policy(arn, fifo, supplied.get("RedrivePolicy"))
         initial = queue_attributes.defaults(self.limits, fifo=fifo)
+        if supplied.get("KmsMasterKeyId"):
+            initial["SqsManagedSseEnabled"] = "false"  # SSE-KMS replaces the default SSE-SQS
         initial.update(supplied)
         queue_attributes.check_combination(initial)
         cls = FifoQueue if fifo else Queue
@@ -222,6 +224,28 @@ class Broker:
             now = self.clock.now_ms()
             self._deleted_at = {k: t for k, t in self._deleted_at.items() if now - t < RECENT_MS}
             self._deleted_at[(queue.namespace, queue.name)] = now
+
+    def all_queues(self) -> list[Queue]:
+        """Every live queue of every account and region, sorted by (account id, region, name)."""
+        found = [queue for queues in self.namespaces.values() for queue in queues.values()]
+        found.sort(key=lambda q: (q.namespace.account_id, q.namespace.region, q.name))
+        return found
+
+    def reset(self, account_id: str | None = None) -> int:
+        """Delete every queue (of ``account_id`` only, when given, in all its regions) with its messages; waiting
+        long polls on them return empty. Returns how many queues were deleted. Unlike DeleteQueue, a reset leaves
+        no "deleted recently" marks (strict fidelity), so the names can be used again at once."""
+        doomed = [q for q in self.all_queues() if account_id is None or q.namespace.account_id == account_id]
+        for queue in doomed:
+            self.namespaces.get(queue.namespace, {}).pop(queue.name, None)
+            queue.drop()
+        for ns in [ns for ns, queues in self.namespaces.items() if not queues]:
+            del self.namespaces[ns]
+        self._deleted_at = {
+            key: t for key, t in self._deleted_at.items() if account_id is not None and key[0].account_id != account_id
+        }
+        self._dirty = {q for q in self._dirty if not q.deleted}
+        return len(doomed)
 
     def purge_queue(self, queue: Queue) -> None:
         """PurgeQueue: delete all messages, including in-flight and delayed ones (and a FIFO queue's

@@ -151,7 +151,7 @@ class Queue:
                 attrs[name] = value
         if values.get("KmsMasterKeyId") and "SqsManagedSseEnabled" not in values:
             attrs["SqsManagedSseEnabled"] = "false"
-        if values.get("SqsManagedSseEnabled") == "true":
+        if values.get("SqsManagedSseEnabled") == "true" and not values.get("KmsMasterKeyId"):
             attrs.pop("KmsMasterKeyId", None)
             attrs.pop("KmsDataKeyReusePeriodSeconds", None)
         self.visibility_timeout = int(attrs["VisibilityTimeout"])

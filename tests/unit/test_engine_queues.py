@@ -117,7 +117,7 @@ def test_policies_are_validated_stored_and_removed(engine: Engine) -> None:
     assert "Policy" not in engine.broker.get_queue_attributes(q, ["All"])
     with pytest.raises(InvalidAttributeValue):
         engine.broker.set_queue_attributes(q, {"Policy": "{not json"})
-    with pytest.raises(InvalidAttributeValue, match="maxReceiveCount"):
+    with pytest.raises(InvalidParameterValue, match="maxReceiveCount"):
         engine.broker.set_queue_attributes(
             q,
             {"RedrivePolicy": '{"deadLetterTargetArn": "arn:aws:sqs:us-east-1:000000000000:d", "maxReceiveCount": 0}'},
