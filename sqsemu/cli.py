@@ -34,6 +34,18 @@ def _check(field: str) -> Any:
     return callback
 
 
+def _check_faults(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Refuse a faults file that cannot be read or holds a bad rule, before the server starts."""
+    if value:
+        from sqsemu.admin.faults import FaultFileError, FaultInjector
+
+        try:
+            FaultInjector().load_file(value)
+        except FaultFileError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+    return value
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.option(
     "--host",
@@ -116,6 +128,16 @@ def _check(field: str) -> Any:
     envvar=_env("fidelity"),
     show_envvar=True,
     help="strict: also enforce AWS's 60-second rules (QueueDeletedRecently, PurgeQueueInProgress).",
+)
+@click.option(
+    "--faults",
+    "faults",
+    default=_DEFAULTS.faults,
+    metavar="PATH",
+    envvar=_env("faults"),
+    show_envvar=True,
+    callback=_check_faults,
+    help="JSON file with a list of fault-injection rules (as POST /_sqsemu/faults takes), loaded at start-up.",
 )
 @click.version_option(__version__, "--version", "-V", prog_name="sqsemu")
 def main(**options: Any) -> None:

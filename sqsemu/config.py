@@ -28,6 +28,9 @@ class Config:
     - ``fidelity``: ``relaxed`` (default) or ``strict``. Strict adds AWS's two 60-second rules that test suites
       usually trip over: a deleted queue's name is refused for 60 s (QueueDeletedRecently) and a queue can be
       purged once per 60 s (PurgeQueueInProgress).
+    - ``faults``: path of a JSON file holding a list of fault-injection rules (the objects ``POST /_sqsemu/faults``
+      takes, see ``sqsemu.admin.faults``), loaded when the app is built; empty means none. A file that cannot be
+      read or holds a bad rule fails the start-up with a message naming the file and the rule.
     """
 
     host: str = "127.0.0.1"
@@ -39,6 +42,7 @@ class Config:
     log_level: str = "info"
     access_log: bool = False
     fidelity: str = "relaxed"
+    faults: str = ""
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -13,6 +13,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from sqsemu.admin import clock as clock_routes
+from sqsemu.admin import faults as fault_routes
+from sqsemu.admin import peek as peek_routes
 from sqsemu.admin.common import AdminError, json_error
 from sqsemu.clock import Clock
 from sqsemu.config import Config
@@ -40,4 +42,6 @@ def admin_app(config: Config, broker: Broker, clock: Clock) -> Starlette:
 
     routes: list[BaseRoute] = [Route("/health", health, methods=["GET"])]
     routes += clock_routes.routes(clock)
+    routes += fault_routes.routes(fault_routes.injector_for(broker))
+    routes += peek_routes.routes(config, broker, clock)
     return Starlette(routes=routes, exception_handlers={AdminError: admin_error})

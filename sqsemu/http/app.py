@@ -8,6 +8,11 @@ unexpected exception becomes an InternalError (HTTP 500, fault Receiver) in the 
 
 ``/health`` and the admin routes run on a small Starlette app (``sqsemu.admin.app``).
 
+Fault injection (``sqsemu.admin.faults``): when the server has fault rules, each decoded call is offered to them
+before it runs; a firing rule may add latency, answer an injected error in the request's wire format, or drop the
+connection (the response is started and never finished, so the client sees the connection close). With no rules
+the cost is one truth test.
+
 The ASGI lifespan calls ``broker.start()`` on startup (inside the running loop) and ``broker.close()`` on shutdown.
 """
 
@@ -18,10 +23,12 @@ import itertools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import parse_qsl
 
 from sqsemu.admin.app import admin_app
+from sqsemu.admin.faults import injector_for
 from sqsemu.clock import Clock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker
@@ -30,7 +37,13 @@ from sqsemu.protocol import json as jsonproto
 from sqsemu.protocol import query
 from sqsemu.protocol.detect import Detected, Protocol, detect, looks_like_json
 from sqsemu.protocol.operations import NOT_ON_QUEUE_URL, OPERATIONS, Context
-from sqsemu.protocol.urls import caller_namespace, credential_from_authorization, path_queue, url_base
+from sqsemu.protocol.urls import (
+    caller_namespace,
+    credential_from_authorization,
+    parse_queue_url,
+    path_queue,
+    url_base,
+)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -70,6 +83,39 @@ class _UnknownOperationQuery(Exception):
     """A non-JSON request naming no action: answered 404 ``<UnknownOperationException/>``."""
 
 
+class _DropConnection(Exception):
+    """A fault rule asked for this request's connection to be dropped."""
+
+
+_UNFINISHED_RESPONSE = "ASGI callable returned without completing response."
+_dropping: ContextVar[bool] = ContextVar("sqsemu_dropping", default=False)
+
+
+class _DropLogFilter(logging.Filter):
+    """Silences the server's complaint about an unfinished response when a fault rule left it unfinished on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_dropping.get() and record.msg == _UNFINISHED_RESPONSE)
+
+
+def _quiet_drops() -> None:
+    server_logger = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, _DropLogFilter) for f in server_logger.filters):
+        server_logger.addFilter(_DropLogFilter())
+
+
+def _fault_queue_name(request: object, queue_path: tuple[str, str] | None) -> str | None:
+    """The queue name a call addresses, for matching fault rules: its QueueUrl, the request path's queue, or the
+    QueueName it asks for (CreateQueue, GetQueueUrl); None when it addresses no queue (ListQueues)."""
+    url = getattr(request, "queue_url", None)
+    if url:
+        return parse_queue_url(url)[1]
+    if queue_path is not None:
+        return queue_path[1]
+    name = getattr(request, "queue_name", None)
+    return name or None
+
+
 class SQSApp:
     """The ASGI application returned by ``create_app``."""
 
@@ -78,6 +124,9 @@ class SQSApp:
         self.broker = broker
         self.clock = clock
         self.max_body_bytes = max_body_bytes
+        self.faults = injector_for(broker)
+        if config.faults:
+            self.faults.load_file(config.faults)
         self.admin = admin_app(config, broker, clock)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -192,6 +241,9 @@ class SQSApp:
             )
         except _ClientGone:
             return
+        except _DropConnection:
+            await self._drop(send)
+            return
         except _UnknownOperationQuery:
             status, payload = 404, query.UNKNOWN_OPERATION_BODY
         except SQSError as error:
@@ -217,6 +269,40 @@ class SQSApp:
         except OSError:
             if not any(f.done() for f in disconnected):
                 raise
+
+    @staticmethod
+    async def _drop(send: Send) -> None:
+        """Close the connection without answering: the client sees it closed before any status line.
+
+        uvicorn's ``send`` is a method of its per-request cycle, which holds the connection's transport; closing
+        that transport and letting the loop run ``connection_lost`` marks the request as disconnected, so the
+        server neither answers nor logs. Under another ASGI server, start a response and never finish it (the
+        server then closes the connection mid-response)."""
+        transport = getattr(getattr(send, "__self__", None), "transport", None)
+        if isinstance(transport, asyncio.BaseTransport):
+            transport.close()
+            for _ in range(3):
+                await asyncio.sleep(0)
+            return
+        _quiet_drops()
+        _dropping.set(True)
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": [(_CONTENT_LENGTH, b"1")]})
+        except OSError:
+            pass
+
+    async def _inject(self, action: str, request: object, queue_path: tuple[str, str] | None) -> None:
+        """Offer the call to the fault rules: sleep, raise an injected error or ``_DropConnection``, or return."""
+        outcome = self.faults.decide(action, _fault_queue_name(request, queue_path))
+        if outcome is None:
+            return
+        logger.debug("fault rule(s) %s fired on %s", ", ".join(outcome.rule_ids), action)
+        if outcome.latency_s > 0:
+            await asyncio.sleep(outcome.latency_s)
+        if outcome.error is not None:
+            raise outcome.error.exception()
+        if outcome.drop:
+            raise _DropConnection
 
     @staticmethod
     def _render_error(error: SQSError, is_json: bool, request_id: str) -> tuple[int, bytes, bytes]:
@@ -257,6 +343,8 @@ class SQSApp:
             request = query.decode(operation.request, query.build_tree(detected.params))
             if credential is None:
                 credential = _presigned_credential(detected.params)
+        if self.faults.rules:
+            await self._inject(action, request, queue_path)
         config = self.config
         ctx = Context(
             self.broker,

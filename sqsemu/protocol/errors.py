@@ -3,6 +3,9 @@
 SQS-REFERENCE section 1.5. Both wire formats render errors from this table: the JSON 1.0 protocol sends
 ``{"__type": ..., "message": ...}`` plus the ``x-amzn-query-error: <QueryCode>;<Fault>`` header, the Query protocol
 sends an ``ErrorResponse`` XML document whose ``<Code>`` is the Query code.
+
+:class:`InjectedError` (fault injection, ``sqsemu.admin.faults``) carries its own row, so an arbitrary code, status
+and fault render exactly like a modelled error.
 """
 
 from __future__ import annotations
@@ -84,8 +87,42 @@ ERRORS: dict[str, ErrorInfo] = {
 }
 
 
+_BY_QUERY_CODE: dict[str, ErrorInfo] = {info.query_code: info for info in ERRORS.values()}
+
+
+def injected_error_info(code: str, status: int | None = None, fault: str | None = None) -> ErrorInfo:
+    """The row for an error of ``code`` chosen by a fault-injection rule.
+
+    ``code`` may name a table row by its shape (``OverLimit``, ``InternalError``) or by its Query code
+    (``AWS.SimpleQueueService.NonExistentQueue``): that row's JSON ``__type`` and Query code are used. Any other code
+    renders as ``com.amazonaws.sqs#<code>`` with Query code ``<code>`` (e.g. ``ThrottlingException``).
+    ``status`` defaults to the row's status (400 for unknown codes); ``fault`` defaults to ``Sender`` below 500 and
+    ``Receiver`` from 500 on.
+    """
+    known = ERRORS.get(code) or _BY_QUERY_CODE.get(code)
+    json_type, query_code = (known.json_type, known.query_code) if known else (SQS_NS + code, code)
+    if status is None:
+        status = known.status if known else 400
+    if fault is None:
+        fault = "Receiver" if status >= 500 else "Sender"
+    return ErrorInfo(json_type, query_code, status, fault)
+
+
+class InjectedError(SQSError):
+    """An error raised by a fault-injection rule instead of running the call; renders from its own ``info`` row."""
+
+    def __init__(self, info: ErrorInfo, message: str) -> None:
+        super().__init__(message)
+        self.shape = info.json_type.rpartition("#")[2]
+        self.info = info
+
+
 def error_info(error: SQSError) -> ErrorInfo:
-    """The table row of ``error``'s shape; an unknown shape falls back to ``com.amazonaws.sqs#<shape>``/400."""
+    """The table row of ``error``'s shape; an unknown shape falls back to ``com.amazonaws.sqs#<shape>``/400.
+
+    An :class:`InjectedError` brings its own row."""
+    if isinstance(error, InjectedError):
+        return error.info
     info = ERRORS.get(error.shape)
     if info is None:
         info = ErrorInfo(SQS_NS + error.shape, error.shape, 400)

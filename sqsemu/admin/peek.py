@@ -1,0 +1,157 @@
+"""Look inside the server without touching it, and wipe it: the queue list, message peek and reset routes.
+
+- ``GET /_sqsemu/queues`` → ``{"queues": [<queue>, ...]}``, every queue of every account and region, sorted by
+  (account, region, name). A ``<queue>`` is ``{"account", "region", "name", "arn", "fifo": bool, "url",
+  "visible": int, "in_flight": int, "delayed": int}``; ``url`` is built like the SQS layer builds queue URLs (the
+  configured base URL, else the request's scheme and ``Host`` header).
+- ``GET /_sqsemu/queues/{account}/{name}/messages[?region=...]`` (region defaults to the server's) →
+  ``{"queue": <queue>, "messages": [<message>, ...]}``, in the order the messages arrived in the queue (send
+  order; a dead-lettered message counts from its move). A ``<message>`` is::
+
+      {"message_id": str, "body": str,
+       "state": "visible" | "in_flight" | "delayed",
+       "seconds_left": float | null,        # seconds until visible again (in_flight, delayed); null when visible
+       "receive_count": int,
+       "sent_timestamp": int,               # epoch ms
+       "first_receive_timestamp": int | null,  # epoch ms; null before the first receive
+       "message_group_id": str | null, "message_deduplication_id": str | null,
+       "sequence_number": str | null, "dead_letter_source_arn": str | null,
+       "attributes": {str: str},            # system attributes, as ReceiveMessage with All returns them
+       "message_attributes": {name: {"DataType": str, "StringValue": str} | {"DataType": str, "BinaryValue": b64}}}
+
+  A peek changes nothing: no receive count, visibility, receipt handle, digest cache, retention or deduplication
+  state is touched. Bad account id or region → 400; no such queue → 404.
+- ``POST /_sqsemu/reset`` with ``{}`` (every queue of every account, and every fault rule) →
+  ``{"deleted_queues": <int>, "deleted_faults": <int>}``, or ``{"account": "<12 digits>"}`` (that account's queues
+  in every region; fault rules are server-wide and stay) → ``{"deleted_queues": <int>}``. Waiting long polls on
+  those queues return empty at once. Other keys or a malformed account → 400.
+
+Every route runs on the server's event loop, so it sees the engine between operations, never in the middle of one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+
+from sqsemu.admin import faults
+from sqsemu.admin.common import AdminError, json_object
+from sqsemu.clock import Clock
+from sqsemu.config import ACCOUNT_RE, Config
+from sqsemu.engine.broker import Broker, Namespace, Queue
+from sqsemu.engine.errors import QueueDoesNotExist
+from sqsemu.engine.message import Message, MessageState
+from sqsemu.protocol.operations import render_attribute, system_attributes
+from sqsemu.protocol.urls import queue_url, url_base
+
+STATE_NAMES = {
+    MessageState.VISIBLE: "visible",
+    MessageState.IN_FLIGHT: "in_flight",
+    MessageState.DELAYED: "delayed",
+}
+
+
+def queue_view(queue: Queue, base: str) -> dict[str, Any]:
+    """One queue as the admin API shows it (see the module docstring); ``base`` is ``scheme://host``."""
+    ns = queue.namespace
+    return {
+        "account": ns.account_id,
+        "region": ns.region,
+        "name": queue.name,
+        "arn": queue.arn,
+        "fifo": queue.fifo,
+        "url": queue_url(base, queue),
+        "visible": queue.counts[MessageState.VISIBLE],
+        "in_flight": queue.counts[MessageState.IN_FLIGHT],
+        "delayed": queue.counts[MessageState.DELAYED],
+    }
+
+
+def message_view(message: Message, now_ms: int) -> dict[str, Any]:
+    """One stored message as the admin API shows it (see the module docstring), read without changing it.
+
+    ``seconds_left`` is ``(visible_at - now) / 1000`` seconds, never below 0 (a deadline that has just passed but
+    whose timer has not run yet shows 0.0).
+    """
+    state = STATE_NAMES.get(message.state, message.state.name.lower())
+    seconds_left = None if message.state is MessageState.VISIBLE else max(0.0, (message.visible_at_ms - now_ms) / 1000)
+    return {
+        "message_id": message.message_id,
+        "body": message.body,
+        "state": state,
+        "seconds_left": seconds_left,
+        "receive_count": message.receive_count,
+        "sent_timestamp": message.sent_ms,
+        "first_receive_timestamp": message.first_receive_ms or None,
+        "message_group_id": message.group_id,
+        "message_deduplication_id": message.deduplication_id,
+        "sequence_number": message.sequence_number,
+        "dead_letter_source_arn": message.dead_letter_source_arn,
+        "attributes": system_attributes(message, None),
+        "message_attributes": {name: render_attribute(value) for name, value in message.message_attributes.items()},
+    }
+
+
+def list_queues(broker: Broker, base: str) -> list[dict[str, Any]]:
+    """Every queue of every account and region (``queue_view`` each), sorted by (account, region, name)."""
+    return [queue_view(queue, base) for queue in broker.all_queues()]
+
+
+def peek_queue(broker: Broker, clock: Clock, ns: Namespace, name: str, base: str) -> dict[str, Any]:
+    """``{"queue": <queue>, "messages": [<message>, ...]}`` of queue ``name`` in ``ns``, changing nothing.
+
+    Raises ``AdminError`` (404) when there is no such queue.
+    """
+    try:
+        queue = broker.get_queue(ns, name)
+    except QueueDoesNotExist:
+        raise AdminError(f"queue {name!r} does not exist in account {ns.account_id} region {ns.region}", 404) from None
+    now = clock.now_ms()
+    messages = [message_view(message, now) for message in list(queue.messages.values())]
+    return {"queue": queue_view(queue, base), "messages": messages}
+
+
+def check_account(value: object) -> str:
+    """``value`` if it is a 12-digit account id; else raises ``AdminError`` (400)."""
+    if not isinstance(value, str) or not ACCOUNT_RE.match(value):
+        raise AdminError(f'"account" must be a 12-digit account id, got {value!r}')
+    return value
+
+
+def routes(config: Config, broker: Broker, clock: Clock) -> list[BaseRoute]:
+    """The queue list, peek and reset routes for ``broker``."""
+
+    def base_of(request: Request) -> str:
+        return url_base(config, request.url.scheme, request.headers.get("host"))
+
+    async def queues(request: Request) -> JSONResponse:
+        return JSONResponse({"queues": list_queues(broker, base_of(request))})
+
+    async def messages(request: Request) -> JSONResponse:
+        account = check_account(request.path_params["account"])
+        region = request.query_params.get("region", config.region)
+        if not region or "/" in region:
+            raise AdminError(f'"region" must be a region name like us-east-1, got {region!r}')
+        name = request.path_params["name"]
+        return JSONResponse(peek_queue(broker, clock, Namespace(account, region), name, base_of(request)))
+
+    async def reset(request: Request) -> JSONResponse:
+        data = await json_object(request, '{"account": "123456789012"} or {}')
+        unknown = sorted(set(data) - {"account"})
+        if unknown:
+            fields = ", ".join(unknown)
+            raise AdminError(f'unknown field(s) {fields}: the body is {{}} or {{"account": "<12 digits>"}}')
+        account = data.get("account")
+        if account is not None:
+            return JSONResponse({"deleted_queues": broker.reset(check_account(account))})
+        cleared = faults.injector_for(broker).clear()
+        return JSONResponse({"deleted_queues": broker.reset(None), "deleted_faults": cleared})
+
+    return [
+        Route("/_sqsemu/queues", queues, methods=["GET"]),
+        Route("/_sqsemu/queues/{account}/{name}/messages", messages, methods=["GET"]),
+        Route("/_sqsemu/reset", reset, methods=["POST"]),
+    ]

@@ -1,0 +1,89 @@
+"""The sqsemu pytest plugin, registered through the ``pytest11`` entry point (``sqsemu = "sqsemu.testing.plugin"``).
+
+Installing sqsemu (with boto3 for the ``sqs`` fixture) is all it takes; no conftest lines are needed.
+
+Fixtures:
+
+- ``sqs_server`` (session): one :class:`~sqsemu.testing.SQSServer` for the whole run, on a free port of
+  127.0.0.1, with the **manual** clock by default. With the manual clock, time moves only when a test advances
+  it: a long poll (``WaitTimeSeconds`` > 0) ends only when a message arrives or the clock is advanced.
+- ``sqs_account`` (function): a fresh 12-digit account id for this test. Queues live per account, so tests (also
+  tests running at the same time against the same server) never see each other's queues. Its queues are deleted
+  when the test ends.
+- ``sqs`` (function): a boto3 SQS client for ``sqs_server`` acting as ``sqs_account`` (region ``us-east-1``,
+  dummy secret, retries off).
+- ``sqs_clock`` (function): the server clock, ``.advance(seconds)`` (fires every timer due: visibility timeouts,
+  delays, retention, long-poll timeouts) and ``.now_ms()`` (epoch ms). Time is shared by every test of the run.
+
+Options: ``--sqsemu-clock=manual|system`` on the command line, or ``sqsemu_clock = system`` in the ini file,
+choose the clock of ``sqs_server``.
+
+The plugin imports nothing heavy at start-up: the server starts only when a test asks for one of the fixtures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from sqsemu.config import CLOCKS
+from sqsemu.testing.server import AdminAPIError, ServerClock, SQSServer
+
+DEFAULT_CLOCK = "manual"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--sqsemu-clock`` and the ``sqsemu_clock`` ini option."""
+    group = parser.getgroup("sqsemu", "sqsemu: local SQS server fixtures")
+    group.addoption(
+        "--sqsemu-clock",
+        choices=CLOCKS,
+        default=None,
+        help="clock of the sqs_server fixture: manual (default; time moves only via sqs_clock.advance) or system",
+    )
+    parser.addini("sqsemu_clock", help="clock of the sqs_server fixture: manual (default) or system", default="")
+
+
+def server_clock(config: pytest.Config) -> str:
+    """The clock the ``sqs_server`` fixture uses: the command line, else the ini file, else ``manual``."""
+    chosen = config.getoption("sqsemu_clock") or str(config.getini("sqsemu_clock") or "").strip() or DEFAULT_CLOCK
+    if chosen not in CLOCKS:
+        raise pytest.UsageError(f"sqsemu_clock must be one of {', '.join(CLOCKS)}, got {chosen!r}")
+    return str(chosen)
+
+
+@pytest.fixture(scope="session")
+def sqs_server(pytestconfig: pytest.Config) -> Iterator[SQSServer]:
+    """One sqsemu server for the test session (manual clock unless ``--sqsemu-clock``/``sqsemu_clock`` says
+    otherwise). Long polls on the manual clock end only when the clock is advanced or a message arrives."""
+    with SQSServer(clock=server_clock(pytestconfig)) as server:
+        yield server
+
+
+@pytest.fixture
+def sqs_account(sqs_server: SQSServer) -> Iterator[str]:
+    """A fresh 12-digit account id for this test; its queues are deleted afterwards."""
+    account = sqs_server.new_account()
+    yield account
+    try:
+        sqs_server.reset(account)
+    except (AdminAPIError, OSError):
+        pass  # the server is gone already; nothing to clean
+
+
+@pytest.fixture
+def sqs(sqs_server: SQSServer, sqs_account: str) -> Iterator[Any]:
+    """A boto3 SQS client for ``sqs_server`` acting as ``sqs_account``."""
+    client = sqs_server.client(sqs_account)
+    yield client
+    close = getattr(client, "close", None)
+    if close is not None:
+        close()
+
+
+@pytest.fixture
+def sqs_clock(sqs_server: SQSServer) -> ServerClock:
+    """The server clock: ``advance(seconds)`` -> new epoch ms, ``now_ms()`` -> epoch ms."""
+    return sqs_server.clock

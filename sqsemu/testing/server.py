@@ -1,0 +1,311 @@
+"""``SQSServer``: a real sqsemu server in a background thread, with the testing aids as plain Python methods.
+
+Everything here goes through the server's public HTTP API (the SQS endpoint and the ``/_sqsemu/*`` admin routes,
+with ``urllib``) and the public :class:`sqsemu.server.ServerThread`; nothing reaches into the engine
+(ARCHITECTURE principle 10). boto3 is imported only when :meth:`SQSServer.client` is called.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import secrets
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from sqsemu.config import ACCOUNT_RE, Config
+
+if TYPE_CHECKING:
+    from sqsemu.server import ServerThread
+
+__all__ = ["AdminAPIError", "SQSServer", "ServerClock", "new_account"]
+
+ADMIN_TIMEOUT_S = 30.0
+DUMMY_SECRET = "sqsemu-test-secret"
+
+# Fresh account ids: a random 4-digit prefix (1000-9999, so never 000000000000) and a per-process counter.
+_account_prefix = 1000 + secrets.randbelow(9000)
+_account_counter = itertools.count(1)
+_account_lock = threading.Lock()
+
+
+def new_account() -> str:
+    """A 12-digit account id not handed out before in this process (and never ``000000000000``).
+
+    Use it as the access key id of a client (``SQSServer.client(account=...)``) to get a namespace of queues that
+    no other test sees.
+    """
+    with _account_lock:
+        n = next(_account_counter)
+    return f"{_account_prefix:04d}{n % 100_000_000:08d}"
+
+
+class AdminAPIError(RuntimeError):
+    """An admin route answered an error: ``status`` is the HTTP status, ``message`` the server's ``error`` text."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+        self.message = message
+
+
+_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never send loopback calls to a proxy
+
+
+def _admin_call(method: str, url: str, payload: Any = None) -> Any:
+    """One JSON admin request; returns the decoded answer or raises ``AdminAPIError``."""
+    data = None if payload is None else json.dumps(payload).encode()
+    request = urllib.request.Request(url, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with _opener.open(request, timeout=ADMIN_TIMEOUT_S) as response:
+            raw = response.read()
+    except urllib.error.HTTPError as exc:
+        body = exc.read()
+        try:
+            message = str(json.loads(body)["error"])
+        except (ValueError, KeyError, TypeError):
+            message = body.decode("utf-8", "replace") or str(exc.reason)
+        raise AdminAPIError(exc.code, message) from None
+    return json.loads(raw) if raw.strip() else None
+
+
+class ServerClock:
+    """The clock of a running server, through ``/_sqsemu/clock``: ``now_ms()`` and ``advance(seconds)``."""
+
+    def __init__(self, endpoint_url: str) -> None:
+        self._url = endpoint_url
+
+    def now_ms(self) -> int:
+        """The server's current time, epoch milliseconds."""
+        return int(_admin_call("GET", f"{self._url}/_sqsemu/clock")["now_ms"])
+
+    @property
+    def mode(self) -> str:
+        """``"manual"`` or ``"system"``."""
+        return str(_admin_call("GET", f"{self._url}/_sqsemu/clock")["mode"])
+
+    def advance(self, seconds: float) -> int:
+        """Move a manual clock forward by ``seconds`` (>= 0), firing every timer that falls due (visibility
+        timeouts, delays, retention, long-poll timeouts) in deadline order. Returns the new time, epoch ms.
+
+        Raises ``AdminAPIError`` (400) when the server clock is not manual or ``seconds`` is invalid.
+        """
+        return int(_admin_call("POST", f"{self._url}/_sqsemu/clock/advance", {"seconds": seconds})["now_ms"])
+
+
+class SQSServer:
+    """A real sqsemu server on a free port of 127.0.0.1, in a background thread; usable with or without pytest::
+
+        with SQSServer() as server:                    # clock="manual" by default
+            sqs = server.client()                      # boto3 SQS client for this server
+            url = sqs.create_queue(QueueName="jobs")["QueueUrl"]
+            sqs.send_message(QueueUrl=url, MessageBody="hi")
+            server.peek("jobs")                        # -> [{"message_id": ..., "state": "visible", ...}]
+            server.advance(30)                         # 30 s pass for the server; due timers fire
+
+    ``clock``, ``region``, ``account_id`` and any other :class:`~sqsemu.config.Config` field (``fidelity``,
+    ``base_url``, ``log_level``...) configure the server; ``port`` is ignored (a free one is picked) and
+    ``log_level`` defaults to ``warning``. With ``clock="manual"`` time moves only through :meth:`advance`: a long
+    poll (``WaitTimeSeconds`` > 0) then ends only when a message arrives or the clock is advanced (from another
+    thread, since the client call blocks).
+
+    Attributes once started: ``endpoint_url`` (``http://127.0.0.1:<port>``), ``clock`` (:class:`ServerClock`),
+    ``config``.
+    """
+
+    def __init__(
+        self, clock: str = "manual", region: str = "us-east-1", account_id: str = "000000000000", **config: Any
+    ) -> None:
+        config.setdefault("host", "127.0.0.1")
+        config.setdefault("log_level", "warning")
+        self.config = Config(clock=clock, region=region, account_id=account_id, **config)
+        self._thread: ServerThread | None = None
+        self._clock: ServerClock | None = None
+
+    # ----------------------------------------------------------------- life cycle
+
+    def start(self) -> SQSServer:
+        """Start serving (waits until the server accepts requests). Raises ``RuntimeError`` if it cannot start."""
+        if self._thread is not None:
+            raise RuntimeError("SQSServer already started")
+        from sqsemu.server import ServerThread
+
+        self._thread = ServerThread(self.config).start()
+        self._clock = ServerClock(self._thread.endpoint_url)
+        return self
+
+    def stop(self) -> None:
+        """Shut the server down (waiting long polls return empty). Safe to call twice."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.stop()
+
+    def __enter__(self) -> SQSServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        """Whether :meth:`start` was called and :meth:`stop` was not."""
+        return self._thread is not None
+
+    @property
+    def endpoint_url(self) -> str:
+        """``http://127.0.0.1:<port>``: the SQS endpoint (and ``/_sqsemu/*`` admin routes) of the server."""
+        if self._thread is None:
+            raise RuntimeError("SQSServer is not running (use it as a context manager or call start())")
+        return self._thread.endpoint_url
+
+    @property
+    def region(self) -> str:
+        """The server's default region (clients made by :meth:`client` use it)."""
+        return self.config.region
+
+    @property
+    def account_id(self) -> str:
+        """The server's default 12-digit account (requests whose access key id is not 12 digits land there)."""
+        return self.config.account_id
+
+    # ----------------------------------------------------------------- time
+
+    @property
+    def clock(self) -> ServerClock:
+        """The server clock: ``now_ms()`` (epoch ms) and ``advance(seconds)``."""
+        if self._clock is None:
+            raise RuntimeError("SQSServer is not running")
+        return self._clock
+
+    def advance(self, seconds: float) -> int:
+        """``clock.advance(seconds)``: move a manual clock forward, firing due timers; returns the new epoch ms."""
+        return self.clock.advance(seconds)
+
+    # ----------------------------------------------------------------- clients and accounts
+
+    @staticmethod
+    def new_account() -> str:
+        """A fresh 12-digit account id (see :func:`new_account`)."""
+        return new_account()
+
+    def client(self, account: str | None = None, **kwargs: Any) -> Any:
+        """A boto3 SQS client for this server.
+
+        ``account`` (12 digits) becomes the access key id, which sqsemu takes as the caller's account (default:
+        the server's ``account_id``). Region is the server's, the secret a dummy, retries are off. ``kwargs`` go
+        to ``boto3.session.Session().client`` and override those defaults (e.g. ``config=``).
+        """
+        import boto3
+        from botocore.config import Config as BotoConfig
+
+        account = account if account is not None else self.account_id
+        if not ACCOUNT_RE.match(account):
+            raise ValueError(f"account must be a 12-digit account id, got {account!r}")
+        options: dict[str, Any] = {
+            "endpoint_url": self.endpoint_url,
+            "region_name": self.region,
+            "aws_access_key_id": account,
+            "aws_secret_access_key": DUMMY_SECRET,
+            "config": BotoConfig(retries={"total_max_attempts": 1, "mode": "standard"}),
+        }
+        options.update(kwargs)
+        return boto3.session.Session().client("sqs", **options)
+
+    # ----------------------------------------------------------------- admin API
+
+    def _admin(self, method: str, path: str, payload: Any = None) -> Any:
+        return _admin_call(method, f"{self.endpoint_url}{path}", payload)
+
+    def queues(self) -> list[dict[str, Any]]:
+        """Every queue of every account and region (``GET /_sqsemu/queues``), sorted by (account, region, name):
+        ``{"account", "region", "name", "arn", "fifo", "url", "visible", "in_flight", "delayed"}`` each."""
+        return list(self._admin("GET", "/_sqsemu/queues")["queues"])
+
+    def peek_queue(self, queue: str, account: str | None = None, region: str | None = None) -> dict[str, Any]:
+        """``{"queue": {...}, "messages": [...]}`` for ``queue`` without changing anything (see :meth:`peek`)."""
+        if "/" in queue:
+            parts = [p for p in urllib.parse.urlsplit(queue).path.split("/") if p]
+            if len(parts) < 2:
+                raise ValueError(f"not a queue URL: {queue!r}")
+            account, name = parts[-2], parts[-1]
+        else:
+            name = queue
+            account = account if account is not None else self.account_id
+        path = f"/_sqsemu/queues/{urllib.parse.quote(account, safe='')}/{urllib.parse.quote(name, safe='')}/messages"
+        if region is not None:
+            path += "?" + urllib.parse.urlencode({"region": region})
+        result: dict[str, Any] = self._admin("GET", path)
+        return result
+
+    def peek(self, queue: str, account: str | None = None, region: str | None = None) -> list[dict[str, Any]]:
+        """The messages of ``queue`` (a queue URL, or a name in ``account``, default the server's account), in
+        the order they arrived, without receiving them: no receive count, visibility or receipt changes.
+
+        Each is ``{"message_id", "body", "state" ("visible"|"in_flight"|"delayed"), "seconds_left" (float s until
+        visible, None when visible), "receive_count", "sent_timestamp" (epoch ms), "first_receive_timestamp"
+        (epoch ms or None), "message_group_id", "message_deduplication_id", "sequence_number",
+        "dead_letter_source_arn", "attributes" (system attributes as strings), "message_attributes" ({name:
+        {"DataType", "StringValue"|"BinaryValue" (base64)}})}``. ``region`` defaults to the server's region.
+        Raises ``AdminAPIError`` (404) for an unknown queue.
+        """
+        return list(self.peek_queue(queue, account, region)["messages"])
+
+    def reset(self, account: str | None = None) -> int:
+        """Delete every queue (only ``account``'s, when given) with its messages; returns how many queues went."""
+        payload = {} if account is None else {"account": account}
+        return int(self._admin("POST", "/_sqsemu/reset", payload)["deleted_queues"])
+
+    def inject(
+        self,
+        action: str = "*",
+        queue: str = "*",
+        error: None | str | dict[str, Any] = None,
+        latency_ms: int | None = None,
+        drop: bool = False,
+        every: int | None = None,
+        probability: float | None = None,
+        seed: int | None = None,
+        count: int | None = None,
+        rule_id: str | None = None,
+    ) -> str:
+        """Add a fault-injection rule (``POST /_sqsemu/faults``, server-wide: clear it when done); returns its id.
+
+        ``action`` is an SQS action name or ``"*"``; ``queue`` a queue-name glob or ``"*"``. ``error`` is an error
+        code (``"ServiceUnavailable"``, sent as ``{"code": ...}``) or ``{"code", "status", "message"}``;
+        ``latency_ms`` delays matching requests (milliseconds); ``drop`` closes the connection without an answer.
+        ``every`` (every n-th match), ``probability`` (0..1, with ``seed``) and ``count`` (at most that many times)
+        choose which matches fire. ``rule_id`` names the rule (default: the server picks one). Options left at
+        None are not sent. Raises ``AdminAPIError`` (400) for a rule the server refuses.
+        """
+        rule: dict[str, Any] = {"action": action, "queue": queue, "drop": drop}
+        optional = {
+            "error": {"code": error} if isinstance(error, str) else error,
+            "latency_ms": latency_ms,
+            "every": every,
+            "probability": probability,
+            "seed": seed,
+            "count": count,
+            "id": rule_id,
+        }
+        rule.update({key: value for key, value in optional.items() if value is not None})
+        answer = self._admin("POST", "/_sqsemu/faults", rule)
+        return _rule_id(answer)
+
+    def clear_faults(self) -> None:
+        """Remove every fault-injection rule (``DELETE /_sqsemu/faults``)."""
+        self._admin("DELETE", "/_sqsemu/faults")
+
+
+def _rule_id(answer: Any) -> str:
+    """The rule id in a ``POST /_sqsemu/faults`` answer (the normalised rule, ``{"id": ..., ...}``)."""
+    if isinstance(answer, dict) and answer.get("id") is not None:
+        return str(answer["id"])
+    raise AdminAPIError(200, f"no rule id in the answer of POST /_sqsemu/faults: {answer!r}")
