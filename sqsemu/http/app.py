@@ -279,8 +279,9 @@ class SQSApp:
         server neither answers nor logs. Under another ASGI server, start a response and never finish it (the
         server then closes the connection mid-response)."""
         transport = getattr(getattr(send, "__self__", None), "transport", None)
-        if isinstance(transport, asyncio.BaseTransport):
-            transport.close()
+        close = getattr(transport, "close", None)  # uvloop's transports are not asyncio.BaseTransport subclasses
+        if callable(close):
+            close()
             for _ in range(3):
                 await asyncio.sleep(0)
             return
