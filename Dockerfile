@@ -1,7 +1,8 @@
 # sqsemu: a local Amazon SQS-compatible server.
 #   docker build -t sqsemu .
 #   docker run --rm -p 9324:9324 sqsemu
-# Configure with SQSEMU_* environment variables (see README); host and port are fixed by CMD below.
+# Configure with SQSEMU_* environment variables or a mounted config file (SQSEMU_CONFIG; see README); host and port
+# are fixed by CMD below.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -12,8 +13,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /opt/sqsemu
 COPY pyproject.toml README.md ./
 COPY sqsemu ./sqsemu
+# /data is where durable mode keeps its state (SQSEMU_DATA_DIR=/data, a volume in docker-compose.yml); a new named
+# volume takes this folder's owner, so the unprivileged user can write there.
 RUN pip install . \
-    && useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin sqsemu
+    && useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin sqsemu \
+    && mkdir /data \
+    && chown sqsemu:sqsemu /data
 
 USER sqsemu
 EXPOSE 9324

@@ -1,7 +1,11 @@
 """The ``sqsemu`` command line: one option per :class:`~sqsemu.config.Config` field, nothing more.
 
-Every option can also be given as an environment variable ``SQSEMU_<FIELD>`` (e.g. ``SQSEMU_PORT=9325``);
-a flag on the command line wins over the variable. Invalid values are reported by click (exit status 2).
+Every option can also be given as an environment variable ``SQSEMU_<FIELD>`` (e.g. ``SQSEMU_PORT=9325``) and
+as a key of the ``[server]`` table of the configuration file (``--config``, see :mod:`sqsemu.declare`). Precedence:
+command-line flag > environment variable > configuration file > default (click's ``default_map``, filled from the
+file by the eager ``--config`` option before the other options are read). Invalid values, and a configuration file
+that cannot be read or holds a bad key or declaration, are reported by click (exit status 2); a declaration that
+conflicts with existing state (a restored queue with another attribute value) stops the start-up with exit status 1.
 """
 
 from __future__ import annotations
@@ -11,10 +15,10 @@ from typing import Any
 import click
 
 from sqsemu import __version__
-from sqsemu.config import CLOCKS, FIDELITIES, Config
+from sqsemu.config import CLOCKS, FIDELITIES, FSYNC_LEVELS, LOG_LEVELS, Config
 
 _DEFAULTS = Config()
-LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+_LOADED = "sqsemu.config_file"  # ctx.meta key of the LoadedFile read by --config
 
 
 def _env(field: str) -> str:
@@ -44,6 +48,39 @@ def _check_faults(ctx: click.Context, param: click.Parameter, value: str) -> str
         except FaultFileError as exc:
             raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
     return value
+
+
+def _load_config(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Read the ``--config`` file first (eager) and make its ``[server]`` values the defaults of the other options."""
+    if value:
+        from sqsemu.declare import ConfigFileError, load_file
+
+        try:
+            loaded = load_file(value)
+        except ConfigFileError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+        ctx.meta[_LOADED] = loaded
+        ctx.default_map = {**(ctx.default_map or {}), **loaded.server}
+    return value
+
+
+def _config(options: dict[str, Any]) -> Config:
+    """The Config of the parsed options plus the declarations of the ``--config`` file, checked (exit 2 if bad)."""
+    loaded = click.get_current_context().meta.get(_LOADED)
+    if loaded is None:
+        return Config(**options)
+    from sqsemu.declare import DeclarationError, check_declarations
+
+    for key, value in loaded.server.items():
+        options.setdefault(key, value)  # a [server] key that has no flag of its own
+    config = Config(**options, queues=loaded.queues, fault_rules=loaded.fault_rules)
+    try:
+        check_declarations(config)
+    except DeclarationError as exc:
+        ctx = click.get_current_context()
+        param = next(p for p in ctx.command.params if p.name == "config")
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+    return config
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -139,13 +176,50 @@ def _check_faults(ctx: click.Context, param: click.Parameter, value: str) -> str
     callback=_check_faults,
     help="JSON file with a list of fault-injection rules (as POST /_sqsemu/faults takes), loaded at start-up.",
 )
+@click.option(
+    "--data-dir",
+    "data_dir",
+    default=_DEFAULTS.data_dir,
+    envvar=_env("data_dir"),
+    show_envvar=True,
+    help="Durable mode: keep all state in SQLite in this folder (default: in memory).",
+)
+@click.option(
+    "--fsync",
+    "fsync",
+    type=click.Choice(FSYNC_LEVELS),
+    default=_DEFAULTS.fsync,
+    show_default=True,
+    envvar=_env("fsync"),
+    show_envvar=True,
+    help="Durable mode: normal survives a process crash; full also a power loss (an fsync per group commit).",
+)
+@click.option(
+    "--config",
+    "config",
+    default=_DEFAULTS.config,
+    metavar="PATH",
+    envvar=_env("config"),
+    show_envvar=True,
+    is_eager=True,
+    callback=_load_config,
+    help="TOML file with [server] options, [[queues]] to create and [[faults]] rules (README, 'Configuration "
+    "file'); flags and SQSEMU_* variables win over its [server] values.",
+)
 @click.version_option(__version__, "--version", "-V", prog_name="sqsemu")
 def main(**options: Any) -> None:
     """Run a local Amazon SQS-compatible server (AWS JSON 1.0 and AWS Query protocols), in memory."""
-    config = Config(**options)
+    config = _config(options)
+    from sqsemu.declare import DeclarationError
+    from sqsemu.persistence import StoreError
     from sqsemu.server import run
 
-    run(config)
+    try:
+        run(config)
+    except StoreError as exc:
+        raise click.ClickException(f"cannot start: {exc}") from None
+    except DeclarationError as exc:  # e.g. a restored queue with another value for a declared attribute
+        raise click.ClickException(str(exc)) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,17 +1,46 @@
 """The one configuration object: the CLI, SQSEMU_* environment variables, Docker and tests all fill it.
 
 ARCHITECTURE principle 8. Every field maps 1:1 onto a ``--flag`` of ``sqsemu`` and an ``SQSEMU_<FIELD>``
-environment variable (upper case).
+environment variable (upper case), except the declarations (``queues``, ``fault_rules``), which come from a
+configuration file (``--config``, see :mod:`sqsemu.declare`) or from code.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 ACCOUNT_RE = re.compile(r"^\d{12}$")
 CLOCKS = ("system", "manual")
 FIDELITIES = ("relaxed", "strict")
+FSYNC_LEVELS = ("normal", "full")
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+_NOT_OPTIONS = {"extra", "queues", "fault_rules"}
+
+
+@dataclass(frozen=True)
+class QueueDeclaration:
+    """One queue to create at start-up (a ``[[queues]]`` entry of the configuration file).
+
+    - ``name``: the queue name (a FIFO queue's ends in ``.fifo``; ``FifoQueue=true`` is then implied).
+    - ``account``/``region``: its namespace; ``None`` means the server's ``account_id``/``region``.
+    - ``attributes``: ``(name, value)`` pairs as CreateQueue takes them (SQS strings, e.g. ``("DelaySeconds", "5")``).
+    - ``tags``: ``(key, value)`` pairs merged onto the queue's tags.
+    - ``dead_letter_queue``: name of a queue in the same account and region that becomes the ``deadLetterTargetArn``
+      of the queue's ``RedrivePolicy``, with ``max_receive_count`` (1..1000) receives; both or neither.
+
+    Hashable (tuples only), so a :class:`Config` holding declarations stays hashable and comparable.
+    """
+
+    name: str
+    account: str | None = None
+    region: str | None = None
+    attributes: tuple[tuple[str, str], ...] = ()
+    tags: tuple[tuple[str, str], ...] = ()
+    dead_letter_queue: str | None = None
+    max_receive_count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -31,6 +60,14 @@ class Config:
     - ``faults``: path of a JSON file holding a list of fault-injection rules (the objects ``POST /_sqsemu/faults``
       takes, see ``sqsemu.admin.faults``), loaded when the app is built; empty means none. A file that cannot be
       read or holds a bad rule fails the start-up with a message naming the file and the rule.
+    - ``data_dir``: durable mode: keep all state in SQLite in this folder (empty: in memory, the default).
+    - ``fsync``: durable mode's sync level: ``normal`` (a committed change survives a crash of the process) or
+      ``full`` (it also survives a power loss or OS crash, at the cost of an fsync per group commit).
+    - ``config``: path of the TOML configuration file these settings were read from (informational: the CLI reads
+      it; from code use :meth:`from_file`). See :mod:`sqsemu.declare` for the format.
+    - ``queues``: :class:`QueueDeclaration` s created at start-up, idempotently (not a flag: from the file or code).
+    - ``fault_rules``: fault-rule objects (as ``POST /_sqsemu/faults`` takes) added at start-up, before those of the
+      ``faults`` file (not a flag; not compared: two configs differing only here are equal).
     """
 
     host: str = "127.0.0.1"
@@ -43,6 +80,11 @@ class Config:
     access_log: bool = False
     fidelity: str = "relaxed"
     faults: str = ""
+    data_dir: str = ""
+    fsync: str = "normal"
+    config: str = ""
+    queues: tuple[QueueDeclaration, ...] = ()
+    fault_rules: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
     extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -52,12 +94,35 @@ class Config:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, got {self.clock!r}")
         if self.fidelity not in FIDELITIES:
             raise ValueError(f"fidelity must be one of {', '.join(FIDELITIES)}, got {self.fidelity!r}")
+        if self.fsync not in FSYNC_LEVELS:
+            raise ValueError(f"fsync must be one of {', '.join(FSYNC_LEVELS)}, got {self.fsync!r}")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be 0..65535, got {self.port}")
         if self.base_url and not re.match(r"^https?://[^/]+$", self.base_url):
             raise ValueError(f"base_url must look like http://host:port (no path), got {self.base_url!r}")
+        # Lists are accepted for convenience and stored as tuples (the dataclass is frozen and hashable).
+        object.__setattr__(self, "queues", tuple(self.queues))
+        object.__setattr__(self, "fault_rules", tuple(self.fault_rules))
+        for declared in self.queues:
+            if not isinstance(declared, QueueDeclaration):
+                raise ValueError(f"queues must hold QueueDeclaration objects, got {declared!r}")
 
     @classmethod
     def field_names(cls) -> list[str]:
-        """Names of the user-settable fields, in declaration order."""
-        return [f.name for f in fields(cls) if f.name != "extra"]
+        """Names of the fields that are command-line options (``--flag`` / ``SQSEMU_*``), in declaration order."""
+        return [f.name for f in fields(cls) if f.name not in _NOT_OPTIONS]
+
+    @classmethod
+    def from_file(cls, path: str, **overrides: Any) -> Config:
+        """The configuration a TOML file declares (see :mod:`sqsemu.declare`), with ``overrides`` winning over the
+        file's ``[server]`` values, and its queues and fault rules.
+
+        Raises :class:`sqsemu.declare.ConfigFileError` (a ``ValueError``) naming the file and the key at fault.
+        """
+        from sqsemu.declare import load_file
+
+        loaded = load_file(path)
+        values: dict[str, Any] = {**loaded.server, "config": str(path), "queues": loaded.queues}
+        values["fault_rules"] = loaded.fault_rules
+        values.update(overrides)
+        return cls(**values)

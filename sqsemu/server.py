@@ -55,12 +55,23 @@ def build(config: Config) -> tuple[ASGIApp, Broker, Clock]:
     The clock is chosen by ``config.clock``; the broker runs on it; the app's lifespan starts and closes the
     broker, so the app must be served with lifespan enabled.
     """
+    from sqsemu.declare import apply_declarations
     from sqsemu.engine.broker import Broker
     from sqsemu.http.app import create_app
 
     clock = make_clock(config)
     broker = Broker(clock, strict=config.fidelity == "strict")
-    app: ASGIApp = create_app(config, broker, clock)
+    store = None
+    if config.data_dir:
+        from sqsemu.persistence.sqlite import SQLiteStore
+
+        store = SQLiteStore.open(config.data_dir, fsync=config.fsync)
+        store.restore(broker)
+        store.attach(broker)
+    apply_declarations(broker, config)
+    if store is not None:
+        store.commit_pending()
+    app: ASGIApp = create_app(config, broker, clock, store)
     return app, broker, clock
 
 

@@ -25,6 +25,7 @@ from sqsemu.engine.errors import (
     SQSError,
     invalid_value,
 )
+from sqsemu.engine.events import Journal
 from sqsemu.engine.fifo import FifoQueue
 from sqsemu.engine.limits import DEFAULT_LIMITS, Limits
 from sqsemu.engine.message import Message, ReceiptEntry, SendEntry
@@ -69,6 +70,37 @@ class Broker:
         self._dirty: set[Queue] = set()
         self._deleted_at: dict[tuple[Namespace, str], int] = {}
         self.move_tasks = MoveTasks(clock.now_ms, self.schedule, self.resolve_arn, self.is_dead_letter_queue)
+        self.journal: Journal | None = None
+
+    def set_journal(self, journal: Journal | None) -> None:
+        """Subscribe ``journal`` to every change from now on (ARCHITECTURE principle 7)."""
+        self.journal = journal
+        for queue in self.all_queues():
+            queue.journal = journal
+        self.move_tasks.on_change = journal.task_saved if journal is not None else None
+
+    def restore_queue(
+        self,
+        ns: Namespace,
+        name: str,
+        fifo: bool,
+        uid: str,
+        attributes: dict[str, str],
+        tags: Mapping[str, str],
+        created_s: int,
+        last_modified_s: int,
+        last_purge_ms: int | None,
+    ) -> Queue:
+        """Recreate a queue read from the durable store (attributes already validated and canonical), keeping
+        its identity (``uid``, so receipt handles issued before a restart stay valid) and timestamps."""
+        cls = FifoQueue if fifo else Queue
+        queue = cls(name, ns, attributes, tags, self.clock.now_ms(), self.limits, self)
+        queue.uid = uid
+        queue.created_s = created_s
+        queue.last_modified_s = last_modified_s
+        queue.last_purge_ms = last_purge_ms
+        self.namespaces.setdefault(ns, {})[name] = queue
+        return queue
 
     # ----------------------------------------------------------------- scheduler (TimerDriver)
 
@@ -169,6 +201,8 @@ class Broker:
         cls = FifoQueue if fifo else Queue
         queue = cls(name, ns, initial, tags_, now, self.limits, self)
         queues[name] = queue
+        if self.journal is not None:
+            self.journal.queue_saved(queue)
         return queue
 
     def _check_redrive_policy(self, source_arn: str, fifo: bool, policy: str | None) -> None:
@@ -220,6 +254,8 @@ class Broker:
         if queues.get(queue.name) is queue:
             del queues[queue.name]
         queue.drop()
+        if self.journal is not None:
+            self.journal.queue_deleted(queue)
         if self.strict:
             now = self.clock.now_ms()
             self._deleted_at = {k: t for k, t in self._deleted_at.items() if now - t < RECENT_MS}
@@ -239,6 +275,8 @@ class Broker:
         for queue in doomed:
             self.namespaces.get(queue.namespace, {}).pop(queue.name, None)
             queue.drop()
+            if self.journal is not None:
+                self.journal.queue_deleted(queue)
         for ns in [ns for ns, queues in self.namespaces.items() if not queues]:
             del self.namespaces[ns]
         self._deleted_at = {
@@ -254,6 +292,8 @@ class Broker:
         if self.strict and queue.last_purge_ms is not None and now - queue.last_purge_ms < RECENT_MS:
             raise PurgeQueueInProgress(f"Only one PurgeQueue operation on {queue.name} is allowed every 60 seconds.")
         queue.purge(now)
+        if self.journal is not None:
+            self.journal.queue_purged(queue)
 
     def get_queue_attributes(self, queue: Queue, names: Sequence[str]) -> dict[str, str]:
         """GetQueueAttributes; ``names`` empty gives ``{}``. Raises ``InvalidAttributeName``."""
@@ -268,7 +308,12 @@ class Broker:
         self._check_redrive_policy(queue.arn, queue.fifo, values.get("RedrivePolicy"))
         now = self.clock.now_ms()
         queue.set_attributes(values, now)
+        self._saved(queue)
         self._flush(now)
+
+    def _saved(self, queue: Queue) -> None:
+        if self.journal is not None:
+            self.journal.queue_saved(queue)
 
     def list_dead_letter_source_queues(self, queue: Queue) -> list[Queue]:
         """Queues of ``queue``'s namespace whose RedrivePolicy targets it, sorted by name."""
@@ -286,6 +331,7 @@ class Broker:
             raise MissingParameter.named("Tags")
         tags.validate_tags(new_tags, queue.tags)
         queue.tags.update(new_tags)
+        self._saved(queue)
 
     def untag_queue(self, queue: Queue, keys: Sequence[str]) -> None:
         """UntagQueue: remove ``keys``; unknown keys are ignored."""
@@ -294,6 +340,7 @@ class Broker:
         tags.validate_tag_keys(keys)
         for key in keys:
             queue.tags.pop(key, None)
+        self._saved(queue)
 
     def list_queue_tags(self, queue: Queue) -> dict[str, str]:
         """ListQueueTags."""
@@ -305,11 +352,13 @@ class Broker:
         """AddPermission: add a statement to the queue's Policy (SQS-REFERENCE 2.16, 3.5)."""
         policy = permissions.add_statement(queue.attributes.get("Policy"), queue.arn, label, account_ids, actions)
         queue.set_attributes({"Policy": policy}, self.clock.now_ms())
+        self._saved(queue)
 
     def remove_permission(self, queue: Queue, label: str | None) -> None:
         """RemovePermission: drop the statement ``label``; the last one takes the Policy attribute with it."""
         policy = permissions.remove_statement(queue.attributes.get("Policy"), label)
         queue.set_attributes({"Policy": policy or ""}, self.clock.now_ms())
+        self._saved(queue)
 
     # ----------------------------------------------------------------- message move tasks
 

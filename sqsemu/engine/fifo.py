@@ -89,6 +89,8 @@ class FifoQueue(Queue):
             for message in list(self.messages.values()):
                 if message.state is DELAYED:
                     message.visible_at_ms = message.sent_ms + self.delay_seconds * 1000
+                    if self.journal is not None:
+                        self.journal.message_changed(self, message)
                     if message.visible_at_ms <= now_ms:
                         self._make_visible(message)
                     else:
@@ -203,6 +205,8 @@ class FifoQueue(Queue):
         expires = now_ms + DEDUPLICATION_WINDOW_MS
         self.dedup[key] = (expires, message.message_id, message.sequence_number)
         self._dedup_order.append((expires, key))
+        if self.journal is not None:
+            self.journal.deduplication_remembered(self, key, expires, message.message_id, message.sequence_number)
         self._enqueue(message, self.delay_seconds, now_ms)
         return message
 
@@ -277,6 +281,8 @@ class FifoQueue(Queue):
                 self._make_visible(message)
             entries.append((message, serial, message.visible_at_ms))
             out.append((message, self.receipt_handle(message)))
+            if self.journal is not None:
+                self.journal.message_changed(self, message)
         attempt.entries = entries
         return out
 
@@ -338,6 +344,23 @@ class FifoQueue(Queue):
         copy = super().add_redriven(message, now_ms)
         copy.sequence_number = self._next_sequence_number(now_ms)
         return copy
+
+    # ----------------------------------------------------------------- restore (durable mode)
+
+    def restore_message(self, message: Message) -> None:
+        """Put a saved message back into its group (messages arrive in enqueue order)."""
+        self._join_group(message)
+        if message.state is IN_FLIGHT:
+            self.groups[message.group_id or ""].in_flight += 1
+        super().restore_message(message)
+        if message.sequence_number is not None:
+            self._sequence = max(self._sequence, int(message.sequence_number))
+
+    def restore_deduplication(self, key: str, expires_ms: int, message_id: str, sequence_number: str) -> None:
+        """Remember a saved deduplication key until ``expires_ms`` (epoch ms)."""
+        self.dedup[key] = (expires_ms, message_id, sequence_number)
+        self._dedup_order.append((expires_ms, key))
+        self._sequence = max(self._sequence, int(sequence_number))
 
     # ----------------------------------------------------------------- purge
 

@@ -35,6 +35,7 @@ from sqsemu.engine.errors import (
     SQSError,
     invalid_value,
 )
+from sqsemu.engine.events import Journal
 from sqsemu.engine.limits import Limits
 from sqsemu.engine.message import Message, MessageState, ReceiptEntry, SendEntry
 from sqsemu.engine.validation import (
@@ -71,6 +72,10 @@ class QueueHost(Protocol):
 
     def resolve_arn(self, arn: str) -> Queue | None:
         """The live queue with this ARN, or None."""
+
+    @property
+    def journal(self) -> Journal | None:
+        """The subscriber to changes, or None (in memory)."""
 
 
 class Namespace:
@@ -131,6 +136,7 @@ class Queue:
         self.counts = [0, 0, 0, 0]
         self.waiters = WaiterLine()
         self.host = host
+        self.journal = host.journal
         self._schedule = host.schedule
         self._dead_in_age = 0
         self._retention_due = 0
@@ -232,6 +238,8 @@ class Queue:
         self.counts[message.state] -= 1
         message.state = DELETED
         del self.messages[message.message_id]
+        if self.journal is not None:
+            self.journal.message_deleted(self, message)
         self._dead_in_age += 1
         if compact and self._dead_in_age > _COMPACT_MIN and self._dead_in_age * 2 > len(self.by_age) + len(self.late):
             self.by_age = deque(m for m in self.by_age if m.state is not DELETED)
@@ -362,6 +370,8 @@ class Queue:
             self._place(message)
             if self.waiters:
                 self.host.mark_available(self)
+        if self.journal is not None:
+            self.journal.message_added(self, message)
 
     def _accept(self, entry: SendEntry, sender_id: str, now_ms: int) -> Message:
         """Validate and store one message (FIFO queues also deduplicate here)."""
@@ -475,6 +485,8 @@ class Queue:
         if visibility_timeout:
             self._set_state(message, IN_FLIGHT)
             self._schedule(message.visible_at_ms, self._on_due, message)
+        if self.journal is not None:
+            self.journal.message_changed(self, message)
         return self.receipt_handle(message)
 
     def receive(self, now_ms: int, max_number: int, visibility_timeout: int, request_ms: int) -> list[Received]:
@@ -579,6 +591,8 @@ class Queue:
                 f"[{limits.visibility_timeout_max_s} seconds].",
             )
         message.visible_at_ms = deadline
+        if self.journal is not None:
+            self.journal.message_changed(self, message)
         if visibility_timeout == 0:
             if message.state is IN_FLIGHT:
                 self._make_visible(message)
@@ -626,6 +640,8 @@ class Queue:
         self._place(message)
         if self.waiters:
             self.host.mark_available(self)
+        if self.journal is not None:
+            self.journal.message_added(self, message)
 
     def peek_visible(self, limit: int) -> list[Message]:
         """Up to ``limit`` visible messages, oldest visible first, unchanged (for move tasks)."""
@@ -662,6 +678,20 @@ class Queue:
 
     def _redrive_deduplication_id(self, message: Message) -> str | None:
         return None
+
+    # ----------------------------------------------------------------- restore (durable mode)
+
+    def restore_message(self, message: Message) -> None:
+        """Put back a message read from the durable store, in enqueue order, with its saved state. A delay or
+        visibility timeout that ran out while the server was down makes it visible on the next timer run."""
+        self.messages[message.message_id] = message
+        self._track_age(message, message.enqueued_ms)
+        state = message.state
+        self.counts[state] += 1
+        if state is VISIBLE:
+            self._place(message)
+        else:
+            self._schedule(message.visible_at_ms, self._on_due, message)
 
     # ----------------------------------------------------------------- purge / delete
 

@@ -203,6 +203,33 @@ class MoveTasks(Generic[Q]):
         self._resolve = resolve_arn
         self._is_dlq = is_dead_letter_queue
         self._tasks: dict[str, list[MoveTask[Q]]] = {}  # source ARN -> tasks, oldest first
+        self.on_change: Callable[[MoveTask[Q]], None] | None = None  # told of every start, step and end
+
+    def _changed(self, task: MoveTask[Q]) -> None:
+        if self.on_change is not None:
+            self.on_change(task)
+
+    def restore(
+        self,
+        source: Q,
+        task_id: str,
+        destination_arn: str | None,
+        max_per_second: int | None,
+        started_ms: int,
+        to_move: int,
+        moved: int,
+        status: str,
+        failure_reason: str | None,
+    ) -> None:
+        """Put back a task read from the durable store; a RUNNING one carries on from the next tick."""
+        task: MoveTask[Q] = MoveTask(source, destination_arn, max_per_second, started_ms, to_move)
+        task.task_id = task_id
+        task.moved = moved
+        task.status = TaskStatus(status)
+        task.failure_reason = failure_reason
+        self._tasks.setdefault(source.arn, []).append(task)
+        if task.status is TaskStatus.RUNNING:
+            self._schedule(self._now_ms(), self._tick, task)
 
     # ----------------------------------------------------------------- lookups
 
@@ -276,6 +303,7 @@ class MoveTasks(Generic[Q]):
         task: MoveTask[Q] = MoveTask(source, destination_arn, max_per_second, now, source.message_count())
         self._tasks.setdefault(source.arn, tasks).append(task)
         self._schedule(now, self._tick, task)
+        self._changed(task)
         return task.handle
 
     def cancel(self, task_handle: str | None) -> int:
@@ -300,6 +328,7 @@ class MoveTasks(Generic[Q]):
             )
         task.status = TaskStatus.CANCELLED
         self._prune(source.arn)
+        self._changed(task)
         return task.moved
 
     def list(self, source_arn: str | None, max_results: int | None) -> list[dict[str, Any]]:
@@ -324,6 +353,7 @@ class MoveTasks(Generic[Q]):
         task.status = status
         task.failure_reason = reason
         self._prune(task.source_arn)
+        self._changed(task)
 
     def _tick(self, task: MoveTask[Q], due_ms: int) -> None:
         """Timer: move up to ``task.rate`` visible messages, then finish or schedule the next tick 1 s later."""
@@ -360,3 +390,4 @@ class MoveTasks(Generic[Q]):
             self._finish(task, TaskStatus.COMPLETED)
             return
         self._schedule(max(due_ms + TICK_MS, now), self._tick, task)
+        self._changed(task)

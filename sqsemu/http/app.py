@@ -13,7 +13,9 @@ before it runs; a firing rule may add latency, answer an injected error in the r
 connection (the response is started and never finished, so the client sees the connection close). With no rules
 the cost is one truth test.
 
-The ASGI lifespan calls ``broker.start()`` on startup (inside the running loop) and ``broker.close()`` on shutdown.
+The ASGI lifespan calls ``broker.start()`` on startup (inside the running loop) and ``broker.close()`` on shutdown
+(then closes the durable store, if any). In durable mode a request is answered only once the changes it made are
+committed (``Store.durable()``); an SQS error answer does not wait (errors change nothing).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from sqsemu.clock import Clock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker
 from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterValue, SQSError, UnknownOperation
+from sqsemu.persistence import Store
 from sqsemu.protocol import json as jsonproto
 from sqsemu.protocol import query
 from sqsemu.protocol.detect import Detected, Protocol, detect, looks_like_json
@@ -119,10 +122,18 @@ def _fault_queue_name(request: object, queue_path: tuple[str, str] | None) -> st
 class SQSApp:
     """The ASGI application returned by ``create_app``."""
 
-    def __init__(self, config: Config, broker: Broker, clock: Clock, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+    def __init__(
+        self,
+        config: Config,
+        broker: Broker,
+        clock: Clock,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        store: Store | None = None,
+    ) -> None:
         self.config = config
         self.broker = broker
         self.clock = clock
+        self.store = store
         self.max_body_bytes = max_body_bytes
         self.faults = injector_for(broker)
         if config.faults:
@@ -156,6 +167,8 @@ class SQSApp:
             elif message["type"] == "lifespan.shutdown":
                 try:
                     self.broker.close()
+                    if self.store is not None:
+                        self.store.close()
                 except Exception as exc:
                     logger.exception("broker failed to close")
                     await send({"type": "lifespan.shutdown.failed", "message": str(exc)})
@@ -239,6 +252,8 @@ class SQSApp:
             payload = await self._dispatch(
                 scope, detected, body, authorization, host, trace, request_id, watch_disconnect
             )
+            if self.store is not None:
+                await self.store.durable()
         except _ClientGone:
             return
         except _DropConnection:
@@ -371,9 +386,10 @@ def _presigned_credential(params: list[tuple[str, str]]) -> str | None:
     return None
 
 
-def create_app(config: Config, broker: Broker, clock: Clock) -> ASGIApp:
-    """The sqsemu ASGI application for ``config``, serving ``broker`` with time from ``clock``.
+def create_app(config: Config, broker: Broker, clock: Clock, store: Store | None = None) -> ASGIApp:
+    """The sqsemu ASGI application for ``config``, serving ``broker`` with time from ``clock``; in durable mode
+    ``store`` keeps the state and every request is answered once its changes are committed.
 
     SQS errors are rendered per SQS-REFERENCE 1.5; unexpected exceptions become InternalError (500).
     """
-    return SQSApp(config, broker, clock)
+    return SQSApp(config, broker, clock, store=store)

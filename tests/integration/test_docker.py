@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from harness import ServerProcess, free_port
+from harness import ServerProcess, free_port, json_client
 
 from sqsemu.config import Config
 
@@ -178,3 +178,57 @@ def test_dockerignore_keeps_what_the_build_copies() -> None:
     assert not copied & ignored, copied & ignored
     for path in copied:
         assert os.path.exists(ROOT / path), path
+
+
+def compose_environment() -> dict[str, str]:
+    service = compose()["services"]["sqsemu"]  # type: ignore[index]
+    environment = service.get("environment", {})
+    if isinstance(environment, list):
+        environment = dict(item.split("=", 1) for item in environment)
+    return {str(k): str(v) for k, v in environment.items()}
+
+
+def compose_mounts() -> dict[str, str]:
+    """``{container path: host path or volume name}`` of the service's short-syntax volumes."""
+    service = compose()["services"]["sqsemu"]  # type: ignore[index]
+    mounts: dict[str, str] = {}
+    for volume in service.get("volumes", []):
+        source, target = str(volume).split(":")[:2]
+        mounts[target] = source
+    return mounts
+
+
+def test_compose_environment_names_only_real_options() -> None:
+    fields = {f"SQSEMU_{name.upper()}" for name in Config.field_names()}
+    environment = compose_environment()
+    assert set(environment) <= fields, set(environment) - fields
+
+
+def test_compose_mounts_the_example_config_where_sqsemu_config_points() -> None:
+    target = compose_environment()["SQSEMU_CONFIG"]
+    source = compose_mounts()[target]
+    assert (ROOT / source).resolve() == ROOT / "docker" / "sqsemu.toml"
+    assert Config.from_file(str(ROOT / source)).queues, "the mounted config declares no queues"
+
+
+def test_compose_keeps_durable_state_in_a_named_volume_the_image_user_owns() -> None:
+    target = compose_environment()["SQSEMU_DATA_DIR"]
+    volume = compose_mounts()[target]
+    named = compose().get("volumes") or {}
+    assert isinstance(named, dict) and volume in named, f"{volume} is not a named volume"
+    user = only(dockerfile_instructions(), "USER").split(":")[0]
+    run_lines = " ".join(args for kw, args in dockerfile_instructions() if kw == "RUN")
+    assert f"mkdir {target}" in run_lines and f"chown {user}:{user} {target}" in run_lines, run_lines
+
+
+def test_the_compose_configuration_serves_the_example_queues(tmp_path: Path) -> None:
+    # The compose service's settings with the container paths mapped onto this checkout and a temporary folder.
+    env = {k: v for k, v in env_file_values().items() if k not in {"SQSEMU_HOST", "SQSEMU_PORT"}}
+    env["SQSEMU_CONFIG"] = str(ROOT / compose_mounts()[compose_environment()["SQSEMU_CONFIG"]])
+    env["SQSEMU_DATA_DIR"] = str(tmp_path / "data")
+    declared = {q.name for q in Config.from_file(env["SQSEMU_CONFIG"]).queues}
+    for _ in range(2):  # the second start restores the data folder and finds the declarations applied
+        with ServerProcess(env=env) as srv:
+            sqs = json_client(srv.endpoint_url)
+            names = {url.rsplit("/", 1)[1] for url in sqs.list_queues().get("QueueUrls", [])}
+            assert names == declared

@@ -1,0 +1,514 @@
+"""The configuration file (``sqsemu --config sqsemu.toml``): server options, declared queues and fault rules.
+
+The file is TOML (read with the standard library's ``tomllib``) with three optional top-level entries::
+
+    [server]                      # keys are Config field names (see sqsemu.config.Config)
+    region = "eu-west-1"
+    fidelity = "strict"
+
+    [[queues]]                    # one table per queue
+    name = "orders"               # required; a name ending in .fifo makes a FIFO queue (FifoQueue = true implied)
+    account = "000000000000"      # optional, a quoted 12-digit string; default: the server's account_id
+    region = "eu-west-1"          # optional; default: the server's region
+    attributes = { VisibilityTimeout = 60, DelaySeconds = 0 }   # CreateQueue attributes
+    tags = { team = "shop" }      # merged onto the queue's tags
+    dead_letter_queue = "orders-dlq"   # a queue of the same account and region -> RedrivePolicy
+    max_receive_count = 5              # 1..1000, required with dead_letter_queue (and only with it)
+
+    [[faults]]                    # the rule objects POST /_sqsemu/faults takes (sqsemu.admin.faults)
+    action = "SendMessage"
+    queue = "orders"
+    error = "ThrottlingException"
+    every = 3
+
+Attribute values may be strings, integers or booleans (``60`` → ``"60"``, ``true`` → ``"true"``); ``Policy`` and
+``RedriveAllowPolicy`` may also be tables (sent as compact JSON). ``RedrivePolicy`` is not accepted as an
+attribute: ``dead_letter_queue`` and ``max_receive_count`` build it from the dead-letter queue's ARN. Relative
+paths in ``[server]`` (``faults``, ``data_dir``) are taken from the file's folder.
+
+Two steps, two error types:
+
+- :func:`load_file` reads and checks the file on its own (types, unknown keys, fault rules) and returns a
+  :class:`LoadedFile`; every problem is a :class:`ConfigFileError` naming the file and the key.
+- :func:`apply_declarations` creates the declared queues in a broker at start-up (after a durable store restored
+  its state) and adds the fault rules. It is idempotent: a queue that exists with the declared attribute values is
+  left alone (CreateQueue semantics: only the attributes declared are compared) and only missing or different tags
+  are written. Dead-letter queues are created before the queues naming them. All declarations are checked before
+  anything changes: a dead-letter cycle, a missing dead-letter queue, an SQS validation error or an existing queue
+  with a different value is a :class:`DeclarationError` naming the queue (and the attribute), and no queue is
+  created.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqsemu.config import LOG_LEVELS, Config, QueueDeclaration
+
+if TYPE_CHECKING:
+    from sqsemu.engine.broker import Broker
+    from sqsemu.engine.queue import Namespace, Queue
+
+__all__ = [
+    "ConfigFileError",
+    "DeclarationError",
+    "LoadedFile",
+    "apply_declarations",
+    "check_declarations",
+    "load_file",
+    "parse_document",
+]
+
+TOP_KEYS = ("server", "queues", "faults")
+QUEUE_KEYS = ("name", "account", "region", "attributes", "tags", "dead_letter_queue", "max_receive_count")
+PATH_KEYS = ("faults", "data_dir")  # relative values are taken from the config file's folder
+JSON_ATTRIBUTES = ("Policy", "RedriveAllowPolicy")  # may be given as TOML tables
+
+
+def server_keys() -> list[str]:
+    """The keys a ``[server]`` table may hold: every Config option except ``config`` itself."""
+    return [name for name in Config.field_names() if name != "config"]
+
+
+class ConfigFileError(ValueError):
+    """The configuration file cannot be read, is not TOML, or holds an unknown key or a value of the wrong type.
+
+    The message starts with ``config file '<path>':`` and names the table and key at fault.
+    """
+
+
+class DeclarationError(ValueError):
+    """The declared queues or fault rules cannot be applied; the message names the queue (and the attribute)."""
+
+
+@dataclass(frozen=True)
+class LoadedFile:
+    """What a configuration file declares.
+
+    - ``path``: the file as given.
+    - ``server``: ``{Config field name: value}`` from ``[server]``, typed (str/int/bool) and validated; relative
+      ``faults``/``data_dir`` paths made relative to the current folder.
+    - ``queues``: the ``[[queues]]`` entries, in file order.
+    - ``fault_rules``: the ``[[faults]]`` entries, validated, as written.
+    """
+
+    path: str
+    server: dict[str, Any] = field(default_factory=dict)
+    queues: tuple[QueueDeclaration, ...] = ()
+    fault_rules: tuple[dict[str, Any], ...] = ()
+
+
+# ------------------------------------------------------------------------------------------------- reading
+
+
+def load_file(path: str | Path) -> LoadedFile:
+    """Read and check the TOML configuration file at ``path``.
+
+    Raises :class:`ConfigFileError` when the file cannot be read, is not valid TOML, or its content is wrong (see
+    :func:`parse_document`).
+    """
+    source = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigFileError(f"config file {source!r}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigFileError(f"config file {source!r}: not UTF-8 text: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigFileError(f"config file {source!r}: not valid TOML: {exc}") from None
+    return parse_document(document, source, Path(path).parent)
+
+
+def parse_document(document: Mapping[str, Any], source: str, base_dir: Path | None = None) -> LoadedFile:
+    """Check a decoded TOML document (``tomllib``'s dict) and build the :class:`LoadedFile`.
+
+    ``source`` names the file in messages; ``base_dir`` is where relative paths of ``[server]`` start (None: the
+    current folder). Raises :class:`ConfigFileError` naming the table and key at fault.
+    """
+    prefix = f"config file {source!r}"
+    unknown = sorted(set(document) - set(TOP_KEYS))
+    if unknown:
+        raise ConfigFileError(f"{prefix}: unknown key(s) {_names(unknown)} (allowed: {', '.join(TOP_KEYS)})")
+    server = _parse_server(document.get("server", {}), prefix, base_dir)
+    queues_raw = document.get("queues", [])
+    if not isinstance(queues_raw, list):
+        raise ConfigFileError(f"{prefix}: queues must be an array of tables ([[queues]])")
+    queues = tuple(_parse_queue(entry, n, prefix) for n, entry in enumerate(queues_raw, 1))
+    faults_raw = document.get("faults", [])
+    if not isinstance(faults_raw, list):
+        raise ConfigFileError(f"{prefix}: faults must be an array of tables ([[faults]])")
+    rules = tuple(faults_raw)
+    if rules:
+        error = _fault_rules_error(rules)
+        if error is not None:
+            raise ConfigFileError(f"{prefix}: [[faults]] {error}")
+    return LoadedFile(source, server, queues, rules)
+
+
+def _names(keys: Sequence[str]) -> str:
+    return ", ".join(repr(k) for k in keys)
+
+
+def _parse_server(table: Any, prefix: str, base_dir: Path | None) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        raise ConfigFileError(f"{prefix}: server must be a table ([server])")
+    allowed = server_keys()
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        raise ConfigFileError(f"{prefix}: [server] unknown key(s) {_names(unknown)} (allowed: {', '.join(allowed)})")
+    defaults = Config()
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        expected = type(getattr(defaults, key))
+        where = f"{prefix}: [server] {key}"
+        if expected is bool and not isinstance(value, bool):
+            raise ConfigFileError(f"{where} must be true or false, got {value!r}")
+        if expected is int and (not isinstance(value, int) or isinstance(value, bool)):
+            raise ConfigFileError(f"{where} must be an integer, got {value!r}")
+        if expected is str and not isinstance(value, str):
+            hint = ' (quote it: account_id = "000000000000")' if key == "account_id" else ""
+            raise ConfigFileError(f"{where} must be a string, got {value!r}{hint}")
+        if key == "log_level" and value.lower() not in LOG_LEVELS:
+            raise ConfigFileError(f"{where} must be one of {', '.join(LOG_LEVELS)}, got {value!r}")
+        try:
+            Config(**{key: value})
+        except ValueError as exc:
+            raise ConfigFileError(f"{where}: {exc}") from None
+        if key in PATH_KEYS and value and base_dir is not None and not Path(value).is_absolute():
+            value = str(base_dir / value)
+        values[key] = value
+    return values
+
+
+def _attribute_value(name: str, value: Any) -> str | None:
+    """The SQS string for one attribute value, or None when its type is not allowed."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | str):
+        return str(value)
+    if isinstance(value, dict | list) and name in JSON_ATTRIBUTES:
+        return json.dumps(value, separators=(",", ":"))
+    return None
+
+
+def _string_table(table: Any, what: str, where: str, *, attributes: bool) -> tuple[tuple[str, str], ...]:
+    if not isinstance(table, dict):
+        raise ConfigFileError(f"{where}: {what} must be a table, like {what} = {{ ... }}")
+    pairs: list[tuple[str, str]] = []
+    for key, value in table.items():
+        text = _attribute_value(key, value) if attributes else _attribute_value("", value)
+        if text is None:
+            kinds = "a string, integer or boolean"
+            if attributes and key in JSON_ATTRIBUTES:
+                kinds += " or a table"
+            raise ConfigFileError(f"{where}: {what}.{key} must be {kinds}, got {value!r}")
+        pairs.append((key, text))
+    return tuple(pairs)
+
+
+def _parse_queue(entry: Any, n: int, prefix: str) -> QueueDeclaration:
+    where = f"{prefix}: [[queues]] #{n}"
+    if not isinstance(entry, dict):
+        raise ConfigFileError(f"{where} must be a table")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigFileError(f"{where}: name is required and must be a non-empty string")
+    where = f"{where} ({name!r})"
+    unknown = sorted(set(entry) - set(QUEUE_KEYS))
+    if unknown:
+        raise ConfigFileError(f"{where}: unknown key(s) {_names(unknown)} (allowed: {', '.join(QUEUE_KEYS)})")
+
+    account = entry.get("account")
+    if account is not None:
+        if not isinstance(account, str):
+            raise ConfigFileError(f'{where}: account must be a quoted 12-digit string (account = "000000000000")')
+        try:
+            Config(account_id=account)
+        except ValueError as exc:
+            raise ConfigFileError(f"{where}: account: {exc}") from None
+    region = entry.get("region")
+    if region is not None and (not isinstance(region, str) or not region):
+        raise ConfigFileError(f"{where}: region must be a non-empty string")
+
+    attributes = _string_table(entry.get("attributes", {}), "attributes", where, attributes=True)
+    names = [key for key, _ in attributes]
+    if "RedrivePolicy" in names:
+        raise ConfigFileError(
+            f"{where}: attributes.RedrivePolicy is not accepted here: use dead_letter_queue and max_receive_count"
+        )
+    if name.endswith(".fifo"):
+        fifo = dict(attributes).get("FifoQueue")
+        if fifo is None:
+            attributes = (("FifoQueue", "true"), *attributes)
+        elif fifo.lower() != "true":
+            raise ConfigFileError(f"{where}: attributes.FifoQueue must be true for a name ending in .fifo")
+    tags = _string_table(entry.get("tags", {}), "tags", where, attributes=False)
+
+    dlq = entry.get("dead_letter_queue")
+    count = entry.get("max_receive_count")
+    if dlq is not None and (not isinstance(dlq, str) or not dlq):
+        raise ConfigFileError(f"{where}: dead_letter_queue must be the name of a queue in the same account and region")
+    if count is not None and (not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1000):
+        raise ConfigFileError(f"{where}: max_receive_count must be an integer from 1 to 1000, got {count!r}")
+    if (dlq is None) != (count is None):
+        missing = "max_receive_count" if count is None else "dead_letter_queue"
+        raise ConfigFileError(f"{where}: dead_letter_queue and max_receive_count go together: {missing} is missing")
+    return QueueDeclaration(name, account, region, attributes, tags, dlq, count)
+
+
+def _fault_rules_error(rules: Sequence[Any], faults_file: str = "") -> str | None:
+    """Why ``rules`` (and then the rules of ``faults_file``) cannot be loaded together, or None."""
+    from sqsemu.admin.common import AdminError
+    from sqsemu.admin.faults import FaultFileError, FaultInjector
+
+    injector = FaultInjector()
+    try:
+        injector.add_all(rules)
+    except AdminError as exc:
+        return exc.message
+    if faults_file:
+        try:
+            injector.load_file(faults_file)
+        except FaultFileError as exc:
+            return f"together with the [[faults]] rules: {exc}"
+    return None
+
+
+# ------------------------------------------------------------------------------------------------- planning
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """One declaration resolved against the server's account and region, with the attributes CreateQueue gets."""
+
+    account: str
+    region: str
+    declared: QueueDeclaration
+    attributes: dict[str, str]
+
+    @property
+    def label(self) -> str:
+        return f"queue {self.declared.name!r} (account {self.account}, region {self.region})"
+
+
+def _prefix(config: Config) -> str:
+    return f"config file {config.config!r}: " if config.config else ""
+
+
+def plan(config: Config) -> list[_Planned]:
+    """The declarations of ``config`` in creation order: every dead-letter queue before the queues naming it,
+    otherwise file order. Raises :class:`DeclarationError` on a dead-letter cycle (``a -> b -> a``)."""
+    keyed: dict[tuple[str, str, str], list[QueueDeclaration]] = {}
+    for declared in config.queues:
+        key = (declared.account or config.account_id, declared.region or config.region, declared.name)
+        keyed.setdefault(key, []).append(declared)
+
+    ordered: list[_Planned] = []
+    state: dict[tuple[str, str, str], str] = {}  # "visiting" | "done"
+
+    def visit(key: tuple[str, str, str], path: list[str]) -> None:
+        if state.get(key) == "done" or key not in keyed:
+            return
+        if state.get(key) == "visiting":
+            cycle = " -> ".join([*path[path.index(key[2]) :], key[2]])
+            raise DeclarationError(f"{_prefix(config)}dead-letter cycle in account {key[0]}, region {key[1]}: {cycle}")
+        state[key] = "visiting"
+        for declared in keyed[key]:
+            if declared.dead_letter_queue:
+                visit((key[0], key[1], declared.dead_letter_queue), [*path, key[2]])
+        state[key] = "done"
+        for declared in keyed[key]:
+            ordered.append(_Planned(key[0], key[1], declared, _create_attributes(key[0], key[1], declared)))
+
+    for key in keyed:
+        visit(key, [])
+    return ordered
+
+
+def _create_attributes(account: str, region: str, declared: QueueDeclaration) -> dict[str, str]:
+    attributes = dict(declared.attributes)
+    if declared.dead_letter_queue:
+        target = f"arn:aws:sqs:{region}:{account}:{declared.dead_letter_queue}"
+        policy = {"deadLetterTargetArn": target, "maxReceiveCount": declared.max_receive_count}
+        attributes["RedrivePolicy"] = json.dumps(policy, separators=(",", ":"))
+    return attributes
+
+
+# ------------------------------------------------------------------------------------------------- applying
+
+
+def check_declarations(config: Config) -> None:
+    """Check everything about the declarations of ``config`` that does not depend on existing queues: ordering,
+    SQS validation of names, attributes and tags, conflicting duplicate declarations, and the fault rules together
+    with the ``faults`` file. Dead-letter queues that are not declared are assumed to exist.
+
+    Changes nothing. Raises :class:`DeclarationError` naming the queue (and attribute).
+    """
+    _dry_run(config, plan(config), None)
+    if config.fault_rules:
+        error = _fault_rules_error(config.fault_rules, config.faults)
+        if error is not None:
+            raise DeclarationError(f"{_prefix(config)}[[faults]] {error}")
+
+
+def apply_declarations(broker: Broker, config: Config) -> None:
+    """Create the queues ``config`` declares in ``broker`` and add its fault rules (see the module docstring).
+
+    Call once at start-up, after any durable state is restored and before serving. Idempotent over restarts.
+    Raises :class:`DeclarationError` (nothing changed) when a declaration is invalid, a dead-letter queue is neither
+    declared nor existing, or an existing queue has a different value for a declared attribute.
+    """
+    if not config.queues and not config.fault_rules:
+        return
+    from sqsemu.admin.common import AdminError
+    from sqsemu.admin.faults import injector_for
+    from sqsemu.engine import tags as tag_rules
+    from sqsemu.engine.errors import SQSError
+    from sqsemu.engine.queue import Namespace
+
+    ordered = plan(config)
+    _dry_run(config, ordered, broker)
+
+    # Conflicts with queues that exist already (e.g. restored from the data folder), before anything changes.
+    for planned in ordered:
+        existing = _existing(broker, planned)
+        if existing is None:
+            continue
+        _check_same(config, planned, existing, broker)
+        new_tags = _missing_tags(planned.declared, existing)
+        try:
+            tag_rules.validate_tags(new_tags, existing.tags)
+        except SQSError as exc:
+            raise DeclarationError(f"{_prefix(config)}{planned.label}: tags: {exc.message}") from None
+
+    for planned in ordered:
+        ns = Namespace(planned.account, planned.region)
+        try:
+            existing = _existing(broker, planned)
+            if existing is None:
+                broker.create_queue(ns, planned.declared.name, planned.attributes, dict(planned.declared.tags))
+            else:
+                new_tags = _missing_tags(planned.declared, existing)
+                if new_tags:
+                    broker.tag_queue(existing, new_tags)
+        except SQSError as exc:
+            raise DeclarationError(f"{_prefix(config)}{planned.label}: {exc.shape}: {exc.message}") from None
+
+    if config.fault_rules:
+        try:
+            injector_for(broker).add_all(config.fault_rules)
+        except AdminError as exc:
+            raise DeclarationError(f"{_prefix(config)}[[faults]] {exc.message}") from None
+
+
+def _existing(broker: Broker, planned: _Planned) -> Queue | None:
+    from sqsemu.engine.errors import QueueDoesNotExist
+    from sqsemu.engine.queue import Namespace
+
+    try:
+        return broker.get_queue(Namespace(planned.account, planned.region), planned.declared.name)
+    except QueueDoesNotExist:
+        return None
+
+
+def _missing_tags(declared: QueueDeclaration, queue: Queue) -> dict[str, str]:
+    return {key: value for key, value in declared.tags if queue.tags.get(key) != value}
+
+
+def _check_same(config: Config, planned: _Planned, existing: Queue, broker: Broker) -> None:
+    """Raise :class:`DeclarationError` naming the first declared attribute whose value differs from ``existing``'s."""
+    from sqsemu.engine import attributes as queue_attributes
+    from sqsemu.engine.errors import SQSError
+
+    try:
+        wanted = queue_attributes.normalize(planned.attributes, fifo=existing.fifo, creating=True, limits=broker.limits)
+    except SQSError as exc:
+        raise DeclarationError(f"{_prefix(config)}{planned.label}: {exc.shape}: {exc.message}") from None
+    for name, value in wanted.items():
+        current = existing.attributes.get(name, "")
+        if current != value:
+            raise DeclarationError(
+                f"{_prefix(config)}{planned.label} exists with a different value for attribute {name}: "
+                f"declared {value!r}, existing {current!r}"
+            )
+
+
+def _dry_run(config: Config, ordered: list[_Planned], broker: Broker | None) -> None:
+    """Create the planned queues in a scratch broker to find SQS validation errors and conflicting duplicates.
+
+    A dead-letter queue that is not declared is taken from ``broker`` (a stand-in of the same type and
+    RedriveAllowPolicy); with ``broker`` None it is assumed to exist. Raises :class:`DeclarationError`.
+    """
+    if not ordered:
+        return
+    from sqsemu.clock import ManualClock
+    from sqsemu.engine.broker import Broker as ScratchBroker
+    from sqsemu.engine.errors import QueueNameExists, SQSError
+    from sqsemu.engine.limits import DEFAULT_LIMITS
+    from sqsemu.engine.queue import Namespace
+
+    scratch = ScratchBroker(ManualClock(), broker.limits if broker is not None else DEFAULT_LIMITS)
+    declared_keys = {(p.account, p.region, p.declared.name) for p in ordered}
+    for planned in ordered:
+        ns = Namespace(planned.account, planned.region)
+        name = planned.declared.name
+        dlq = planned.declared.dead_letter_queue
+        if dlq and (planned.account, planned.region, dlq) not in declared_keys:
+            _stand_in(config, scratch, broker, ns, planned)
+        try:
+            scratch.create_queue(ns, name, planned.attributes, dict(planned.declared.tags))
+        except QueueNameExists as exc:  # declared twice with different values
+            _check_same(config, planned, scratch.get_queue(ns, name), scratch)
+            raise DeclarationError(f"{_prefix(config)}{planned.label}: {exc.message}") from None
+        except SQSError as exc:
+            raise DeclarationError(f"{_prefix(config)}{planned.label}: {exc.shape}: {exc.message}") from None
+        existing = scratch.get_queue(ns, name)
+        new_tags = _missing_tags(planned.declared, existing)
+        if new_tags:  # a second declaration of the same queue adds tags
+            try:
+                scratch.tag_queue(existing, new_tags)
+            except SQSError as exc:
+                raise DeclarationError(f"{_prefix(config)}{planned.label}: tags: {exc.message}") from None
+
+
+def _stand_in(config: Config, scratch: Broker, broker: Broker | None, ns: Namespace, planned: _Planned) -> None:
+    """Put a queue standing in for an undeclared dead-letter queue into ``scratch`` (once)."""
+    from sqsemu.engine.errors import QueueDoesNotExist, SQSError
+
+    dlq = planned.declared.dead_letter_queue
+    assert dlq is not None
+    try:
+        scratch.get_queue(ns, dlq)
+        return
+    except QueueDoesNotExist:
+        pass
+    attributes: dict[str, str] = {}
+    if broker is None:
+        fifo = planned.declared.name.endswith(".fifo")
+    else:
+        try:
+            real = broker.get_queue(ns, dlq)
+        except QueueDoesNotExist:
+            raise DeclarationError(
+                f"{_prefix(config)}{planned.label}: dead_letter_queue {dlq!r} is neither declared nor an existing "
+                f"queue of account {planned.account}, region {planned.region}"
+            ) from None
+        fifo = real.fifo
+        allow = real.attributes.get("RedriveAllowPolicy")
+        if allow:
+            attributes["RedriveAllowPolicy"] = allow
+    if fifo:
+        attributes["FifoQueue"] = "true"
+    try:
+        scratch.create_queue(ns, dlq, attributes, {})
+    except SQSError as exc:
+        raise DeclarationError(
+            f"{_prefix(config)}{planned.label}: dead_letter_queue {dlq!r}: {exc.shape}: {exc.message}"
+        ) from None

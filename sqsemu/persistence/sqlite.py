@@ -1,0 +1,471 @@
+"""The durable store: SQLite in WAL mode, written by one thread with group commit.
+
+Layout: one file ``sqsemu.db`` in the data folder; messages are rows keyed by their enqueue number, so appends stay
+at the end of the table. There is no index by message id (keying or indexing by random ids made inserts 2 to 4
+times slower): the store keeps the row number of every stored message in memory, per queue, to change and delete
+rows by number. Purging or deleting a queue scans the table once. The file is tagged with
+``PRAGMA application_id`` so a foreign or corrupt file is refused at start-up (``StoreError``) instead of being read
+as an empty state.
+
+Recording: the store is the engine's ``Journal``. Each event is turned into row data at once, on the event-loop
+thread (the engine's objects keep changing), and merged into the pending batch per message: a message added and
+deleted within one batch costs nothing; several changes of one message leave only the last. Message state is not
+stored: it follows from ``visible_at_ms`` and the receipt serial at restore time (ARCHITECTURE principle 3).
+
+Group commit: one writer task commits the pending batch in a worker thread; everything recorded while a commit is
+under way goes into the next one. ``durable()`` returns once the batch holding the caller's changes is committed,
+so a request is answered only after its change is on disk, and throughput does not fall to one commit per request.
+``fsync="normal"`` (``PRAGMA synchronous=NORMAL`` in WAL mode) survives a crash of the process; ``"full"`` also
+survives a power loss or OS crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from sqsemu.engine.broker import Broker, Namespace
+from sqsemu.engine.message import Message, MessageAttributeValue, MessageState
+from sqsemu.engine.queue import Queue
+from sqsemu.engine.redrive import MoveTask
+from sqsemu.persistence import StoreError
+
+logger = logging.getLogger("sqsemu.persistence")
+
+FILE_NAME = "sqsemu.db"
+APPLICATION_ID = 0x5351454D  # "SQEM"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE queues (
+    uid TEXT PRIMARY KEY, account TEXT NOT NULL, region TEXT NOT NULL, name TEXT NOT NULL, fifo INTEGER NOT NULL,
+    attributes TEXT NOT NULL, tags TEXT NOT NULL, created_s INTEGER NOT NULL, last_modified_s INTEGER NOT NULL,
+    last_purge_ms INTEGER);
+CREATE TABLE messages (
+    seq INTEGER PRIMARY KEY, queue_uid TEXT NOT NULL, message_id TEXT NOT NULL, body TEXT NOT NULL,
+    message_attributes TEXT, system_attributes TEXT, trace_header TEXT, sender_id TEXT NOT NULL,
+    sent_ms INTEGER NOT NULL, enqueued_ms INTEGER NOT NULL, size INTEGER NOT NULL, group_id TEXT,
+    deduplication_id TEXT, sequence_number TEXT, dead_letter_source_arn TEXT, receive_count INTEGER NOT NULL,
+    first_receive_ms INTEGER NOT NULL, received_ms INTEGER NOT NULL, visible_at_ms INTEGER NOT NULL,
+    receipt_serial INTEGER NOT NULL);
+CREATE TABLE deduplication (
+    queue_uid TEXT NOT NULL, key TEXT NOT NULL, expires_ms INTEGER NOT NULL, message_id TEXT NOT NULL,
+    sequence_number TEXT NOT NULL, PRIMARY KEY (queue_uid, key)) WITHOUT ROWID;
+CREATE TABLE move_tasks (
+    task_id TEXT PRIMARY KEY, source_uid TEXT NOT NULL, destination_arn TEXT, max_per_second INTEGER,
+    started_ms INTEGER NOT NULL, to_move INTEGER NOT NULL, moved INTEGER NOT NULL, status TEXT NOT NULL,
+    failure_reason TEXT);
+"""
+_MESSAGE_COLUMNS = (
+    "queue_uid, message_id, seq, body, message_attributes, system_attributes, trace_header, sender_id, sent_ms, "
+    "enqueued_ms, size, group_id, deduplication_id, sequence_number, dead_letter_source_arn, receive_count, "
+    "first_receive_ms, received_ms, visible_at_ms, receipt_serial"
+)
+_INSERT_MESSAGE = f"INSERT OR REPLACE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({','.join('?' * 20)})"
+_UPDATE_MESSAGE = (
+    "UPDATE messages SET receive_count=?, first_receive_ms=?, received_ms=?, visible_at_ms=?, receipt_serial=? "
+    "WHERE seq=?"
+)
+_DELETE_MESSAGE = "DELETE FROM messages WHERE seq=?"
+
+# Pending work for one message: [full row to insert or None, changed columns or None, delete it]
+_Pending = list[Any]
+
+
+def _attributes_json(attributes: dict[str, MessageAttributeValue]) -> str | None:
+    if not attributes:
+        return None
+    return json.dumps(
+        {
+            name: [
+                value.data_type,
+                value.string_value,
+                None if value.binary_value is None else base64.b64encode(value.binary_value).decode(),
+            ]
+            for name, value in attributes.items()
+        }
+    )
+
+
+def _attributes_from(text: str | None) -> dict[str, MessageAttributeValue]:
+    if not text:
+        return {}
+    return {
+        name: MessageAttributeValue(data_type, string_value, None if binary is None else base64.b64decode(binary))
+        for name, (data_type, string_value, binary) in json.loads(text).items()
+    }
+
+
+def _queue_row(queue: Queue) -> tuple[Any, ...]:
+    ns = queue.namespace
+    return (
+        queue.uid,
+        ns.account_id,
+        ns.region,
+        queue.name,
+        int(queue.fifo),
+        json.dumps(queue.attributes),
+        json.dumps(queue.tags),
+        queue.created_s,
+        queue.last_modified_s,
+        queue.last_purge_ms,
+    )
+
+
+def _changed_columns(message: Message) -> tuple[Any, ...]:
+    return (
+        message.receive_count,
+        message.first_receive_ms,
+        message.received_ms,
+        message.visible_at_ms,
+        message.receipt_serial,
+    )
+
+
+class SQLiteStore:
+    """The durable store of one data folder (see the module docstring). Use ``SQLiteStore.open``."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self.path = path
+        self._db = connection
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqsemu-store")
+        self._seq = 1 + (connection.execute("SELECT COALESCE(MAX(seq), 0) FROM messages").fetchone()[0])
+        self._queue_ops: list[tuple[Any, ...]] = []
+        self._messages: dict[int, _Pending] = {}  # row number -> pending work
+        self._rows: dict[str, dict[str, int]] = {}  # queue uid -> message id -> row number
+        self._dedup: dict[tuple[str, str], tuple[Any, ...]] = {}
+        self._tasks: dict[str, tuple[Any, ...]] = {}
+        self._pending = False
+        self._writing = False
+        self._next_waiters: list[asyncio.Future[None]] = []
+        self._current_waiters: list[asyncio.Future[None]] = []
+
+    # ----------------------------------------------------------------- opening
+
+    @classmethod
+    def open(cls, data_dir: str, fsync: str = "normal") -> SQLiteStore:
+        """Open (or create) the store in ``data_dir``. Raises ``StoreError`` when the folder cannot be used or
+        ``sqsemu.db`` is corrupt, of another application or of an unknown schema version."""
+        folder = Path(data_dir)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot use {folder} as the data folder: {exc}") from None
+        if not folder.is_dir():
+            raise StoreError(f"the data folder {folder} is not a folder")
+        path = folder / FILE_NAME
+        existed = path.exists() and path.stat().st_size > 0
+        try:
+            connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            application_id = connection.execute("PRAGMA application_id").fetchone()[0]
+            if existed:
+                if application_id != APPLICATION_ID:
+                    raise StoreError(
+                        f"{path} is an SQLite database of another application, not a sqsemu data file; "
+                        "point --data-dir at another folder"
+                    )
+                version = connection.execute("PRAGMA user_version").fetchone()[0]
+                if version != SCHEMA_VERSION:
+                    raise StoreError(f"{path} has schema version {version}; this sqsemu reads version {SCHEMA_VERSION}")
+                check = connection.execute("PRAGMA quick_check").fetchone()[0]
+                if check != "ok":
+                    raise StoreError(f"{path} is corrupt ({check})")
+            mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreError(f"{path}: cannot switch the database to WAL mode (got {mode})")
+            connection.execute(f"PRAGMA synchronous={'FULL' if fsync == 'full' else 'NORMAL'}")
+            if not existed:
+                connection.executescript(_SCHEMA)
+                connection.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path} is corrupt or not an SQLite database: {exc}") from None
+        return cls(connection, path)
+
+    # ----------------------------------------------------------------- restore
+
+    def restore(self, broker: Broker) -> None:
+        """Load the saved state into ``broker``: queues with their identity and timestamps, messages in enqueue
+        order (in flight until their deadline, delays and retention counting from their original times),
+        unexpired deduplication keys and move tasks (a running one carries on)."""
+        db = self._db
+        now = broker.clock.now_ms()
+        queues: dict[str, Queue] = {}
+        for uid, account, region, name, fifo, attributes, tags, created, modified, purged in db.execute(
+            "SELECT uid, account, region, name, fifo, attributes, tags, created_s, last_modified_s, last_purge_ms "
+            "FROM queues ORDER BY rowid"
+        ):
+            queues[uid] = broker.restore_queue(
+                Namespace(account, region),
+                name,
+                bool(fifo),
+                uid,
+                json.loads(attributes),
+                json.loads(tags),
+                created,
+                modified,
+                purged,
+            )
+        for row in db.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages ORDER BY seq"):
+            queue = queues.get(row[0])
+            if queue is not None:
+                queue.restore_message(self._message_from(row, now))
+                self._rows.setdefault(row[0], {})[row[1]] = row[2]
+        for uid, key, expires, message_id, sequence_number in db.execute(
+            "SELECT queue_uid, key, expires_ms, message_id, sequence_number FROM deduplication WHERE expires_ms > ?",
+            (now,),
+        ):
+            fifo_queue = queues.get(uid)
+            restore = getattr(fifo_queue, "restore_deduplication", None)
+            if restore is not None:
+                restore(key, expires, message_id, sequence_number)
+        for task_id, source_uid, destination, rate, started, to_move, moved, status, reason in db.execute(
+            "SELECT task_id, source_uid, destination_arn, max_per_second, started_ms, to_move, moved, status, "
+            "failure_reason FROM move_tasks ORDER BY started_ms"
+        ):
+            source = queues.get(source_uid)
+            if source is not None:
+                broker.move_tasks.restore(source, task_id, destination, rate, started, to_move, moved, status, reason)
+
+    @staticmethod
+    def _message_from(row: tuple[Any, ...], now_ms: int) -> Message:
+        (
+            _uid, message_id, _seq, body, message_attributes, system_attributes, trace_header, sender_id, sent_ms,
+            enqueued_ms, size, group_id, deduplication_id, sequence_number, dead_letter_source_arn, receive_count,
+            first_receive_ms, received_ms, visible_at_ms, receipt_serial,
+        ) = row  # fmt: skip
+        message = Message(
+            message_id,
+            body,
+            _attributes_from(message_attributes),
+            _attributes_from(system_attributes),
+            trace_header,
+            sender_id,
+            sent_ms,
+            size,
+            group_id=group_id,
+            deduplication_id=deduplication_id,
+        )
+        message.enqueued_ms = enqueued_ms
+        message.sequence_number = sequence_number
+        message.dead_letter_source_arn = dead_letter_source_arn
+        message.receive_count = receive_count
+        message.first_receive_ms = first_receive_ms
+        message.received_ms = received_ms
+        message.visible_at_ms = visible_at_ms
+        message.receipt_serial = receipt_serial
+        if visible_at_ms <= now_ms:
+            message.state = MessageState.VISIBLE
+        elif receipt_serial:
+            message.state = MessageState.IN_FLIGHT
+        else:
+            message.state = MessageState.DELAYED
+        return message
+
+    def attach(self, broker: Broker) -> None:
+        """Subscribe to ``broker``'s changes."""
+        broker.set_journal(self)
+
+    # ----------------------------------------------------------------- recording (the engine's Journal)
+
+    def _recorded(self) -> None:
+        self._pending = True
+        if not self._writing:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return  # start-up: commit_pending() writes it
+            self._writing = True
+            loop.create_task(self._writer())
+
+    def _forget_queue(self, uid: str) -> None:
+        rows = self._rows.pop(uid, None)
+        if rows:
+            numbers = set(rows.values())
+            self._messages = {seq: entry for seq, entry in self._messages.items() if seq not in numbers}
+        self._dedup = {key: entry for key, entry in self._dedup.items() if key[0] != uid}
+
+    def queue_saved(self, queue: Queue) -> None:
+        """Journal: save the queue row."""
+        self._queue_ops.append(("save", _queue_row(queue)))
+        self._recorded()
+
+    def queue_deleted(self, queue: Queue) -> None:
+        """Journal: drop the queue with its messages, keys and tasks."""
+        self._forget_queue(queue.uid)
+        self._queue_ops.append(("delete", queue.uid))
+        self._recorded()
+
+    def queue_purged(self, queue: Queue) -> None:
+        """Journal: drop the queue's messages and keys; save its purge time."""
+        self._forget_queue(queue.uid)
+        self._queue_ops.append(("purge", _queue_row(queue)))
+        self._recorded()
+
+    def message_added(self, queue: Queue, message: Message) -> None:
+        """Journal: a new message row (numbered in enqueue order)."""
+        row = (
+            queue.uid,
+            message.message_id,
+            self._seq,
+            message.body,
+            _attributes_json(message.message_attributes),
+            _attributes_json(message.system_attributes),
+            message.trace_header,
+            message.sender_id,
+            message.sent_ms,
+            message.enqueued_ms,
+            message.size,
+            message.group_id,
+            message.deduplication_id,
+            message.sequence_number,
+            message.dead_letter_source_arn,
+            *_changed_columns(message),
+        )
+        rows = self._rows.get(queue.uid)
+        if rows is None:
+            rows = self._rows[queue.uid] = {}
+        rows[message.message_id] = self._seq
+        self._messages[self._seq] = [row, None, False]
+        self._seq += 1
+        self._recorded()
+
+    def message_changed(self, queue: Queue, message: Message) -> None:
+        """Journal: new receive count, receipt and deadline of a message."""
+        key = self._rows[queue.uid][message.message_id]
+        entry = self._messages.get(key)
+        if entry is None:
+            self._messages[key] = [None, _changed_columns(message), False]
+        elif entry[0] is not None:
+            entry[0] = entry[0][:15] + _changed_columns(message)
+        else:
+            entry[1] = _changed_columns(message)
+        self._recorded()
+
+    def message_deleted(self, queue: Queue, message: Message) -> None:
+        """Journal: the message row goes (nothing at all if it was added in this same batch)."""
+        key = self._rows[queue.uid].pop(message.message_id)
+        entry = self._messages.get(key)
+        if entry is not None and entry[0] is not None:
+            del self._messages[key]
+        else:
+            self._messages[key] = [None, None, True]
+        self._recorded()
+
+    def deduplication_remembered(
+        self, queue: Queue, key: str, expires_ms: int, message_id: str, sequence_number: str
+    ) -> None:
+        """Journal: a FIFO deduplication key and its expiry."""
+        self._dedup[(queue.uid, key)] = (queue.uid, key, expires_ms, message_id, sequence_number)
+        self._recorded()
+
+    def task_saved(self, task: MoveTask[Queue]) -> None:
+        """Journal: a move task's row."""
+        self._tasks[task.task_id] = (
+            task.task_id,
+            task.source.uid,
+            task.destination_arn,
+            task.max_per_second,
+            task.started_ms,
+            task.to_move,
+            task.moved,
+            task.status.value,
+            task.failure_reason,
+        )
+        self._recorded()
+
+    # ----------------------------------------------------------------- committing
+
+    def _take(self) -> tuple[Any, ...]:
+        batch = (self._queue_ops, self._messages, self._dedup, self._tasks)
+        self._queue_ops, self._messages, self._dedup, self._tasks = [], {}, {}, {}
+        self._pending = False
+        return batch
+
+    def _write(self, batch: tuple[Any, ...]) -> None:
+        """Commit one batch in one transaction (worker thread, or start-up/shutdown with no writer running)."""
+        queue_ops, messages, dedup, tasks = batch
+        db = self._db
+        db.execute("BEGIN")
+        try:
+            for op in queue_ops:
+                if op[0] == "delete":
+                    uid = op[1]
+                    db.execute("DELETE FROM queues WHERE uid=?", (uid,))
+                    db.execute("DELETE FROM messages WHERE queue_uid=?", (uid,))
+                    db.execute("DELETE FROM deduplication WHERE queue_uid=?", (uid,))
+                    db.execute("DELETE FROM move_tasks WHERE source_uid=?", (uid,))
+                else:
+                    row = op[1]
+                    if op[0] == "purge":
+                        db.execute("DELETE FROM messages WHERE queue_uid=?", (row[0],))
+                        db.execute("DELETE FROM deduplication WHERE queue_uid=?", (row[0],))
+                    db.execute("INSERT OR REPLACE INTO queues VALUES (?,?,?,?,?,?,?,?,?,?)", row)
+            inserts, updates, deletes = [], [], []
+            for seq, (row, changed, deleted) in messages.items():
+                if deleted:
+                    deletes.append((seq,))
+                elif row is not None:
+                    inserts.append(row)
+                else:
+                    updates.append((*changed, seq))
+            db.executemany(_DELETE_MESSAGE, deletes)
+            db.executemany(_INSERT_MESSAGE, inserts)
+            db.executemany(_UPDATE_MESSAGE, updates)
+            db.executemany("INSERT OR REPLACE INTO deduplication VALUES (?,?,?,?,?)", dedup.values())
+            db.executemany("INSERT OR REPLACE INTO move_tasks VALUES (?,?,?,?,?,?,?,?,?)", tasks.values())
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    async def _writer(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._pending:
+                batch = self._take()
+                waiters = self._current_waiters = self._next_waiters
+                self._next_waiters = []
+                try:
+                    await loop.run_in_executor(self._executor, self._write, batch)
+                except Exception as exc:
+                    logger.exception("the durable store failed to commit")
+                    for waiter in waiters:
+                        if not waiter.done():
+                            waiter.set_exception(StoreError(f"could not commit to {self.path}: {exc}"))
+                else:
+                    for waiter in waiters:
+                        if not waiter.done():
+                            waiter.set_result(None)
+                self._current_waiters = []
+        finally:
+            self._writing = False
+
+    async def durable(self) -> None:
+        """Return once every change recorded so far is committed. Raises ``StoreError`` if its commit failed."""
+        if self._pending:
+            waiters = self._next_waiters
+        elif self._writing:
+            waiters = self._current_waiters
+        else:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiters.append(future)
+        await future
+
+    def commit_pending(self) -> None:
+        """Commit what is pending synchronously (no writer task may be running)."""
+        if self._pending:
+            self._write(self._take())
+
+    def close(self) -> None:
+        """Wait for the writer thread, commit what is left, and close the database."""
+        self._executor.shutdown(wait=True)
+        self.commit_pending()
+        self._db.close()
