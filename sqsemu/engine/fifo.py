@@ -336,14 +336,10 @@ class FifoQueue(Queue):
                 break
         return out
 
-    def _redrive_deduplication_id(self, message: Message) -> str | None:
-        return message.message_id
-
-    def add_redriven(self, message: Message, now_ms: int) -> Message:
-        """A redriven copy gets a sequence number like any FIFO send."""
-        copy = super().add_redriven(message, now_ms)
+    def _prepare_redriven(self, original: Message, copy: Message, now_ms: int) -> None:
+        """A redriven copy is deduplicated by the original message id and numbered like any FIFO send."""
+        copy.deduplication_id = original.message_id
         copy.sequence_number = self._next_sequence_number(now_ms)
-        return copy
 
     # ----------------------------------------------------------------- restore (durable mode)
 
@@ -355,6 +351,10 @@ class FifoQueue(Queue):
         super().restore_message(message)
         if message.sequence_number is not None:
             self._sequence = max(self._sequence, int(message.sequence_number))
+
+    def restore_sequence_number(self, last: int) -> None:
+        """The highest sequence number issued before a restart: later ones stay above it."""
+        self._sequence = max(self._sequence, last)
 
     def restore_deduplication(self, key: str, expires_ms: int, message_id: str, sequence_number: str) -> None:
         """Remember a saved deduplication key until ``expires_ms`` (epoch ms)."""

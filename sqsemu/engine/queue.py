@@ -671,13 +671,13 @@ class Queue:
             now_ms,
             message.size,
             group_id=message.group_id,
-            deduplication_id=self._redrive_deduplication_id(message),
         )
+        self._prepare_redriven(message, copy, now_ms)
         self._enqueue(copy, 0, now_ms)
         return copy
 
-    def _redrive_deduplication_id(self, message: Message) -> str | None:
-        return None
+    def _prepare_redriven(self, original: Message, copy: Message, now_ms: int) -> None:
+        """Queue-type specifics of a redriven copy, set before it is stored (none for standard queues)."""
 
     # ----------------------------------------------------------------- restore (durable mode)
 

@@ -145,11 +145,23 @@ class SQSApp:
         if kind == "http":
             path: str = scope["path"]
             if path == "/health" or path.startswith("/_sqsemu"):
-                await self.admin(scope, receive, send)
+                await self.admin(scope, receive, send if self.store is None else self._after_commit(send))
             else:
                 await self._sqs(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
+
+    def _after_commit(self, send: Send) -> Send:
+        """``send`` holding back an admin answer until the changes made so far are committed (durable mode)."""
+        store = self.store
+        assert store is not None
+
+        async def send_committed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                await store.durable()
+            await send(message)
+
+        return send_committed
 
     # ------------------------------------------------------------------------------------------------ lifespan
 

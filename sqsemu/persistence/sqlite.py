@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sqsemu.engine.broker import Broker, Namespace
+from sqsemu.engine.fifo import FifoQueue
 from sqsemu.engine.message import Message, MessageAttributeValue, MessageState
 from sqsemu.engine.queue import Queue
 from sqsemu.engine.redrive import MoveTask
@@ -57,6 +58,7 @@ CREATE TABLE messages (
 CREATE TABLE deduplication (
     queue_uid TEXT NOT NULL, key TEXT NOT NULL, expires_ms INTEGER NOT NULL, message_id TEXT NOT NULL,
     sequence_number TEXT NOT NULL, PRIMARY KEY (queue_uid, key)) WITHOUT ROWID;
+CREATE TABLE fifo_sequences (queue_uid TEXT PRIMARY KEY, last TEXT NOT NULL);
 CREATE TABLE move_tasks (
     task_id TEXT PRIMARY KEY, source_uid TEXT NOT NULL, destination_arn TEXT, max_per_second INTEGER,
     started_ms INTEGER NOT NULL, to_move INTEGER NOT NULL, moved INTEGER NOT NULL, status TEXT NOT NULL,
@@ -141,6 +143,7 @@ class SQLiteStore:
         self._rows: dict[str, dict[str, int]] = {}  # queue uid -> message id -> row number
         self._dedup: dict[tuple[str, str], tuple[Any, ...]] = {}
         self._tasks: dict[str, tuple[Any, ...]] = {}
+        self._sequences: dict[str, str] = {}  # FIFO queue uid -> highest sequence number issued (20 digits: text)
         self._pending = False
         self._writing = False
         self._next_waiters: list[asyncio.Future[None]] = []
@@ -225,6 +228,10 @@ class SQLiteStore:
             restore = getattr(fifo_queue, "restore_deduplication", None)
             if restore is not None:
                 restore(key, expires, message_id, sequence_number)
+        for uid, last in db.execute("SELECT queue_uid, last FROM fifo_sequences"):
+            fifo_queue = queues.get(uid)
+            if isinstance(fifo_queue, FifoQueue):
+                fifo_queue.restore_sequence_number(int(last))
         for task_id, source_uid, destination, rate, started, to_move, moved, status, reason in db.execute(
             "SELECT task_id, source_uid, destination_arn, max_per_second, started_ms, to_move, moved, status, "
             "failure_reason FROM move_tasks ORDER BY started_ms"
@@ -290,6 +297,7 @@ class SQLiteStore:
             numbers = set(rows.values())
             self._messages = {seq: entry for seq, entry in self._messages.items() if seq not in numbers}
         self._dedup = {key: entry for key, entry in self._dedup.items() if key[0] != uid}
+        self._tasks = {key: row for key, row in self._tasks.items() if row[1] != uid}
 
     def queue_saved(self, queue: Queue) -> None:
         """Journal: save the queue row."""
@@ -334,6 +342,8 @@ class SQLiteStore:
         rows[message.message_id] = self._seq
         self._messages[self._seq] = [row, None, False]
         self._seq += 1
+        if message.sequence_number is not None:
+            self._sequences[queue.uid] = message.sequence_number
         self._recorded()
 
     def message_changed(self, queue: Queue, message: Message) -> None:
@@ -366,7 +376,9 @@ class SQLiteStore:
         self._recorded()
 
     def task_saved(self, task: MoveTask[Queue]) -> None:
-        """Journal: a move task's row."""
+        """Journal: a move task's row (none for a task whose source queue is gone: its rows went with it)."""
+        if task.source.deleted:
+            return
         self._tasks[task.task_id] = (
             task.task_id,
             task.source.uid,
@@ -383,14 +395,14 @@ class SQLiteStore:
     # ----------------------------------------------------------------- committing
 
     def _take(self) -> tuple[Any, ...]:
-        batch = (self._queue_ops, self._messages, self._dedup, self._tasks)
-        self._queue_ops, self._messages, self._dedup, self._tasks = [], {}, {}, {}
+        batch = (self._queue_ops, self._messages, self._dedup, self._tasks, self._sequences)
+        self._queue_ops, self._messages, self._dedup, self._tasks, self._sequences = [], {}, {}, {}, {}
         self._pending = False
         return batch
 
     def _write(self, batch: tuple[Any, ...]) -> None:
         """Commit one batch in one transaction (worker thread, or start-up/shutdown with no writer running)."""
-        queue_ops, messages, dedup, tasks = batch
+        queue_ops, messages, dedup, tasks, sequences = batch
         db = self._db
         db.execute("BEGIN")
         try:
@@ -401,6 +413,7 @@ class SQLiteStore:
                     db.execute("DELETE FROM messages WHERE queue_uid=?", (uid,))
                     db.execute("DELETE FROM deduplication WHERE queue_uid=?", (uid,))
                     db.execute("DELETE FROM move_tasks WHERE source_uid=?", (uid,))
+                    db.execute("DELETE FROM fifo_sequences WHERE queue_uid=?", (uid,))
                 else:
                     row = op[1]
                     if op[0] == "purge":
@@ -420,6 +433,7 @@ class SQLiteStore:
             db.executemany(_UPDATE_MESSAGE, updates)
             db.executemany("INSERT OR REPLACE INTO deduplication VALUES (?,?,?,?,?)", dedup.values())
             db.executemany("INSERT OR REPLACE INTO move_tasks VALUES (?,?,?,?,?,?,?,?,?)", tasks.values())
+            db.executemany("INSERT OR REPLACE INTO fifo_sequences VALUES (?,?)", sequences.items())
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -451,6 +465,8 @@ class SQLiteStore:
         """Return once every change recorded so far is committed. Raises ``StoreError`` if its commit failed."""
         if self._pending:
             waiters = self._next_waiters
+            if not self._writing:
+                self._recorded()  # changes recorded before the loop ran: start the writer now
         elif self._writing:
             waiters = self._current_waiters
         else:

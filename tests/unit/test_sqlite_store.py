@@ -1,0 +1,547 @@
+"""The durable store (``sqsemu.persistence.sqlite.SQLiteStore``) without sockets: a broker on a manual clock
+records into a store; a second store opened on the same folder restores into a fresh broker, which must hold the
+same state. Also: coalescing of changes within one batch, refusal of unusable files, and group commit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sqsemu.clock import ManualClock
+from sqsemu.engine.broker import Broker, Queue
+from sqsemu.engine.message import Message, MessageAttributeValue, MessageState, SendEntry
+from sqsemu.persistence import StoreError
+from sqsemu.persistence.sqlite import FILE_NAME, SQLiteStore
+from tests.unit.engine_helpers import NS, START_MS, Engine
+
+TRACE = "Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1"
+MESSAGE_FIELDS = (
+    "message_id",
+    "body",
+    "message_attributes",
+    "system_attributes",
+    "trace_header",
+    "sender_id",
+    "sent_ms",
+    "size",
+    "group_id",
+    "deduplication_id",
+    "enqueued_ms",
+    "sequence_number",
+    "dead_letter_source_arn",
+    "receive_count",
+    "first_receive_ms",
+    "received_ms",
+    "visible_at_ms",
+    "receipt_serial",
+)
+
+
+class Node(Engine):
+    """A broker on a manual clock with a store on ``data_dir``, restored (like the server) before it starts."""
+
+    def __init__(self, data_dir: Path, now_ms: int = START_MS) -> None:
+        self.clock = ManualClock(now_ms)
+        self.broker = Broker(self.clock)
+        self.store = SQLiteStore.open(str(data_dir))
+        self.store.restore(self.broker)
+        self.store.attach(self.broker)
+        self.broker.start()
+        self.loop = asyncio.new_event_loop()
+
+    def commit(self) -> None:
+        """Let a writer task started by an in-loop change finish, then commit what is left synchronously."""
+        pending = [task for task in asyncio.all_tasks(self.loop) if not task.done()]
+        if pending:
+            self.loop.run_until_complete(asyncio.gather(*pending))
+        self.store.commit_pending()
+
+    def get(self, name: str) -> Queue:
+        return self.broker.get_queue(NS, name)
+
+    def advance(self, seconds: float) -> None:
+        self.clock.advance(seconds)
+
+    def close(self) -> None:
+        self.commit()
+        super().close()
+        self.store.close()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def node(data_dir: Path) -> Iterator[Node]:
+    n = Node(data_dir)
+    yield n
+    n.close()
+
+
+def restart(node: Node, data_dir: Path, later_s: float = 0) -> Node:
+    """Commit and close ``node``; a new node on the same folder, ``later_s`` after ``node``'s time."""
+    now = node.clock.now_ms()
+    node.close()
+    return Node(data_dir, now + round(later_s * 1000))
+
+
+def rows(data_dir: Path, sql: str) -> list[tuple[Any, ...]]:
+    """Read the committed file with a connection of its own."""
+    connection = sqlite3.connect(data_dir / FILE_NAME)
+    try:
+        return connection.execute(sql).fetchall()
+    finally:
+        connection.close()
+
+
+def fields(message: Message) -> dict[str, Any]:
+    return {name: getattr(message, name) for name in MESSAGE_FIELDS}
+
+
+# --------------------------------------------------------------------------------------------------- restore
+
+
+def test_queues_attributes_and_tags_are_restored(node: Node, data_dir: Path) -> None:
+    dlq = node.queue("dlq")
+    policy = json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 4})
+    src = node.broker.create_queue(
+        NS, "src", {"VisibilityTimeout": "45", "DelaySeconds": "3", "RedrivePolicy": policy}, {"a": "1", "b": "2"}
+    )
+    node.advance(10)
+    node.broker.set_queue_attributes(src, {"MessageRetentionPeriod": "600"})
+    node.broker.tag_queue(src, {"c": "3"})
+    node.broker.untag_queue(src, ["a"])
+    node.broker.add_permission(src, "send", ["111111111111"], ["SendMessage"])
+    fifo = node.queue("f.fifo", FifoQueue="true", ContentBasedDeduplication="true")
+    before = {
+        q.name: (q.uid, q.arn, q.fifo, dict(q.attributes), dict(q.tags), q.created_s, q.last_modified_s)
+        for q in (dlq, src, fifo)
+    }
+    all_before = node.broker.get_queue_attributes(src, ["All"])
+    assert src.created_s != src.last_modified_s
+
+    node = restart(node, data_dir, later_s=5)
+    try:
+        after = {
+            q.name: (q.uid, q.arn, q.fifo, dict(q.attributes), dict(q.tags), q.created_s, q.last_modified_s)
+            for q in node.broker.list_queues(NS, None)
+        }
+        assert after == before
+        assert node.broker.get_queue_attributes(node.get("src"), ["All"]) == all_before
+        assert node.broker.list_dead_letter_source_queues(node.get("dlq")) == [node.get("src")]
+        assert node.get("src").tags == {"b": "2", "c": "3"}
+        assert json.loads(node.get("src").attributes["Policy"])["Statement"][0]["Sid"] == "send"
+    finally:
+        node.close()
+
+
+def test_messages_are_restored_with_every_field_and_derived_state(node: Node, data_dir: Path) -> None:
+    q = node.queue("q", VisibilityTimeout="30")
+    attributes = {
+        "s": MessageAttributeValue("String", "text \u2713"),
+        "n": MessageAttributeValue("Number", "12.5"),
+        "b": MessageAttributeValue("Binary", None, b"\x00\xffbytes"),
+    }
+    system = {"AWSTraceHeader": MessageAttributeValue("String", TRACE)}
+    ids = [
+        node.send(q, "visible", message_attributes=attributes, system_attributes=system),
+        node.send(q, "in-flight"),
+        node.send(q, "released"),
+        node.send(q, "delayed", delay_seconds=60),
+        node.send(q, "expires-in-flight"),
+    ]
+    # receive the first: it comes back (VT 0) but keeps its receive count and first receive time
+    node.receive(q, max_number_of_messages=1, visibility_timeout=0)
+    node.advance(1)
+    got = {m.body: handle for m, handle in node.receive(q, max_number_of_messages=4)}
+    assert set(got) == {"visible", "in-flight", "released", "expires-in-flight"}
+    node.broker.change_message_visibility(q, got["visible"], 0)
+    node.broker.change_message_visibility(q, got["released"], 0)
+    node.broker.change_message_visibility(q, got["in-flight"], 100)
+    node.broker.change_message_visibility(q, got["expires-in-flight"], 3)
+    before = [fields(m) for m in q.messages.values()]
+    node.commit()
+
+    node = restart(node, data_dir, later_s=5)  # 5 s later: "expires-in-flight" ran out while down
+    try:
+        q = node.get("q")
+        assert [m.message_id for m in q.messages.values()] == ids
+        assert [fields(m) for m in q.messages.values()] == before
+        states = {m.body: m.state for m in q.messages.values()}
+        assert states == {
+            "visible": MessageState.VISIBLE,
+            "in-flight": MessageState.IN_FLIGHT,
+            "released": MessageState.VISIBLE,
+            "delayed": MessageState.DELAYED,
+            "expires-in-flight": MessageState.VISIBLE,
+        }
+        assert node.counts(q) == (3, 1, 1)
+        # receipt handles from before stay valid for in-flight messages
+        node.broker.change_message_visibility(q, got["in-flight"], 0)
+        assert node.counts(q) == (4, 0, 1)
+        node.advance(60)
+        assert node.counts(q) == (5, 0, 0)
+        visible = next(m for m in q.messages.values() if m.body == "visible")
+        assert visible.receive_count == 2 and visible.message_attributes == attributes
+    finally:
+        node.close()
+
+
+def test_a_receipt_handle_deletes_after_a_restart(node: Node, data_dir: Path) -> None:
+    q = node.queue("q")
+    node.send(q, "a")
+    node.send(q, "b")
+    handles = {m.body: handle for m, handle in node.receive(q, max_number_of_messages=2)}
+    node = restart(node, data_dir)
+    try:
+        node.broker.delete_message(node.get("q"), handles["a"])
+        assert [m.body for m in node.get("q").messages.values()] == ["b"]
+        node.commit()
+        assert [r[0] for r in rows(data_dir, "SELECT body FROM messages")] == ["b"]
+    finally:
+        node.close()
+
+
+def test_retention_counts_from_the_original_send(node: Node, data_dir: Path) -> None:
+    q = node.queue("q", MessageRetentionPeriod="60")
+    node.send(q, "old")
+    node.advance(30)
+    node.send(q, "new")
+    node = restart(node, data_dir, later_s=20)  # 50 s after "old" was sent
+    try:
+        q = node.get("q")
+        assert node.counts(q) == (2, 0, 0)
+        node.advance(10)
+        assert [m.body for m in q.messages.values()] == ["new"]
+        node.advance(30)
+        assert node.counts(q) == (0, 0, 0)
+        node.commit()
+        assert rows(data_dir, "SELECT body FROM messages") == []
+    finally:
+        node.close()
+
+
+def test_fifo_groups_sequence_numbers_and_deduplication_are_restored(node: Node, data_dir: Path) -> None:
+    q = node.queue("q.fifo", FifoQueue="true", VisibilityTimeout="30")
+    sent = {
+        body: node.broker.send_message(q, SendEntry(body, group_id=body[0], deduplication_id=body), "000000000000")
+        for body in ("a1", "a2", "b1")
+    }
+    numbers = {body: m.sequence_number for body, m in sent.items()}
+    ((first, _),) = node.receive(q, max_number_of_messages=1)
+    assert first.body == "a1"
+    node = restart(node, data_dir, later_s=10)
+    try:
+        q = node.get("q.fifo")
+        assert [m.sequence_number for m in q.messages.values()] == list(numbers.values())
+        # group "a" is locked by a1 (in flight): only b1 comes out
+        assert [m.body for m, _ in node.receive(q, max_number_of_messages=10)] == ["b1"]
+        # a duplicate is recognised; a new message gets a higher sequence number
+        again = node.broker.send_message(q, SendEntry("x", group_id="a", deduplication_id="a2"), "000000000000")
+        assert again.message_id == sent["a2"].message_id
+        new = node.broker.send_message(q, SendEntry("c1", group_id="c", deduplication_id="c1"), "000000000000")
+        assert int(new.sequence_number or 0) > max(int(n or 0) for n in numbers.values())
+        assert len(q.messages) == 4
+        node.advance(20)
+        bodies = [m.body for m, _ in node.receive(q, max_number_of_messages=10)]
+        assert sorted(bodies) == ["a1", "a2", "c1"]
+        assert bodies.index("a1") < bodies.index("a2")  # order within the group
+    finally:
+        node.close()
+
+
+def test_expired_deduplication_keys_are_not_restored(node: Node, data_dir: Path) -> None:
+    q = node.queue("q.fifo", FifoQueue="true")
+    first = node.broker.send_message(q, SendEntry("m", group_id="g", deduplication_id="d"), "000000000000")
+    node = restart(node, data_dir, later_s=301)
+    try:
+        q = node.get("q.fifo")
+        again = node.broker.send_message(q, SendEntry("m", group_id="g", deduplication_id="d"), "000000000000")
+        assert again.message_id != first.message_id
+        assert len(q.messages) == 2
+    finally:
+        node.close()
+
+
+def test_dead_lettered_messages_and_move_tasks_are_restored(node: Node, data_dir: Path) -> None:
+    dlq = node.queue("dlq")
+    src = node.queue("src", RedrivePolicy=json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1}))
+    for i in range(5):
+        node.send(src, f"m{i}")
+    assert len(node.receive(src, max_number_of_messages=10, visibility_timeout=0)) == 5
+    assert node.receive(src, max_number_of_messages=10) == []
+    assert node.counts(dlq) == (5, 0, 0)
+    assert {m.dead_letter_source_arn for m in dlq.messages.values()} == {src.arn}
+    handle = node.broker.start_message_move_task(NS, dlq.arn, None, 1)
+    node.advance(1)
+    (task,) = node.broker.move_tasks.list(dlq.arn, 10)
+    moved = task["ApproximateNumberOfMessagesMoved"]
+    assert task["Status"] == "RUNNING" and 0 < moved < 5
+
+    node = restart(node, data_dir)
+    try:
+        src, dlq = node.get("src"), node.get("dlq")
+        (task,) = node.broker.move_tasks.list(dlq.arn, 10)
+        assert (task["Status"], task["TaskHandle"]) == ("RUNNING", handle)
+        assert (task["ApproximateNumberOfMessagesMoved"], task["ApproximateNumberOfMessagesToMove"]) == (moved, 5)
+        assert (node.counts(src)[0], node.counts(dlq)[0]) == (moved, 5 - moved)
+        node.advance(10)
+        (task,) = node.broker.move_tasks.list(dlq.arn, 10)
+        assert (task["Status"], task["ApproximateNumberOfMessagesMoved"]) == ("COMPLETED", 5)
+        assert sorted(m.body for m in src.messages.values()) == [f"m{i}" for i in range(5)]
+    finally:
+        node.close()
+    node = Node(data_dir, START_MS + 20_000)
+    try:
+        (task,) = node.broker.move_tasks.list(node.get("dlq").arn, 10)
+        assert task["Status"] == "COMPLETED"
+        assert node.counts(node.get("src")) == (5, 0, 0)
+    finally:
+        node.close()
+
+
+def test_deleted_purged_and_dropped_state_stays_gone(node: Node, data_dir: Path) -> None:
+    kept, purged, dropped = node.queue("kept"), node.queue("purged"), node.queue("dropped")
+    fifo = node.queue("f.fifo", FifoQueue="true")
+    for q in (kept, purged, dropped):
+        node.send(q, "a")
+        node.send(q, "b")
+    node.broker.send_message(fifo, SendEntry("f", group_id="g", deduplication_id="d"), "000000000000")
+    node.commit()  # the rows exist on disk before they are removed
+    ((message, handle),) = node.receive(kept, max_number_of_messages=1)
+    node.broker.delete_message(kept, handle)
+    node.broker.purge_queue(purged)
+    node.send(purged, "after")
+    node.broker.delete_queue(dropped)
+    node.broker.purge_queue(fifo)
+    node = restart(node, data_dir)
+    try:
+        assert sorted(q.name for q in node.broker.list_queues(NS, None)) == ["f.fifo", "kept", "purged"]
+        assert [m.body for m in node.get("kept").messages.values()] == ["b"]
+        assert [m.body for m in node.get("purged").messages.values()] == ["after"]
+        assert node.get("purged").last_purge_ms == START_MS
+        assert rows(data_dir, "SELECT COUNT(*) FROM deduplication") == [(0,)]
+        fresh = node.broker.send_message(
+            node.get("f.fifo"), SendEntry("f", group_id="g", deduplication_id="d"), "000000000000"
+        )
+        assert len(node.get("f.fifo").messages) == 1 and fresh.body == "f"
+    finally:
+        node.close()
+
+
+# ------------------------------------------------------------------------------------------------- coalescing
+
+
+def test_a_message_added_and_deleted_in_one_batch_writes_no_row(node: Node, data_dir: Path) -> None:
+    q = node.queue("q")
+    node.commit()
+    node.send(q, "kept")
+    node.send(q, "gone")
+    ((message, handle),) = [(m, h) for m, h in node.receive(q, max_number_of_messages=2) if m.body == "gone"]
+    node.broker.delete_message(q, handle)
+    node.commit()
+    assert rows(data_dir, "SELECT body, receive_count FROM messages") == [("kept", 1)]
+
+
+def test_several_changes_in_one_batch_leave_the_last(node: Node, data_dir: Path) -> None:
+    q = node.queue("q", VisibilityTimeout="10")
+    node.send(q, "m")
+    node.commit()
+    ((_, handle),) = node.receive(q)
+    node.broker.change_message_visibility(q, handle, 100)
+    node.broker.change_message_visibility(q, handle, 200)
+    node.commit()
+    (message,) = q.messages.values()
+    assert rows(data_dir, "SELECT receive_count, visible_at_ms, receipt_serial FROM messages") == [
+        (1, START_MS + 200_000, message.receipt_serial)
+    ]
+
+
+def test_a_queue_created_and_deleted_in_one_batch_leaves_nothing(node: Node, data_dir: Path) -> None:
+    q = node.queue("short-lived")
+    node.send(q, "m")
+    node.broker.delete_queue(q)
+    node.commit()
+    assert rows(data_dir, "SELECT COUNT(*) FROM queues") == [(0,)]
+    assert rows(data_dir, "SELECT COUNT(*) FROM messages") == [(0,)]
+
+
+# ------------------------------------------------------------------------------------------------ bad files
+
+
+def test_a_corrupt_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / FILE_NAME
+    path.write_bytes(b"definitely not sqlite" * 100)
+    with pytest.raises(StoreError, match="corrupt") as exc:
+        SQLiteStore.open(str(tmp_path))
+    assert str(path) in str(exc.value)
+    assert path.read_bytes() == b"definitely not sqlite" * 100
+
+
+def test_a_foreign_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / FILE_NAME
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE notes (text TEXT)")
+    connection.commit()
+    connection.close()
+    with pytest.raises(StoreError, match="another application") as exc:
+        SQLiteStore.open(str(tmp_path))
+    assert str(path) in str(exc.value)
+    assert rows(tmp_path, "SELECT name FROM sqlite_master") == [("notes",)]
+
+
+def test_a_file_of_another_schema_version_is_refused(tmp_path: Path) -> None:
+    SQLiteStore.open(str(tmp_path)).close()
+    connection = sqlite3.connect(tmp_path / FILE_NAME)
+    connection.execute("PRAGMA user_version=7")
+    connection.close()
+    with pytest.raises(StoreError, match="version 7") as exc:
+        SQLiteStore.open(str(tmp_path))
+    assert str(tmp_path / FILE_NAME) in str(exc.value)
+
+
+def test_a_data_dir_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreError, match="file"):
+        SQLiteStore.open(str(tmp_path / "file"))
+
+
+def test_an_empty_file_is_taken_as_a_new_store(tmp_path: Path) -> None:
+    (tmp_path / FILE_NAME).write_bytes(b"")
+    store = SQLiteStore.open(str(tmp_path))
+    store.close()
+    assert rows(tmp_path, "SELECT COUNT(*) FROM queues") == [(0,)]
+
+
+# ----------------------------------------------------------------------------------------------- group commit
+
+
+def test_durable_returns_only_after_the_commit(node: Node, data_dir: Path) -> None:
+    q = node.queue("q")
+    node.commit()
+
+    async def scenario() -> tuple[list[Any], list[Any]]:
+        node.send(q, "m")  # recorded inside the loop: the writer task is started, not run yet
+        before = rows(data_dir, "SELECT body FROM messages")
+        await node.store.durable()
+        return before, rows(data_dir, "SELECT body FROM messages")
+
+    before, after = node.run(scenario())
+    assert before == []
+    assert after == [("m",)]
+
+
+def test_durable_with_nothing_pending_returns_at_once(node: Node) -> None:
+    node.commit()
+    node.run(asyncio.wait_for(node.store.durable(), 5))
+
+
+def test_concurrent_requests_share_commits(node: Node, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    q = node.queue("q")
+    node.commit()
+    commits: list[int] = []
+    write = node.store._write
+
+    def counting_write(batch: Any) -> None:
+        commits.append(len(batch[1]))
+        write(batch)
+
+    monkeypatch.setattr(node.store, "_write", counting_write)
+
+    async def request(i: int) -> None:
+        await asyncio.sleep(0)
+        node.send(q, f"m{i}")
+        await node.store.durable()
+
+    async def scenario() -> None:
+        await asyncio.gather(*(request(i) for i in range(50)))
+
+    node.run(scenario())
+    assert rows(data_dir, "SELECT COUNT(*) FROM messages") == [(50,)]
+    assert sum(commits) == 50
+    assert len(commits) < 50
+
+
+def test_a_failed_commit_is_reported_to_the_waiters(node: Node, monkeypatch: pytest.MonkeyPatch) -> None:
+    q = node.queue("q")
+    node.commit()
+
+    def failing_write(batch: Any) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(node.store, "_write", failing_write)
+
+    async def scenario() -> None:
+        node.send(q, "m")
+        await node.store.durable()
+
+    with pytest.raises(StoreError, match="disk I/O error"):
+        node.run(scenario())
+
+
+def test_fifo_sequence_numbers_keep_increasing_when_the_queue_is_empty_and_the_clock_reads_earlier(
+    data_dir: Path,
+) -> None:
+    """The queue's last sequence number is state of its own: after a restart with no message and no live
+    deduplication key left, a clock that reads earlier than before (a wall-clock step back, a new manual clock)
+    must not make sequence numbers go backwards."""
+    node = Node(data_dir, START_MS + 3_600_000)
+    q = node.queue("q.fifo", FifoQueue="true")
+    old = node.broker.send_message(q, SendEntry("m", group_id="g", deduplication_id="d"), "000000000000")
+    node.broker.purge_queue(q)  # no message and no deduplication key left
+    node.close()
+    node = Node(data_dir, START_MS)  # an hour earlier
+    try:
+        new = node.broker.send_message(
+            node.get("q.fifo"), SendEntry("m", group_id="g", deduplication_id="e"), "000000000000"
+        )
+        assert int(new.sequence_number or 0) > int(old.sequence_number or 0)
+    finally:
+        node.close()
+
+
+def test_a_message_taken_by_a_long_poll_is_saved_in_flight(node: Node, data_dir: Path) -> None:
+    q = node.queue("q", VisibilityTimeout="30")
+
+    async def scenario() -> list[Any]:
+        poll = asyncio.ensure_future(node.broker.receive_message(q, wait_time_seconds=20))
+        await asyncio.sleep(0)
+        node.send(q, "late")
+        return await poll
+
+    ((message, handle),) = node.run(scenario())
+    assert message.body == "late"
+    node = restart(node, data_dir, later_s=10)
+    try:
+        q = node.get("q")
+        assert node.counts(q) == (0, 1, 0)
+        node.broker.delete_message(q, handle)
+        assert node.counts(q) == (0, 0, 0)
+    finally:
+        node.close()
+
+
+def test_messages_past_their_retention_while_down_are_gone_after_a_restart(node: Node, data_dir: Path) -> None:
+    q = node.queue("q", MessageRetentionPeriod="60")
+    node.send(q, "old")
+    node.send(q, "delayed", delay_seconds=30)
+    ((_, handle),) = node.receive(q, visibility_timeout=300)
+    node = restart(node, data_dir, later_s=120)
+    try:
+        q = node.get("q")
+        node.advance(0)
+        assert node.counts(q) == (0, 0, 0)
+        assert node.receive(q) == []
+        node.broker.delete_message(q, handle)  # a handle of a message already gone succeeds
+        node.commit()
+        assert rows(data_dir, "SELECT COUNT(*) FROM messages") == [(0,)]
+    finally:
+        node.close()
