@@ -1,0 +1,275 @@
+"""Structured Streaming through sqsemu: admission control, at-least-once across a crash, queue to queue."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sqsemu.testing import SQSServer
+
+pytestmark = pytest.mark.spark
+
+
+def _send(sqs: Any, queue_url: str, bodies: list[str]) -> None:
+    for start in range(0, len(bodies), 10):
+        entries = [{"Id": str(i), "MessageBody": body} for i, body in enumerate(bodies[start : start + 10])]
+        answer = sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
+        assert not answer.get("Failed")
+
+
+def test_available_now_with_admission_control_deletes_each_batch_after_its_commit(
+    spark: Any,
+    spark_server: SQSServer,
+    sqs: Any,
+    sqs_options: dict[str, str],
+    make_queue: Callable[..., str],
+    tmp_path: Path,
+) -> None:
+    url = make_queue("orders")
+    bodies = [f"order-{i:03d}" for i in range(35)]
+    _send(sqs, url, bodies)
+    seen: list[dict[str, Any]] = []
+
+    def check(batch: Any, batch_id: int) -> None:
+        rows = batch.select("message_id", "body").collect()
+        states = {m["message_id"]: m["state"] for m in spark_server.peek(url)}
+        seen.append(
+            {
+                "batch_id": batch_id,
+                "ids": [r.message_id for r in rows],
+                "bodies": [r.body for r in rows],
+                "states": states,
+            }
+        )
+
+    query = (
+        spark.readStream.format("sqs")
+        .options(**sqs_options)
+        .option("queueUrl", url)
+        .option("maxMessagesPerTrigger", "10")
+        .option("waitTimeSeconds", "0")
+        .option("numPartitions", "2")
+        .load()
+        .writeStream.foreachBatch(check)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(90)
+    assert query.exception() is None
+
+    batches = [b for b in seen if b["ids"]]
+    assert [len(b["ids"]) for b in batches] == [10, 10, 10, 5]
+    remaining = 35
+    for batch in batches:
+        # While its batch runs, every message of it is on the server, in flight; the batches before it are gone.
+        assert all(batch["states"].get(i) == "in_flight" for i in batch["ids"])
+        assert len(batch["states"]) == remaining
+        remaining -= len(batch["ids"])
+    assert sorted(b for batch in batches for b in batch["bodies"]) == bodies
+    assert spark_server.peek(url) == []  # the last batch was deleted when Spark planned once more and found nothing
+
+
+class _Crash(RuntimeError):
+    """Raised by the sink to kill the query in the middle of a micro-batch."""
+
+
+def _wait_until_visible(server: SQSServer, url: str, deadline_s: float) -> list[dict[str, Any]]:
+    started = time.monotonic()
+    while True:
+        messages = server.peek(url)
+        if all(m["state"] == "visible" for m in messages):
+            return messages
+        assert time.monotonic() - started < deadline_s, f"messages still in flight after {deadline_s} s: {messages}"
+        time.sleep(0.2)
+
+
+def test_query_killed_mid_batch_and_restarted_loses_nothing(
+    spark: Any,
+    spark_server: SQSServer,
+    sqs: Any,
+    sqs_options: dict[str, str],
+    make_queue: Callable[..., str],
+    tmp_path: Path,
+) -> None:
+    url = make_queue("payments")
+    bodies = [f"payment-{i:03d}" for i in range(30)]
+    _send(sqs, url, bodies)
+    checkpoint = str(tmp_path / "checkpoint")
+    delivered: list[str] = []
+    in_flight_at_crash: list[str] = []
+
+    def crash_in_second_batch(batch: Any, batch_id: int) -> None:
+        rows = [r.body for r in batch.select("body").collect()]
+        delivered.extend(rows)
+        if batch_id == 1:
+            in_flight_at_crash.extend(m["body"] for m in spark_server.peek(url) if m["state"] == "in_flight")
+            raise _Crash("the sink dies half way through batch 1")
+
+    def stream(sink: Callable[[Any, int], None]) -> Any:
+        return (
+            spark.readStream.format("sqs")
+            .options(**sqs_options)
+            .option("queueUrl", url)
+            .option("maxMessagesPerTrigger", "10")
+            .option("waitTimeSeconds", "0")
+            .option("visibilityTimeout", "3")
+            .load()
+            .writeStream.foreachBatch(sink)
+            .option("checkpointLocation", checkpoint)
+            .trigger(availableNow=True)
+            .start()
+        )
+
+    first = stream(crash_in_second_batch)
+    with pytest.raises(Exception, match="the sink dies"):
+        first.awaitTermination(90)
+    assert len(delivered) == 20 and len(in_flight_at_crash) == 10
+    # Batch 0 was committed and deleted; batch 1 died uncommitted: its messages are still on the queue.
+    assert sorted(m["body"] for m in spark_server.peek(url)) == sorted(set(bodies) - set(delivered[:10]))
+
+    # Nobody renews them any more: after the visibility timeout (3 s) they are visible again.
+    _wait_until_visible(spark_server, url, deadline_s=15)
+
+    second = stream(lambda batch, batch_id: delivered.extend(r.body for r in batch.select("body").collect()))
+    assert second.awaitTermination(90)
+    assert second.exception() is None
+    assert set(delivered) == set(bodies)  # every message at least once, none lost
+    assert sorted(in_flight_at_crash) == sorted(set(delivered[10:20]))  # what the crash held came back
+    assert spark_server.peek(url) == []
+
+
+def test_stream_to_stream_through_two_queues(
+    spark: Any,
+    spark_server: SQSServer,
+    sqs: Any,
+    sqs_options: dict[str, str],
+    make_queue: Callable[..., str],
+    tmp_path: Path,
+) -> None:
+    from pyspark.sql import functions as F
+
+    source = make_queue("raw")
+    target = make_queue("clean")
+    bodies = [f"event-{i:03d}" for i in range(40)]
+    _send(sqs, source, bodies)
+
+    forward = (
+        spark.readStream.format("sqs")
+        .options(**sqs_options)
+        .option("queueUrl", source)
+        .option("maxMessagesPerTrigger", "15")
+        .option("waitTimeSeconds", "0")
+        .load()
+        .select(F.upper("body").alias("body"), F.create_map(F.lit("source"), F.col("message_id")).alias("tags"))
+        .writeStream.format("sqs")
+        .options(**sqs_options)
+        .option("queueUrl", target)
+        .option("messageAttributesColumn", "tags")
+        .option("checkpointLocation", str(tmp_path / "forward"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert forward.awaitTermination(90)
+    assert forward.exception() is None
+    assert spark_server.peek(source) == []
+
+    collected = (
+        spark.readStream.format("sqs")
+        .options(**sqs_options)
+        .option("queueUrl", target)
+        .option("waitTimeSeconds", "0")
+        .load()
+        .select("body", "message_attributes")
+        .writeStream.format("memory")
+        .queryName("clean_events")
+        .option("checkpointLocation", str(tmp_path / "collect"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert collected.awaitTermination(90)
+    rows = spark.sql("SELECT * FROM clean_events").collect()
+    assert sorted(r.body for r in rows) == [b.upper() for b in bodies]
+    assert all(r.message_attributes["source"].data_type == "String" for r in rows)
+    assert spark_server.peek(target) == []
+
+
+def test_a_long_batch_keeps_its_messages_in_flight(
+    spark: Any,
+    spark_server: SQSServer,
+    sqs: Any,
+    sqs_options: dict[str, str],
+    make_queue: Callable[..., str],
+    tmp_path: Path,
+) -> None:
+    """A batch that runs longer than visibilityTimeout: its messages are renewed, not redelivered."""
+    url = make_queue("slow")
+    _send(sqs, url, [f"job-{i}" for i in range(5)])
+    observed: list[list[dict[str, Any]]] = []
+
+    def slow(batch: Any, batch_id: int) -> None:
+        batch.collect()
+        time.sleep(4.5)  # more than twice the 2-second visibility timeout
+        observed.append(spark_server.peek(url))
+
+    query = (
+        spark.readStream.format("sqs")
+        .options(**sqs_options)
+        .option("queueUrl", url)
+        .option("visibilityTimeout", "2")
+        .option("waitTimeSeconds", "0")
+        .load()
+        .writeStream.foreachBatch(slow)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(90)
+    assert query.exception() is None
+    [messages] = [batch for batch in observed if batch]
+    assert [(m["state"], m["receive_count"]) for m in messages] == [("in_flight", 1)] * 5
+    assert spark_server.peek(url) == []
+
+
+def test_stream_write_to_fifo_derives_ids_from_query_and_batch(
+    spark: Any,
+    spark_server: SQSServer,
+    sqs: Any,
+    sqs_options: dict[str, str],
+    make_queue: Callable[..., str],
+    tmp_path: Path,
+) -> None:
+    from pyspark.sql import functions as F
+
+    from sqsemu.spark.writer import derived_deduplication_id
+
+    source = make_queue("clicks")
+    target = make_queue("clicks-ordered.fifo", FifoQueue=True)
+    _send(sqs, source, [f"click-{i}" for i in range(12)])
+    query = (
+        spark.readStream.format("sqs")
+        .options(**sqs_options)
+        .option("queueUrl", source)
+        .option("waitTimeSeconds", "0")
+        .load()
+        .select("body", F.lit("user-1").alias("user"))
+        .coalesce(1)
+        .writeStream.format("sqs")
+        .options(**sqs_options)
+        .option("queueUrl", target)
+        .option("groupIdColumn", "user")
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(90)
+    assert query.exception() is None
+    messages = spark_server.peek(target)
+    assert sorted(m["body"] for m in messages) == sorted(f"click-{i}" for i in range(12))
+    assert {m["message_group_id"] for m in messages} == {"user-1"}
+    expected = {derived_deduplication_id(query.id, 0, 0, row) for row in range(12)}
+    assert {m["message_deduplication_id"] for m in messages} == expected
