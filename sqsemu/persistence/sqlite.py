@@ -64,6 +64,11 @@ CREATE TABLE move_tasks (
     started_ms INTEGER NOT NULL, to_move INTEGER NOT NULL, moved INTEGER NOT NULL, status TEXT NOT NULL,
     failure_reason TEXT);
 """
+# Measured on the roundtrip pattern (append new rows, update and delete recent ones, one transaction per batch):
+# together +31% rows/s. Some SQLite builds zero-fill deleted rows (secure_delete); a larger page cache keeps the hot
+# end of the table in memory; checkpointing every ~40 MB of WAL instead of ~4 MB writes a page rewritten by many
+# commits back once.
+_TUNING = ("PRAGMA secure_delete=OFF", "PRAGMA cache_size=-65536", "PRAGMA wal_autocheckpoint=10000")
 _MESSAGE_COLUMNS = (
     "queue_uid, message_id, seq, body, message_attributes, system_attributes, trace_header, sender_id, sent_ms, "
     "enqueued_ms, size, group_id, deduplication_id, sequence_number, dead_letter_source_arn, receive_count, "
@@ -183,6 +188,8 @@ class SQLiteStore:
             if str(mode).lower() != "wal":
                 raise StoreError(f"{path}: cannot switch the database to WAL mode (got {mode})")
             connection.execute(f"PRAGMA synchronous={'FULL' if fsync == 'full' else 'NORMAL'}")
+            for pragma in _TUNING:
+                connection.execute(pragma)
             if not existed:
                 connection.executescript(_SCHEMA)
                 connection.execute(f"PRAGMA application_id={APPLICATION_ID}")
