@@ -1,0 +1,46 @@
+"""Running the AWS SDK for JavaScript v3 checks in tests/js: ``npm ci`` once, then a script against a server."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+JS_DIR = Path(__file__).resolve().parents[2] / "js"
+SDK_PACKAGE = JS_DIR / "node_modules" / "@aws-sdk" / "client-sqs" / "package.json"
+
+
+def _ensure_node_modules(npm: str) -> None:
+    """``npm ci`` once (under a file lock, so parallel tests install once) when the SDK is not installed yet."""
+    with open(JS_DIR / ".npm-install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if SDK_PACKAGE.is_file():
+            return
+        started = time.monotonic()
+        result = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"], cwd=JS_DIR, capture_output=True, text=True, timeout=600
+        )
+        assert result.returncode == 0, f"npm ci failed:\n{result.stdout}\n{result.stderr}"
+        print(f"\nnpm ci in tests/js took {time.monotonic() - started:.1f} s")
+
+
+def run_js_check(script: str, endpoint_url: str) -> dict[str, Any]:
+    """Run ``tests/js/<script>`` with Node against ``endpoint_url``; it must exit 0 and print a JSON summary as its
+    last line, which is returned. Skips the test when Node.js is not installed."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the JavaScript SDK check needs Node.js")
+    npm = shutil.which("npm")
+    assert npm is not None, "node is installed but npm is not"
+    _ensure_node_modules(npm)
+    result = subprocess.run([node, script, endpoint_url], cwd=JS_DIR, capture_output=True, text=True, timeout=120)
+    print(result.stdout, result.stderr)
+    assert result.returncode == 0, result.stderr
+    summary: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return summary
