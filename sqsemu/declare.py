@@ -428,7 +428,7 @@ def _check_same(config: Config, planned: _Planned, existing: Queue, broker: Brok
     from sqsemu.engine.errors import SQSError
 
     try:
-        wanted = queue_attributes.normalize(planned.attributes, fifo=existing.fifo, creating=True, limits=broker.limits)
+        wanted = queue_attributes.normalize(planned.attributes, fifo=existing.fifo, limits=broker.limits)
     except SQSError as exc:
         raise DeclarationError(f"{_prefix(config)}{planned.label}: {exc.shape}: {exc.message}") from None
     for name, value in wanted.items():

@@ -179,7 +179,7 @@ def _validators(limits: Limits) -> dict[str, Callable[[str], str]]:
     }
 
 
-def normalize(attributes: Mapping[str, str], *, fifo: bool, creating: bool, limits: Limits) -> dict[str, str]:
+def normalize(attributes: Mapping[str, str], *, fifo: bool, limits: Limits) -> dict[str, str]:
     """Validate client-supplied queue attributes and return them in canonical form.
 
     An empty string for ``Policy``, ``RedrivePolicy`` or ``RedriveAllowPolicy`` means "remove" and is kept as

@@ -176,7 +176,7 @@ class Broker:
             if not fifo:
                 reason += " Set the FifoQueue attribute to true to create a FIFO queue."
             raise invalid_value(name, "QueueName", reason)
-        supplied = queue_attributes.normalize(attributes, fifo=fifo, creating=True, limits=self.limits)
+        supplied = queue_attributes.normalize(attributes, fifo=fifo, limits=self.limits)
         queues = self.namespaces.setdefault(ns, {})
         existing = queues.get(name)
         if existing is not None:
@@ -303,7 +303,7 @@ class Broker:
 
     def set_queue_attributes(self, queue: Queue, attributes: Mapping[str, str]) -> None:
         """SetQueueAttributes. Raises ``InvalidAttributeName`` and ``InvalidAttributeValue``."""
-        values = queue_attributes.normalize(attributes, fifo=queue.fifo, creating=False, limits=self.limits)
+        values = queue_attributes.normalize(attributes, fifo=queue.fifo, limits=self.limits)
         queue_attributes.check_combination({**queue.attributes, **values})
         self._check_redrive_policy(queue.arn, queue.fifo, values.get("RedrivePolicy"))
         now = self.clock.now_ms()
