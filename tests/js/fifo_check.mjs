@@ -8,7 +8,6 @@
 // Prints one JSON summary line on success; exits non-zero with the reason on any failure.
 import assert from "node:assert/strict";
 import {
-  SQSClient,
   CreateQueueCommand,
   GetQueueAttributesCommand,
   SendMessageCommand,
@@ -17,19 +16,9 @@ import {
   DeleteMessageCommand,
   DeleteQueueCommand,
 } from "@aws-sdk/client-sqs";
+import { clientFromArgs } from "./client.mjs";
 
-const endpoint = process.argv[2];
-if (!endpoint) {
-  console.error("usage: node fifo_check.mjs <endpoint-url>");
-  process.exit(64);
-}
-
-const client = new SQSClient({
-  region: "us-east-1",
-  endpoint,
-  credentials: { accessKeyId: "test", secretAccessKey: "test" },
-  maxAttempts: 1,
-});
+const client = clientFromArgs("fifo_check.mjs");
 
 async function receiveAll(QueueUrl) {
   const { Messages = [] } = await client.send(

@@ -8,7 +8,6 @@
 import { createHash } from "node:crypto";
 import assert from "node:assert/strict";
 import {
-  SQSClient,
   CreateQueueCommand,
   SendMessageCommand,
   SendMessageBatchCommand,
@@ -17,19 +16,9 @@ import {
   GetQueueAttributesCommand,
   DeleteQueueCommand,
 } from "@aws-sdk/client-sqs";
+import { clientFromArgs } from "./client.mjs";
 
-const endpoint = process.argv[2];
-if (!endpoint) {
-  console.error("usage: node sdk_check.mjs <endpoint-url>");
-  process.exit(64);
-}
-
-const client = new SQSClient({
-  region: "us-east-1",
-  endpoint,
-  credentials: { accessKeyId: "test", secretAccessKey: "test" },
-  maxAttempts: 1,
-});
+const client = clientFromArgs("sdk_check.mjs");
 
 const md5 = (data) => createHash("md5").update(data).digest("hex");
 
