@@ -3,11 +3,14 @@
 SQS Developer Guide "Amazon SQS FIFO queues" and "FIFO delivery logic"; API Reference ``SendMessage``,
 ``ReceiveMessage``; SQS-REFERENCE section 5. Same synchronous state-machine style as ``queue.Queue``:
 
-- Each message group keeps its messages in send order. A group is *locked* while any of its messages is in flight;
-  an unlocked group whose first message is visible sits in ``available`` (an insertion-ordered dict used as a
-  queue of groups). A receive takes as many messages as it can from the first available group, in order, then
-  fills up from the next groups. A message whose visibility timeout expires is still first in its group, so it is
-  received again before the group's later messages.
+- Each message group keeps its messages in send order, and hands them out strictly in that order: a receive may
+  take a group's visible messages up to (not including) its first message that is in flight or delayed. So a group
+  is not locked as a whole: when its first message becomes visible again (visibility timeout run out or changed to
+  0) while later ones are still in flight, that first message can be received again, and nothing behind the
+  first in-flight message can. This is what AWS was recorded to do (SQS Developer Guide, "FIFO delivery logic").
+- A group whose first message is visible sits in ``available``, an insertion-ordered dict used as the rotation of
+  groups. A receive takes as many messages as it can from the first available group, then fills up from the next
+  groups; every group it took messages from goes to the back of the rotation.
 - Deduplication: a MessageDeduplicationId (explicit, or the SHA-256 of the body with ContentBasedDeduplication) is
   remembered for 5 minutes from the first send, per queue or per message group (DeduplicationScope). A duplicate is
   accepted and answered with the original MessageId and SequenceNumber but not stored again (AWS documents "accepted
@@ -44,14 +47,13 @@ _NO_DEDUP = (
 
 
 class Group:
-    """One message group: its messages in send order and how many of them are in flight."""
+    """One message group: its messages (visible, in flight or delayed) in send order."""
 
-    __slots__ = ("group_id", "messages", "in_flight")
+    __slots__ = ("group_id", "messages")
 
     def __init__(self, group_id: str) -> None:
         self.group_id = group_id
         self.messages: deque[Message] = deque()
-        self.in_flight = 0
 
 
 class Attempt:
@@ -99,24 +101,15 @@ class FifoQueue(Queue):
     # ----------------------------------------------------------------- groups
 
     def _refresh(self, group: Group) -> None:
-        """Put ``group`` in or out of ``available``: unlocked and its first message visible."""
-        ready = group.in_flight == 0 and bool(group.messages) and group.messages[0].state is VISIBLE
-        if ready:
+        """Put ``group`` in or out of ``available``: in when its first message is visible (a group joining the
+        rotation joins at the back), out otherwise."""
+        if group.messages and group.messages[0].state is VISIBLE:
             if group.group_id not in self.available:
                 self.available[group.group_id] = None
                 if self.waiters:
                     self.host.mark_available(self)
         else:
             self.available.pop(group.group_id, None)
-
-    def _set_state(self, message: Message, state: MessageState) -> None:
-        group = self.groups.get(message.group_id or "")
-        if group is not None:
-            if message.state is IN_FLIGHT:
-                group.in_flight -= 1
-            if state is IN_FLIGHT:
-                group.in_flight += 1
-        super()._set_state(message, state)
 
     def _make_visible(self, message: Message) -> None:
         self._set_state(message, VISIBLE)
@@ -130,8 +123,6 @@ class FifoQueue(Queue):
 
     def _remove(self, message: Message, compact: bool = True) -> None:
         group = self.groups.get(message.group_id or "")
-        if message.state is IN_FLIGHT and group is not None:
-            group.in_flight -= 1
         super()._remove(message, compact)
         if group is not None:
             try:
@@ -230,17 +221,19 @@ class FifoQueue(Queue):
     # ----------------------------------------------------------------- receive
 
     def receive(self, now_ms: int, max_number: int, visibility_timeout: int, request_ms: int) -> list[Received]:
-        """Receive from unlocked groups: as many messages of the first available group as possible, in order, then
-        from the next groups. Received groups are locked until their messages are deleted or visible again."""
+        """Take up to ``max_number`` messages: from the first group in the rotation, its visible messages in order
+        up to its first one in flight or delayed, then the same from the next groups. Each group taken from goes to
+        the back of the rotation (SQS Developer Guide, "FIFO delivery logic")."""
         max_number = min(max_number, self.in_flight_limit - self.counts[IN_FLIGHT])
         out: list[Received] = []
         for group_id in list(self.available):
             if len(out) >= max_number:
                 break
             group = self.groups.get(group_id)
-            if group is None or group.in_flight:
+            if group is None:
                 self.available.pop(group_id, None)
                 continue
+            taken = len(out)
             index = 0
             while index < len(group.messages) and len(out) < max_number:
                 message = group.messages[index]
@@ -253,6 +246,8 @@ class FifoQueue(Queue):
                 out.append((message, self._deliver(message, now_ms, visibility_timeout, request_ms)))
                 index += 1
             if group_id in self.groups:
+                if len(out) > taken:
+                    self.available.pop(group_id, None)  # to the back of the rotation, if still available
                 self._refresh(group)
         return out
 
@@ -309,8 +304,11 @@ class FifoQueue(Queue):
         self._remove(message)
 
     def _visibility_target(self, receipt_handle: str | None) -> Message:
+        """On a FIFO queue only the newest receipt handle, while its message is in flight, can change the
+        visibility; otherwise InvalidParameterValue ``The receipt handle has expired.``."""
         message = super()._visibility_target(receipt_handle)
-        if message.state is not IN_FLIGHT:
+        _, current = self._message_for(receipt_handle)
+        if not current or message.state is not IN_FLIGHT:
             raise invalid_value(receipt_handle, "ReceiptHandle", "The receipt handle has expired.")
         return message
 
@@ -325,7 +323,7 @@ class FifoQueue(Queue):
         super().add_dead_lettered(message, source_arn, now_ms)
 
     def peek_visible(self, limit: int) -> list[Message]:
-        """Up to ``limit`` visible messages at the head of unlocked groups, in group order (for move tasks)."""
+        """Up to ``limit`` visible messages a receive could take, group by group in rotation order (for move tasks)."""
         out: list[Message] = []
         for group_id in self.available:
             for message in self.groups[group_id].messages:
@@ -346,8 +344,6 @@ class FifoQueue(Queue):
     def restore_message(self, message: Message) -> None:
         """Put a saved message back into its group (messages arrive in enqueue order)."""
         self._join_group(message)
-        if message.state is IN_FLIGHT:
-            self.groups[message.group_id or ""].in_flight += 1
         super().restore_message(message)
         if message.sequence_number is not None:
             self._sequence = max(self._sequence, int(message.sequence_number))

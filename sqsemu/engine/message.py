@@ -68,9 +68,11 @@ class Message:
     Times are epoch milliseconds. ``receive_count`` is ``ApproximateReceiveCount``; ``first_receive_ms`` is
     ``ApproximateFirstReceiveTimestamp`` (0 until the first receive). ``enqueued_ms`` is where the retention
     period counts from: the send, or the dead-letter move for a FIFO dead-letter queue. ``receipt_serial`` numbers
-    the receipts: a receipt handle is current only while its serial equals this one. ``received_ms`` is when the
-    current receipt's ReceiveMessage request arrived (the 12-hour visibility maximum counts from it). ``size`` is
-    the bytes counted against MaximumMessageSize (body plus attribute names, types and values).
+    the receipts: it is the serial of the newest receipt handle (0 before the first receive). ``received_ms`` is
+    when the newest receipt's ReceiveMessage request arrived (the 12-hour visibility maximum counts from it).
+    ``order`` is the message's place in its queue's enqueue order (a per-queue counter): a standard queue hands out
+    visible messages lowest order first. ``size`` is the bytes counted against MaximumMessageSize (body plus
+    attribute names, types and values).
     """
 
     __slots__ = (
@@ -88,6 +90,7 @@ class Message:
         "visible_at_ms",
         "state",
         "receipt_serial",
+        "order",
         "queued",
         "group_id",
         "deduplication_id",
@@ -126,6 +129,7 @@ class Message:
         self.visible_at_ms = sent_ms
         self.state = MessageState.VISIBLE
         self.receipt_serial = 0
+        self.order = 0
         self.queued = False
         self.group_id = group_id
         self.deduplication_id = deduplication_id

@@ -1,10 +1,14 @@
 """A standard queue as a synchronous state machine: every method takes ``now`` (epoch ms) and never awaits.
 
 Messages live in ``messages`` (by id). Each has one ``visible_at_ms``; its ``state`` says whether it is delayed,
-visible or in flight (ARCHITECTURE principle 3). Visible messages wait in ``ready`` in the order they became
-visible; a message leaving the visible state stays in ``ready`` and is skipped when reached, so no search is ever
-needed. Timers (delay end, visibility expiry, retention) go to the broker's timer wheel through ``schedule``; a
-timer whose deadline no longer matches is ignored.
+visible or in flight. Visible messages are handed out oldest first, by their place in the queue's enqueue order
+(``Message.order``), whenever they became visible: a message whose visibility timeout runs out is received before
+messages sent after it, as AWS was recorded to do. Two structures keep that order without searching: ``ready``, a
+deque of messages in rising order (a fresh send is always the newest), and ``returned``, a heap of messages that
+became visible again behind newer ones (visibility expiry, the end of a delay). A receive takes the lower head of
+the two. A message leaving the visible state stays where it is and is skipped when reached. Timers (delay end,
+visibility expiry, retention) go to the broker's timer wheel through ``schedule``; a timer whose deadline no longer
+matches is ignored.
 
 Behaviour follows the SQS Developer Guide ("Amazon SQS visibility timeout", "Amazon SQS delay queues", "Amazon SQS
 message timers", "Amazon SQS short and long polling") and the API Reference as summarised in SQS-REFERENCE
@@ -130,7 +134,9 @@ class Queue:
         self.last_modified_s = self.created_s
         self.deleted = False
         self.messages: dict[str, Message] = {}
-        self.ready: deque[Message] = deque()
+        self.ready: deque[Message] = deque()  # visible messages in rising ``order``
+        self.returned: list[tuple[int, Message]] = []  # (order, message): visible again behind newer ones; a heap
+        self._next_order = 0
         self.by_age: deque[Message] = deque()  # in enqueue order
         self.late: list[tuple[int, int, Message]] = []  # arrivals older than the newest (dead-lettered): a heap
         self.counts = [0, 0, 0, 0]
@@ -224,8 +230,7 @@ class Queue:
         """A delay ended or a visibility timeout expired (or was set to 0): the message can be received."""
         self._set_state(message, VISIBLE)
         if not message.queued:
-            message.queued = True
-            self.ready.append(message)
+            self._place(message)
         if self.waiters:
             self.host.mark_available(self)
 
@@ -249,7 +254,7 @@ class Queue:
 
     def has_visible(self) -> bool:
         """Whether a receive could find a message now (cheap; may be optimistic)."""
-        return bool(self.ready)
+        return bool(self.ready) or bool(self.returned)
 
     def message_count(self) -> int:
         """Messages in the queue in every state (visible, in flight, delayed)."""
@@ -351,11 +356,21 @@ class Queue:
         return message, delay
 
     def _place(self, message: Message) -> None:
-        """Put a message that just became visible where receives find it."""
+        """Put a message that just became visible where receives find it, in enqueue order."""
         message.queued = True
-        self.ready.append(message)
+        ready = self.ready
+        if not ready or ready[-1].order < message.order:
+            ready.append(message)
+        else:
+            heapq.heappush(self.returned, (message.order, message))
+
+    def _number(self, message: Message) -> None:
+        """Give a message arriving in this queue the next place in its enqueue order."""
+        message.order = self._next_order
+        self._next_order += 1
 
     def _enqueue(self, message: Message, delay_s: int, now_ms: int) -> None:
+        self._number(message)
         self.messages[message.message_id] = message
         self._track_age(message, now_ms)
         if delay_s:
@@ -489,16 +504,24 @@ class Queue:
             self.journal.message_changed(self, message)
         return self.receipt_handle(message)
 
+    def _next_visible(self) -> Message | None:
+        """Take the lowest-order candidate off ``ready``/``returned`` (it may have left the visible state)."""
+        ready, returned = self.ready, self.returned
+        if returned and (not ready or returned[0][0] < ready[0].order):
+            return heapq.heappop(returned)[1]
+        return ready.popleft() if ready else None
+
     def receive(self, now_ms: int, max_number: int, visibility_timeout: int, request_ms: int) -> list[Received]:
-        """Take up to ``max_number`` visible messages, oldest-visible first, and put them in flight for
+        """Take up to ``max_number`` visible messages, oldest (in send order) first, and put them in flight for
         ``visibility_timeout`` seconds; each gets a new receipt handle. ``request_ms`` is when the ReceiveMessage
         request arrived (the 12-hour maximum counts from it). Never more than the in-flight quota allows."""
         max_number = min(max_number, self.in_flight_limit - self.counts[IN_FLIGHT])
-        ready = self.ready
         out: list[Received] = []
         again: list[Message] = []
-        while ready and len(out) < max_number:
-            message = ready.popleft()
+        while len(out) < max_number:
+            message = self._next_visible()
+            if message is None:
+                break
             message.queued = False
             if message.state is not VISIBLE or self._dead_letter(message, now_ms):
                 continue
@@ -532,7 +555,9 @@ class Queue:
     # ----------------------------------------------------------------- receipts
 
     def _message_for(self, receipt_handle: str | None) -> tuple[Message | None, bool]:
-        """(message, current) for a receipt handle; raises ``MissingParameter``/``ReceiptHandleIsInvalid``."""
+        """(message, current) for a receipt handle: the message it was issued for (None once that message is gone)
+        and whether it is the newest receipt of that message. Raises ``MissingParameter`` (no handle) and
+        ``ReceiptHandleIsInvalid`` (not a handle this queue issued)."""
         if not receipt_handle:
             raise MissingParameter.named("ReceiptHandle")
         try:
@@ -546,19 +571,23 @@ class Queue:
         message = self.messages.get(message_id)
         if message is None:
             return None, False
+        if number == 0 or number > message.receipt_serial:
+            raise ReceiptHandleIsInvalid(f'The input receipt handle "{receipt_handle}" is not a valid receipt handle.')
         return message, message.receipt_serial == number
 
     def delete(self, receipt_handle: str | None) -> None:
-        """DeleteMessage. A handle of a message already gone succeeds again; a superseded handle (the message was
-        received again since) succeeds without deleting, as the API Reference warns ("the message might not be
-        deleted")."""
-        message, current = self._message_for(receipt_handle)
-        if message is not None and current:
+        """DeleteMessage. Any receipt handle the message was given deletes it, an older one too (the message was
+        received again since), as AWS was recorded to do; a handle of a message already gone succeeds again
+        (API Reference, DeleteMessage). Raises ``MissingParameter`` and ``ReceiptHandleIsInvalid``."""
+        message, _ = self._message_for(receipt_handle)
+        if message is not None:
             self._remove(message)
 
     def _visibility_target(self, receipt_handle: str | None) -> Message:
-        message, current = self._message_for(receipt_handle)
-        if message is None or not current:
+        """The message a ChangeMessageVisibility applies to: on a standard queue any of its receipt handles, an
+        older one too, changes the message as it is now (as AWS was recorded to do)."""
+        message, _ = self._message_for(receipt_handle)
+        if message is None:
             raise invalid_value(
                 receipt_handle,
                 "ReceiptHandle",
@@ -567,10 +596,11 @@ class Queue:
         return message
 
     def change_visibility(self, receipt_handle: str | None, visibility_timeout: int | None, now_ms: int) -> None:
-        """ChangeMessageVisibility: the new timeout counts from now, is not added to what is left, and applies to
-        this receipt only. 0 makes the message visible at once; a message whose timeout already expired (and was
-        not received again) is hidden again. Raises ``ReceiptHandleIsInvalid``, ``MissingParameter`` and
-        ``InvalidParameterValue`` (deleted or superseded receipt; beyond 12 hours from the receive)."""
+        """ChangeMessageVisibility: the new timeout counts from now and is not added to what is left (SQS Developer
+        Guide, "Amazon SQS visibility timeout"). 0 makes the message visible at once; a message whose timeout
+        already expired (and was not received again) is hidden again. Raises ``ReceiptHandleIsInvalid``,
+        ``MissingParameter`` and ``InvalidParameterValue`` (message deleted; beyond 12 hours from the newest
+        receive; on FIFO queues, a receipt no longer in flight)."""
         limits = self.limits
         if visibility_timeout is None:
             raise MissingParameter.named("VisibilityTimeout")
@@ -632,6 +662,7 @@ class Queue:
         and receive count, with DeadLetterQueueSourceArn set. A standard queue keeps the original enqueue time for
         retention (SQS Developer Guide, "dead-letter queue retention")."""
         message.dead_letter_source_arn = source_arn
+        self._number(message)
         message.state = VISIBLE
         message.queued = False
         self.counts[VISIBLE] += 1
@@ -644,14 +675,16 @@ class Queue:
             self.journal.message_added(self, message)
 
     def peek_visible(self, limit: int) -> list[Message]:
-        """Up to ``limit`` visible messages, oldest visible first, unchanged (for move tasks)."""
+        """Up to ``limit`` visible messages in the order a receive would take them, unchanged (for move tasks)."""
         out: list[Message] = []
         for message in self.ready:
             if len(out) >= limit:
                 break
             if message.state is VISIBLE:
                 out.append(message)
-        return out
+        out.extend(message for _, message in self.returned if message.state is VISIBLE)
+        out.sort(key=lambda message: message.order)
+        return out[:limit]
 
     def remove_moved(self, message: Message) -> None:
         """Delete a message a move task has copied elsewhere."""
@@ -684,6 +717,7 @@ class Queue:
     def restore_message(self, message: Message) -> None:
         """Put back a message read from the durable store, in enqueue order, with its saved state. A delay or
         visibility timeout that ran out while the server was down makes it visible on the next timer run."""
+        self._number(message)
         self.messages[message.message_id] = message
         self._track_age(message, message.enqueued_ms)
         state = message.state
@@ -701,6 +735,7 @@ class Queue:
             message.state = DELETED
         self.messages.clear()
         self.ready.clear()
+        self.returned.clear()
         self.by_age.clear()
         self.late.clear()
         self.counts = [0, 0, 0, 0]

@@ -9,8 +9,9 @@ The log is JSON lines, appended, each line written and flushed only after the se
 
 - ``{"op": "sent", "id": <message id>, "body": <body>}``: the send was acknowledged.
 - ``{"op": "deleted", "body": <body>}``: the delete was acknowledged *and* answered within the visibility timeout
-  of the receive that gave the handle (measured from before the receive was sent), so the handle was still the
-  message's current one: SQS (and sqsemu) answer success to a superseded handle without deleting anything.
+  of the receive that gave the handle (measured from before the receive was sent), so no other receive can have
+  taken the message in between (an older handle deletes too, but then the message may also have been delivered
+  again, which the test does not try to account for).
 - ``{"op": "unsure", "body": <body>}``: the delete was acknowledged too late to be sure of that; the test makes no
   claim about such a message.
 - ``{"op": "deleting", "body": <body>}``: written *before* a delete is asked for. The server may commit a delete

@@ -172,7 +172,7 @@ def test_peek_changes_nothing_fifo(manual_server, manual_sqs, manual_make_queue)
     for _ in range(5):
         assert peek(manual_server, url) == before
     assert queue_attributes(manual_sqs, url) == before_attributes
-    # group "a" is still locked by the in-flight a1; group "b" is served
+    # a1, the first message of group "a", is still in flight, so nothing of "a" is served; group "b" is
     assert [m["Body"] for m in receive(manual_sqs, url)] == ["b1"]
     # the content-based deduplication window was not touched: resending a2 is still a duplicate
     manual_sqs.send_message(QueueUrl=url, MessageBody="a2", MessageGroupId="a")

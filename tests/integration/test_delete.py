@@ -72,24 +72,6 @@ def test_delete_after_visibility_timeout_expired_succeeds_and_removes(manual_sqs
     assert receive(manual_sqs, url) == []
 
 
-def test_stale_handle_after_re_receive_does_not_delete(manual_sqs, manual_server, manual_make_queue):
-    # DeleteMessage docs: an old handle "succeeds but the message might not be deleted"; sqsemu keeps it
-    url = manual_make_queue()
-    manual_sqs.send_message(QueueUrl=url, MessageBody="survivor")
-    old = receive_one(manual_sqs, url, VisibilityTimeout=5)
-    manual_server.advance(5)
-    new = receive_one(manual_sqs, url, VisibilityTimeout=5)
-    assert new["MessageId"] == old["MessageId"]
-    assert new["ReceiptHandle"] != old["ReceiptHandle"]
-    manual_sqs.delete_message(QueueUrl=url, ReceiptHandle=old["ReceiptHandle"])
-    assert counts(manual_sqs, url) == (0, 1, 0)
-    manual_server.advance(5)
-    again = receive_one(manual_sqs, url)
-    assert again["MessageId"] == old["MessageId"]
-    manual_sqs.delete_message(QueueUrl=url, ReceiptHandle=again["ReceiptHandle"])
-    assert counts(manual_sqs, url) == (0, 0, 0)
-
-
 def test_delete_with_latest_handle_while_in_flight(manual_sqs, manual_server, manual_make_queue):
     url = manual_make_queue()
     manual_sqs.send_message(QueueUrl=url, MessageBody="x")

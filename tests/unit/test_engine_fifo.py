@@ -1,4 +1,4 @@
-"""FIFO queues in the engine (SQS-REFERENCE section 5), on a ManualClock."""
+"""FIFO queues in the engine (SQS Developer Guide, "Amazon SQS FIFO queues"), on a ManualClock."""
 
 from __future__ import annotations
 
@@ -59,6 +59,68 @@ def test_deleting_unlocks_the_group(engine: Engine) -> None:
     ((_, handle),) = engine.receive(q)
     engine.broker.delete_message(q, handle)
     assert bodies(engine.receive(q)) == ["m2"]
+
+
+def test_a_group_head_visible_again_is_received_while_later_messages_are_in_flight(engine: Engine) -> None:
+    q = fifo(engine, VisibilityTimeout="30")
+    for body, group in [("g1-m1", "g1"), ("g1-m2", "g1"), ("g2-m1", "g2")]:
+        send(engine, q, body, group)
+    taken = engine.receive(q, max_number_of_messages=2)
+    assert bodies(taken) == ["g1-m1", "g1-m2"]
+    engine.broker.change_message_visibility(q, taken[0][1], 0)
+    assert bodies(engine.receive(q, max_number_of_messages=3)) == ["g2-m1", "g1-m1"]  # g1-m2 still in flight
+
+
+def test_a_group_head_whose_changed_timeout_ran_out_is_received_again(engine: Engine) -> None:
+    q = fifo(engine, VisibilityTimeout="30")
+    for body, group in [("g1-m1", "g1"), ("g1-m2", "g1"), ("g2-m1", "g2")]:
+        send(engine, q, body, group)
+    taken = engine.receive(q, max_number_of_messages=2)
+    engine.broker.change_message_visibility(q, taken[0][1], 1)
+    engine.clock.advance(1)
+    assert bodies(engine.receive(q, max_number_of_messages=3)) == ["g2-m1", "g1-m1"]
+
+
+@pytest.mark.parametrize(
+    ("extended", "expected"), [("foo", []), ("bar", ["foo"]), ("baz", ["foo", "bar"])]
+)
+def test_a_receive_stops_at_the_first_message_of_the_group_still_in_flight(
+    engine: Engine, extended: str, expected: list[str]
+) -> None:
+    q = fifo(engine, VisibilityTimeout="1")
+    for body in ("foo", "bar", "baz"):
+        send(engine, q, body)
+    taken = {m.body: handle for m, handle in engine.receive(q, max_number_of_messages=10)}
+    assert sorted(taken) == ["bar", "baz", "foo"]
+    engine.broker.change_message_visibility(q, taken[extended], 4)
+    engine.clock.advance(2.5)
+    assert bodies(engine.receive(q, max_number_of_messages=10)) == expected
+
+
+def test_groups_taken_from_go_to_the_back_of_the_rotation(engine: Engine) -> None:
+    q = fifo(engine)
+    for body, group in [("g1-m1", "g1"), ("g2-m1", "g2"), ("g2-m2", "g2"), ("g3-m1", "g3"), ("g1-m2", "g1")]:
+        send(engine, q, body, group)
+    first = engine.receive(q, max_number_of_messages=3, visibility_timeout=0)
+    assert bodies(first) == ["g1-m1", "g1-m2", "g2-m1"]
+    second = engine.receive(q, max_number_of_messages=10, visibility_timeout=0)
+    assert bodies(second) == ["g3-m1", "g1-m1", "g1-m2", "g2-m1", "g2-m2"]
+
+
+def test_an_older_fifo_receipt_handle_has_expired_even_while_the_message_is_in_flight(engine: Engine) -> None:
+    q = fifo(engine)
+    send(engine, q, "m1")
+    ((_, old),) = engine.receive(q, visibility_timeout=0)
+    ((_, new),) = engine.receive(q, visibility_timeout=30)
+    for call in (
+        lambda: engine.broker.delete_message(q, old),
+        lambda: engine.broker.change_message_visibility(q, old, 0),
+    ):
+        with pytest.raises(InvalidParameterValue, match="The receipt handle has expired"):
+            call()
+    assert engine.counts(q) == (0, 1, 0)
+    engine.broker.delete_message(q, new)
+    assert engine.counts(q) == (0, 0, 0)
 
 
 def test_deduplication_window_and_scope(engine: Engine) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from sqsemu.engine.errors import (
@@ -20,17 +22,36 @@ from sqsemu.engine.message import ReceiptEntry, SendEntry
 from tests.unit.engine_helpers import Engine
 
 
-def test_delete_is_idempotent_and_stale_handle_does_not_delete(engine: Engine) -> None:
+def test_delete_with_an_older_receipt_handle_deletes_and_repeats_succeed(engine: Engine) -> None:
     q = engine.queue()
     engine.send(q)
     (_, old), = engine.receive(q, visibility_timeout=1)
     engine.clock.advance(1)
     (_, new), = engine.receive(q)
-    engine.broker.delete_message(q, old)  # superseded: accepted, message stays
-    assert engine.counts(q) == (0, 1, 0)
-    engine.broker.delete_message(q, new)
-    engine.broker.delete_message(q, new)
+    engine.broker.delete_message(q, old)  # received again since: AWS deletes it all the same
     assert engine.counts(q) == (0, 0, 0)
+    engine.clock.advance(60)
+    assert engine.receive(q) == []
+    engine.broker.delete_message(q, new)  # the message is gone: still a success
+    engine.broker.delete_message(q, old)
+    assert engine.counts(q) == (0, 0, 0)
+
+
+def test_a_receipt_handle_never_issued_for_a_message_is_invalid(engine: Engine) -> None:
+    q = engine.queue()
+    engine.send(q)
+    (message, handle), = engine.receive(q)
+    for serial in (0, message.receipt_serial + 1):
+        forged = handle_with_serial(handle, serial)
+        with pytest.raises(ReceiptHandleIsInvalid):
+            engine.broker.delete_message(q, forged)
+    assert engine.counts(q) == (0, 1, 0)
+
+
+def handle_with_serial(handle: str, serial: int) -> str:
+    """The same queue and message as ``handle`` with another receipt serial (a handle the server never issued)."""
+    uid, message_id, _ = base64.urlsafe_b64decode(handle.encode()).decode().split(":")
+    return base64.urlsafe_b64encode(f"{uid}:{message_id}:{serial}".encode()).decode()
 
 
 def test_delete_after_expiry_on_standard_queue_removes_message(engine: Engine) -> None:

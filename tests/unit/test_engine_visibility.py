@@ -124,17 +124,57 @@ def test_change_after_expiry_rehides_the_message(engine: Engine) -> None:
     assert len(engine.receive(q)) == 1
 
 
-def test_change_of_deleted_or_superseded_receipt_is_refused(engine: Engine) -> None:
+def test_an_older_receipt_handle_changes_the_message_as_it_is_now(engine: Engine) -> None:
+    q = engine.queue()
+    engine.send(q, "m")
+    (_, h1), = engine.receive(q, visibility_timeout=0)
+    (_, h2), = engine.receive(q, visibility_timeout=3)
+    assert engine.counts(q) == (0, 1, 0)
+    engine.broker.change_message_visibility(q, h1, 0)  # the handle of receive #1
+    assert [m.body for m, _ in engine.receive(q, visibility_timeout=5)] == ["m"]
+    engine.broker.change_message_visibility(q, h2, 30)  # an older handle can also hide it longer
+    engine.clock.advance(29)
+    assert engine.receive(q) == []
+    engine.clock.advance(1)
+    assert [m.body for m, _ in engine.receive(q)] == ["m"]
+
+
+def test_change_of_a_deleted_message_is_refused(engine: Engine) -> None:
     q = engine.queue()
     engine.send(q)
     (_, old), = engine.receive(q, visibility_timeout=1)
     engine.clock.advance(1)
     (_, new), = engine.receive(q)
-    with pytest.raises(InvalidParameterValue, match="Message does not exist or is not available"):
-        engine.broker.change_message_visibility(q, old, 10)
     engine.broker.delete_message(q, new)
-    with pytest.raises(InvalidParameterValue, match="Message does not exist or is not available"):
-        engine.broker.change_message_visibility(q, new, 10)
+    for handle in (old, new):
+        with pytest.raises(InvalidParameterValue, match="Message does not exist or is not available"):
+            engine.broker.change_message_visibility(q, handle, 10)
+
+
+def test_a_message_visible_again_is_received_before_newer_ones(engine: Engine) -> None:
+    q = engine.queue()
+    engine.send(q, "test1")
+    engine.receive(q, visibility_timeout=3)
+    engine.clock.advance(1.5)
+    engine.send(q, "test2")
+    engine.clock.advance(1.5)  # test1's visibility timeout has run out
+    assert [m.body for m, _ in engine.receive(q)] == ["test1"]
+    assert [m.body for m, _ in engine.receive(q)] == ["test2"]
+
+
+def test_visible_messages_come_in_send_order_whatever_made_them_visible(engine: Engine) -> None:
+    q = engine.queue()
+    for body in ("a", "b", "c", "d", "e"):
+        engine.send(q, body, delay_seconds=5 if body == "b" else 0)
+    taken = engine.receive(q, max_number_of_messages=2, visibility_timeout=2)  # a, c
+    assert [m.body for m, _ in taken] == ["a", "c"]
+    handle_c = taken[1][1]
+    engine.broker.change_message_visibility(q, handle_c, 0)
+    engine.clock.advance(5)  # a's timeout runs out, b's delay ends
+    got = engine.receive(q, max_number_of_messages=10, visibility_timeout=0)
+    assert [m.body for m, _ in got] == ["a", "b", "c", "d", "e"]
+    got = engine.receive(q, max_number_of_messages=3, visibility_timeout=0)  # 0 s: visible again, same order
+    assert [m.body for m, _ in got] == ["a", "b", "c"]
 
 
 def test_malformed_and_foreign_receipt_handles_are_invalid(engine: Engine) -> None:
