@@ -1,6 +1,6 @@
 """The one configuration object: the CLI, SQSEMU_* environment variables, Docker and tests all fill it.
 
-ARCHITECTURE principle 8. Every field maps 1:1 onto a ``--flag`` of ``sqsemu`` and an ``SQSEMU_<FIELD>``
+Every field maps 1:1 onto a ``--flag`` of ``sqsemu`` and an ``SQSEMU_<FIELD>``
 environment variable (upper case), except the declarations (``queues``, ``fault_rules``), which come from a
 configuration file (``--config``, see :mod:`sqsemu.declare`) or from code.
 """
@@ -17,7 +17,9 @@ CLOCKS = ("system", "manual")
 FIDELITIES = ("relaxed", "strict")
 FSYNC_LEVELS = ("normal", "full")
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
-_NOT_OPTIONS = {"extra", "queues", "fault_rules"}
+REGION_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")  # us-east-1, eu-central-1, also a local name such as "local"
+_TYPES: dict[str, type] = {"str": str, "int": int, "bool": bool}
+_NOT_OPTIONS = {"queues", "fault_rules"}
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,20 @@ class Config:
     config: str = ""
     queues: tuple[QueueDeclaration, ...] = ()
     fault_rules: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
-    extra: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        """Check every field once, whoever filled it (CLI, environment, file or code): a bad value raises
+        ``ValueError`` naming the field, before any server starts. ``log_level`` is stored in lower case."""
+        self._check_types()
+        if not self.host:
+            raise ValueError("host must not be empty")
+        if not REGION_RE.match(self.region):
+            raise ValueError(
+                f"region must be lower-case letters and digits joined by hyphens (us-east-1), got {self.region!r}"
+            )
+        if self.log_level.lower() not in LOG_LEVELS:
+            raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
+        object.__setattr__(self, "log_level", self.log_level.lower())
         if not ACCOUNT_RE.match(self.account_id):
             raise ValueError(f"account_id must be 12 digits, got {self.account_id!r}")
         if self.clock not in CLOCKS:
@@ -106,6 +119,19 @@ class Config:
         for declared in self.queues:
             if not isinstance(declared, QueueDeclaration):
                 raise ValueError(f"queues must hold QueueDeclaration objects, got {declared!r}")
+
+    def _check_types(self) -> None:
+        """Each option field holds its declared type (a bool is not accepted for an int)."""
+        for spec in fields(self):
+            expected = _TYPES.get(str(spec.type))
+            if expected is None:
+                continue  # the declarations: checked below
+            value = getattr(self, spec.name)
+            name = spec.name
+            if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ValueError(f"{name} must be an integer, got {value!r}")
+            if expected is not int and not isinstance(value, expected):
+                raise ValueError(f"{name} must be a {expected.__name__}, got {value!r}")
 
     @classmethod
     def field_names(cls) -> list[str]:

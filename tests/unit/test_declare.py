@@ -131,7 +131,7 @@ def test_the_docker_example_file_loads_and_checks() -> None:
         ("[server]\naccess_log = 'yes'", "[server] access_log must be true or false"),
         ("[server]\naccount_id = 111122223333", "account_id must be a string, got 111122223333 (quote it"),
         ("[server]\nclock = 'sundial'", "[server] clock: clock must be one of system, manual"),
-        ("[server]\nlog_level = 'loud'", "[server] log_level must be one of critical"),
+        ("[server]\nlog_level = 'loud'", "[server] log_level: log_level must be one of critical"),
         ("server = 1", "server must be a table"),
         ("queues = 1", "queues must be an array of tables"),
         ("[[queues]]\nattributes = {}", "[[queues]] #1: name is required"),
