@@ -1,0 +1,90 @@
+"""Behaviour and error wording as observed on AWS, over both wire protocols: switching SSE-KMS off with an empty
+``KmsMasterKeyId``; the messages of empty batches, repeated batch entry Ids, out-of-range message delays and
+invalid queue names; the ASCII-only character set of message attribute names.
+
+Each test checks what a client sees: the error code (the Query-compatible code, which both boto3 clients report),
+the HTTP status and the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+pytestmark = pytest.mark.integration
+
+MakeQueue = Callable[..., str]  # the ``make_queue`` fixture (tests/integration/conftest.py)
+
+QUEUE_NAME_RULE = "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"
+DELAY_1000 = "Value 1000 for parameter DelaySeconds is invalid. Reason: DelaySeconds must be >= 0 and <= 900."
+ATTRIBUTE_NAME_RULE = "can only contain alphanumeric characters, hyphens, underscores and periods"
+
+
+def error_code(exc: pytest.ExceptionInfo[ClientError]) -> str:
+    return str(exc.value.response["Error"]["Code"])
+
+
+def error_message(exc: pytest.ExceptionInfo[ClientError]) -> str:
+    return str(exc.value.response["Error"].get("Message", ""))
+
+
+def http_status(exc: pytest.ExceptionInfo[ClientError]) -> int:
+    return int(exc.value.response["ResponseMetadata"]["HTTPStatusCode"])
+
+
+def all_attributes(sqs: Any, url: str) -> dict[str, str]:
+    return dict(sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"])
+
+
+# --- (6) switching SSE-KMS off --------------------------------------------------------------------------------
+
+
+def test_empty_kms_master_key_id_removes_both_kms_attributes(sqs: Any, make_queue: MakeQueue) -> None:
+    url = make_queue(KmsMasterKeyId="alias/aws/sqs", KmsDataKeyReusePeriodSeconds=600)
+    before = all_attributes(sqs, url)
+    assert (before["KmsMasterKeyId"], before["KmsDataKeyReusePeriodSeconds"]) == ("alias/aws/sqs", "600")
+
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"KmsMasterKeyId": ""})
+
+    after = all_attributes(sqs, url)
+    assert "KmsMasterKeyId" not in after
+    assert "KmsDataKeyReusePeriodSeconds" not in after
+    # Switching SSE-KMS off does not switch SSE-SQS (turned off by the key) back on.
+    assert after["SqsManagedSseEnabled"] == "false"
+
+
+def test_empty_kms_master_key_id_removes_the_default_reuse_period(sqs: Any, make_queue: MakeQueue) -> None:
+    url = make_queue()
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"KmsMasterKeyId": "alias/my-key"})
+    assert all_attributes(sqs, url)["KmsDataKeyReusePeriodSeconds"] == "300"
+
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"KmsMasterKeyId": ""})
+
+    after = all_attributes(sqs, url)
+    assert "KmsMasterKeyId" not in after
+    assert "KmsDataKeyReusePeriodSeconds" not in after
+    named = sqs.get_queue_attributes(
+        QueueUrl=url, AttributeNames=["KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds"]
+    ).get("Attributes", {})
+    assert named == {}
+
+
+def test_empty_kms_master_key_id_with_a_reuse_period_in_the_same_call(sqs: Any, make_queue: MakeQueue) -> None:
+    url = make_queue(KmsMasterKeyId="alias/aws/sqs")
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"KmsMasterKeyId": "", "KmsDataKeyReusePeriodSeconds": "900"})
+    after = all_attributes(sqs, url)
+    assert "KmsMasterKeyId" not in after
+    assert "KmsDataKeyReusePeriodSeconds" not in after
+
+
+def test_kms_off_and_sqs_managed_sse_on_in_one_call(sqs: Any, make_queue: MakeQueue) -> None:
+    url = make_queue(KmsMasterKeyId="alias/aws/sqs", KmsDataKeyReusePeriodSeconds=120)
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"KmsMasterKeyId": "", "SqsManagedSseEnabled": "true"})
+    after = all_attributes(sqs, url)
+    assert after["SqsManagedSseEnabled"] == "true"
+    assert "KmsMasterKeyId" not in after
+    assert "KmsDataKeyReusePeriodSeconds" not in after
+
