@@ -314,6 +314,9 @@ class Queue:
     # ----------------------------------------------------------------- send
 
     def _check_delay(self, delay: int | None) -> int:
+        """A message's own DelaySeconds (SendMessage, a SendMessageBatch entry), 0 to 900; None means the queue's.
+        Raises ``InvalidParameterValue`` ``Value 1000 for parameter DelaySeconds is invalid. Reason: DelaySeconds
+        must be >= 0 and <= 900.`` (the wording observed on AWS; range from the API Reference, ``SendMessage``)."""
         if delay is None:
             return self.delay_seconds
         check_range(
@@ -321,7 +324,7 @@ class Queue:
             "DelaySeconds",
             0,
             self.limits.delay_max_s,
-            f"DelaySeconds must be >= 0 and <= {self.limits.delay_max_s}",
+            f"DelaySeconds must be >= 0 and <= {self.limits.delay_max_s}.",
         )
         return delay
 

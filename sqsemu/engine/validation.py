@@ -158,10 +158,13 @@ def check_range(value: int | None, parameter: str, low: int, high: int, reason: 
 
 
 def check_batch(entries: Sequence[_HasId], entry_name: str, limits: Limits) -> None:
-    """Batch-level rules: 1..10 entries, Ids of 1-80 ``[A-Za-z0-9_-]``, distinct. Raises ``EmptyBatchRequest``,
-    ``TooManyEntriesInBatchRequest``, ``InvalidBatchEntryId`` or ``BatchEntryIdsNotDistinct``."""
+    """Batch-level rules: 1..10 entries, Ids of 1-80 ``[A-Za-z0-9_-]``, distinct. Raises ``EmptyBatchRequest``
+    (``There should be at least one <entry_name> in the request.``), ``TooManyEntriesInBatchRequest``,
+    ``InvalidBatchEntryId`` or ``BatchEntryIdsNotDistinct`` (``Id <id> repeated.``), as AWS words them (API
+    Reference, ``SendMessageBatch``, ``DeleteMessageBatch``, ``ChangeMessageVisibilityBatch``; messages as
+    observed on AWS). ``entry_name`` is the action's entry type, e.g. ``SendMessageBatchRequestEntry``."""
     if not entries:
-        raise EmptyBatchRequest(f"The batch request must contain at least one {entry_name}.")
+        raise EmptyBatchRequest(f"There should be at least one {entry_name} in the request.")
     if len(entries) > limits.batch_max_entries:
         raise TooManyEntriesInBatchRequest(
             f"Maximum number of entries per request are {limits.batch_max_entries}. You have sent {len(entries)}."
@@ -171,5 +174,5 @@ def check_batch(entries: Sequence[_HasId], entry_name: str, limits: Limits) -> N
         if not entry.id or not _BATCH_ID.match(entry.id):
             raise InvalidBatchEntryId()
         if entry.id in seen:
-            raise BatchEntryIdsNotDistinct(f"Two or more batch entries have the same Id: {entry.id}.")
+            raise BatchEntryIdsNotDistinct(f"Id {entry.id} repeated.")
         seen.add(entry.id)

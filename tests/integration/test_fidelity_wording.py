@@ -88,3 +88,79 @@ def test_kms_off_and_sqs_managed_sse_on_in_one_call(sqs: Any, make_queue: MakeQu
     assert "KmsMasterKeyId" not in after
     assert "KmsDataKeyReusePeriodSeconds" not in after
 
+
+# --- (7) error wording ---------------------------------------------------------------------------------------
+
+BATCH_ACTIONS = [
+    ("send_message_batch", "SendMessageBatchRequestEntry"),
+    ("delete_message_batch", "DeleteMessageBatchRequestEntry"),
+    ("change_message_visibility_batch", "ChangeMessageVisibilityBatchRequestEntry"),
+]
+
+
+def _entry(method: str, entry_id: str) -> dict[str, Any]:
+    if method == "send_message_batch":
+        return {"Id": entry_id, "MessageBody": "x"}
+    if method == "delete_message_batch":
+        return {"Id": entry_id, "ReceiptHandle": "handle"}
+    return {"Id": entry_id, "ReceiptHandle": "handle", "VisibilityTimeout": 0}
+
+
+@pytest.mark.parametrize(("method", "entry_type"), BATCH_ACTIONS, ids=[m for m, _ in BATCH_ACTIONS])
+def test_empty_batch_names_the_entry_type(sqs: Any, make_queue: MakeQueue, method: str, entry_type: str) -> None:
+    url = make_queue()
+    with pytest.raises(ClientError) as exc:
+        getattr(sqs, method)(QueueUrl=url, Entries=[])
+    assert error_code(exc) == "AWS.SimpleQueueService.EmptyBatchRequest"
+    assert http_status(exc) == 400
+    assert error_message(exc) == f"There should be at least one {entry_type} in the request."
+
+
+@pytest.mark.parametrize(("method", "entry_type"), BATCH_ACTIONS, ids=[m for m, _ in BATCH_ACTIONS])
+def test_repeated_entry_id_names_the_id(sqs: Any, make_queue: MakeQueue, method: str, entry_type: str) -> None:
+    url = make_queue()
+    entries = [_entry(method, "id_1"), _entry(method, "id_2"), _entry(method, "id_2")]
+    with pytest.raises(ClientError) as exc:
+        getattr(sqs, method)(QueueUrl=url, Entries=entries)
+    assert error_code(exc) == "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
+    assert http_status(exc) == 400
+    assert error_message(exc) == "Id id_2 repeated."
+    assert "Messages" not in sqs.receive_message(QueueUrl=url)
+
+
+@pytest.mark.parametrize("delay", [1000, -1])
+def test_send_message_delay_out_of_range_message(sqs: Any, make_queue: MakeQueue, delay: int) -> None:
+    url = make_queue()
+    with pytest.raises(ClientError) as exc:
+        sqs.send_message(QueueUrl=url, MessageBody="x", DelaySeconds=delay)
+    assert error_code(exc) == "InvalidParameterValue"
+    assert http_status(exc) == 400
+    assert error_message(exc) == (
+        f"Value {delay} for parameter DelaySeconds is invalid. Reason: DelaySeconds must be >= 0 and <= 900."
+    )
+
+
+def test_send_message_batch_entry_delay_out_of_range_message(sqs: Any, make_queue: MakeQueue) -> None:
+    url = make_queue()
+    got = sqs.send_message_batch(QueueUrl=url, Entries=[
+        {"Id": "ok", "MessageBody": "ok"},
+        {"Id": "late", "MessageBody": "late", "DelaySeconds": 1000},
+    ])
+    assert [entry["Id"] for entry in got["Successful"]] == ["ok"]
+    assert got["Failed"] == [
+        {"Id": "late", "SenderFault": True, "Code": "InvalidParameterValue", "Message": DELAY_1000}
+    ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["has space", "bang!", "has.dot", "ümlaut", "a" * 81],
+    ids=["space", "bang", "dot", "non-ascii", "81-chars"],
+)
+def test_create_queue_invalid_name_has_the_bare_message(sqs: Any, name: str) -> None:
+    with pytest.raises(ClientError) as exc:
+        sqs.create_queue(QueueName=name)
+    assert error_code(exc) == "InvalidParameterValue"
+    assert http_status(exc) == 400
+    assert error_message(exc) == QUEUE_NAME_RULE
+
