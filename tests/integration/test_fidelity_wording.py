@@ -8,6 +8,7 @@ the HTTP status and the message.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -164,3 +165,43 @@ def test_create_queue_invalid_name_has_the_bare_message(sqs: Any, name: str) -> 
     assert http_status(exc) == 400
     assert error_message(exc) == QUEUE_NAME_RULE
 
+
+# --- (8) message attribute names -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["öther", "名前", "a b"], ids=["latin-umlaut", "cjk", "space"])
+def test_attribute_name_outside_the_ascii_set_is_refused(sqs: Any, make_queue: MakeQueue, name: str) -> None:
+    url = make_queue()
+    with pytest.raises(ClientError) as exc:
+        sqs.send_message(QueueUrl=url, MessageBody="x",
+                         MessageAttributes={name: {"DataType": "String", "StringValue": "v"}})
+    assert error_code(exc) == "InvalidParameterValue"
+    assert http_status(exc) == 400
+    assert error_message(exc) == f"Message (user) attribute name '{name}' is invalid: it {ATTRIBUTE_NAME_RULE}."
+    assert "Messages" not in sqs.receive_message(QueueUrl=url)
+
+
+@pytest.mark.parametrize("name", ["öther", "名前"], ids=["latin-umlaut", "cjk"])
+def test_non_ascii_attribute_name_fails_its_batch_entry(sqs: Any, make_queue: MakeQueue, name: str) -> None:
+    url = make_queue()
+    got = sqs.send_message_batch(QueueUrl=url, Entries=[
+        {"Id": "ok", "MessageBody": "ok"},
+        {"Id": "bad", "MessageBody": "bad", "MessageAttributes": {name: {"DataType": "String", "StringValue": "v"}}},
+    ])
+    assert [entry["Id"] for entry in got["Successful"]] == ["ok"]
+    assert got["Failed"] == [{
+        "Id": "bad",
+        "SenderFault": True,
+        "Code": "InvalidParameterValue",
+        "Message": f"Message (user) attribute name '{name}' is invalid: it {ATTRIBUTE_NAME_RULE}.",
+    }]
+
+
+def test_attribute_name_of_every_allowed_character_class_is_accepted(sqs: Any, make_queue: MakeQueue) -> None:
+    url = make_queue()
+    attributes = {"a-b_c.d9": {"DataType": "String", "StringValue": str(uuid.uuid4())}}
+    sent = sqs.send_message(QueueUrl=url, MessageBody="x", MessageAttributes=attributes)
+    got = sqs.receive_message(QueueUrl=url, MessageAttributeNames=["All"])["Messages"]
+    assert len(got) == 1
+    assert got[0]["MessageAttributes"] == attributes
+    assert got[0]["MD5OfMessageAttributes"] == sent["MD5OfMessageAttributes"]

@@ -12,8 +12,9 @@ from sqsemu.engine.errors import (
     InvalidParameterValue,
 )
 from sqsemu.engine.limits import DEFAULT_LIMITS
+from sqsemu.engine.message import MessageAttributeValue as Attr
 from sqsemu.engine.message import ReceiptEntry, SendEntry
-from sqsemu.engine.validation import check_batch
+from sqsemu.engine.validation import check_batch, check_message_attributes
 from tests.unit.engine_helpers import Engine
 
 QUEUE_NAME_RULE = "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"
@@ -123,3 +124,39 @@ def test_invalid_queue_name_has_the_bare_message(engine: Engine, name: str) -> N
         engine.queue(name, **attributes)
     assert info.value.message == QUEUE_NAME_RULE
 
+
+# --- message attribute names ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["öther", "名前", "a b", "ﬁ", "٣", "x²"])
+def test_attribute_name_outside_the_ascii_set_is_refused(name: str) -> None:
+    with pytest.raises(InvalidParameterValue) as info:
+        check_message_attributes({name: Attr("String", "v")}, DEFAULT_LIMITS)
+    assert info.value.message == (
+        f"Message (user) attribute name '{name}' is invalid: it can only contain alphanumeric characters, "
+        "hyphens, underscores and periods."
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("AWS.x", "must not start with the reserved prefixes AWS. or Amazon."),
+        ("amazon.x", "must not start with the reserved prefixes AWS. or Amazon."),
+        (".a", "must not start or end with a period or contain two successive periods"),
+        ("a.", "must not start or end with a period or contain two successive periods"),
+        ("a..b", "must not start or end with a period or contain two successive periods"),
+        ("n" * 257, "must be at most 256 characters long"),
+    ],
+)
+def test_other_attribute_name_rules_still_apply(name: str, reason: str) -> None:
+    with pytest.raises(InvalidParameterValue) as info:
+        check_message_attributes({name: Attr("String", "v")}, DEFAULT_LIMITS)
+    assert info.value.message == f"Message (user) attribute name '{name}' is invalid: it {reason}."
+
+
+@pytest.mark.parametrize("name", ["a-b_c.d9", "n" * 256, "ABCxyz0189", "AWSome", "Amazonia"])
+def test_ascii_attribute_names_are_accepted(engine: Engine, name: str) -> None:
+    q = engine.queue()
+    engine.send(q, message_attributes={name: Attr("String", "v")})
+    assert engine.counts(q) == (1, 0, 0)
