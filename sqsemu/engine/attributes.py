@@ -183,8 +183,10 @@ def normalize(attributes: Mapping[str, str], *, fifo: bool, limits: Limits) -> d
     """Validate client-supplied queue attributes and return them in canonical form.
 
     An empty string for ``Policy``, ``RedrivePolicy`` or ``RedriveAllowPolicy`` means "remove" and is kept as
-    ``""``. Raises ``InvalidAttributeName`` for unknown, read-only or (on standard queues) FIFO-only names and for
-    KMS and SQS-managed encryption both on; ``InvalidAttributeValue`` for values out of range or malformed.
+    ``""``; so is an empty ``KmsMasterKeyId``, which switches SSE-KMS off (the queue then drops its
+    ``KmsDataKeyReusePeriodSeconds`` too, see ``Queue._apply``). Raises ``InvalidAttributeName`` for unknown,
+    read-only or (on standard queues) FIFO-only names and for KMS and SQS-managed encryption both on;
+    ``InvalidAttributeValue`` for values out of range or malformed.
     """
     validators = _validators(limits)
     result: dict[str, str] = {}

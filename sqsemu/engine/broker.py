@@ -18,6 +18,7 @@ from sqsemu.clock import Clock
 from sqsemu.engine import attributes as queue_attributes
 from sqsemu.engine import permissions, tags
 from sqsemu.engine.errors import (
+    InvalidParameterValue,
     MissingParameter,
     PurgeQueueInProgress,
     QueueDeletedRecently,
@@ -166,10 +167,10 @@ class Broker:
         fifo = str(attributes.get("FifoQueue", "")).strip().lower() == "true"
         base = name[:-5] if name.endswith(".fifo") else name
         if not _QUEUE_NAME.match(base) or len(name) > self.limits.queue_name_max_chars:
-            raise invalid_value(
-                name,
-                "QueueName",
-                "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
+            # The name rule of the API Reference page "CreateQueue"; AWS answers with this bare text (observed): no
+            # "Value ... for parameter QueueName" wrapper and no final period.
+            raise InvalidParameterValue(
+                "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"
             )
         if name.endswith(".fifo") != fifo:
             reason = FIFO_NAME_RULE

@@ -55,7 +55,7 @@ class OverLimit(SQSError):
 
 
 class BatchEntryIdsNotDistinct(SQSError):
-    """Two batch entries share an ``Id``."""
+    """Two batch entries share an ``Id``; AWS's message is ``Id <id> repeated.``."""
 
     shape = "BatchEntryIdsNotDistinct"
 
@@ -67,7 +67,8 @@ class BatchRequestTooLong(SQSError):
 
 
 class EmptyBatchRequest(SQSError):
-    """A batch action without entries."""
+    """A batch action without entries; AWS's message names the action's entry type: ``There should be at least one
+    SendMessageBatchRequestEntry in the request.``."""
 
     shape = "EmptyBatchRequest"
 

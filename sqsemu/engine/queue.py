@@ -155,6 +155,12 @@ class Queue:
     # ----------------------------------------------------------------- attributes
 
     def _apply(self, values: Mapping[str, str], now_ms: int) -> None:
+        """Store normalised attribute values and refresh what they drive. An empty optional value removes the
+        attribute. Server-side encryption (Developer Guide, "Encryption at rest in Amazon SQS"; API Reference,
+        ``SetQueueAttributes``): a KMS key switches SSE-SQS off; ``KmsMasterKeyId=""`` switches SSE-KMS off and drops
+        ``KmsDataKeyReusePeriodSeconds`` with the key (as observed on AWS) but does not turn SSE-SQS back on (nothing
+        documents that it would), so ``SqsManagedSseEnabled`` keeps its value unless the same call sets it;
+        ``SqsManagedSseEnabled=true`` alone drops both KMS attributes."""
         attrs = self.attributes
         for name, value in values.items():
             if value == "" and name in queue_attributes.OPTIONAL:
@@ -163,6 +169,8 @@ class Queue:
                 attrs[name] = value
         if values.get("KmsMasterKeyId") and "SqsManagedSseEnabled" not in values:
             attrs["SqsManagedSseEnabled"] = "false"
+        if values.get("KmsMasterKeyId") == "":
+            attrs.pop("KmsDataKeyReusePeriodSeconds", None)
         if values.get("SqsManagedSseEnabled") == "true" and not values.get("KmsMasterKeyId"):
             attrs.pop("KmsMasterKeyId", None)
             attrs.pop("KmsDataKeyReusePeriodSeconds", None)
@@ -202,7 +210,9 @@ class Queue:
         self.last_modified_s = now_ms // 1000
 
     def get_attributes(self, names: Sequence[str]) -> dict[str, str]:
-        """GetQueueAttributes for validated ``names`` (``All`` expands to every attribute that is set)."""
+        """GetQueueAttributes for validated ``names`` (``All`` expands to every attribute that is set; API Reference,
+        ``GetQueueAttributes``). ``KmsDataKeyReusePeriodSeconds`` shows its default, 300, while a ``KmsMasterKeyId``
+        is set; once the key is switched off (``KmsMasterKeyId=""``) neither KMS attribute is listed."""
         if not names:
             return {}
         values = dict(self.attributes)
@@ -309,6 +319,9 @@ class Queue:
     # ----------------------------------------------------------------- send
 
     def _check_delay(self, delay: int | None) -> int:
+        """A message's own DelaySeconds (SendMessage, a SendMessageBatch entry), 0 to 900; None means the queue's.
+        Raises ``InvalidParameterValue`` ``Value 1000 for parameter DelaySeconds is invalid. Reason: DelaySeconds
+        must be >= 0 and <= 900.`` (the wording observed on AWS; range from the API Reference, ``SendMessage``)."""
         if delay is None:
             return self.delay_seconds
         check_range(
@@ -316,7 +329,7 @@ class Queue:
             "DelaySeconds",
             0,
             self.limits.delay_max_s,
-            f"DelaySeconds must be >= 0 and <= {self.limits.delay_max_s}",
+            f"DelaySeconds must be >= 0 and <= {self.limits.delay_max_s}.",
         )
         return delay
 

@@ -26,6 +26,9 @@ from sqsemu.engine.message import MessageAttributeValue
 # Characters outside the XML 1.0 Char production: #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
 _FORBIDDEN_CHAR = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _BATCH_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+# Message attribute names: ASCII letters and digits, underscore, hyphen and period only (str.isalnum would also let
+# through letters such as "ö" or "名").
+_ATTRIBUTE_NAME_CHARS = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _DATA_TYPE = re.compile(r"^(String|Number|Binary)(\..+)?$", re.S)
 # MessageGroupId, MessageDeduplicationId, ReceiveRequestAttemptId: 1-128 ASCII alphanumerics and punctuation.
 _TOKEN = re.compile(r"^[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}$")
@@ -51,12 +54,16 @@ def check_body(body: str | None) -> str:
 
 
 def _check_attribute_name(name: str, limits: Limits) -> None:
+    """A message attribute name: 1 to 256 characters, only ASCII letters and digits, ``_``, ``-`` and ``.``, no
+    ``AWS.``/``Amazon.`` prefix (any case), no leading, trailing or two successive periods. Raises
+    ``InvalidParameterValue`` (``Message (user) attribute name '<name>' is invalid: ...``); the rules are those of
+    the Amazon SQS Developer Guide page "Amazon SQS message attributes"."""
     reason = None
     if not name:
         reason = "must not be empty"
     elif len(name) > limits.attribute_name_max_chars:
         reason = f"must be at most {limits.attribute_name_max_chars} characters long"
-    elif not all(c.isalnum() or c in "_-." for c in name):
+    elif not _ATTRIBUTE_NAME_CHARS.match(name):
         reason = "can only contain alphanumeric characters, hyphens, underscores and periods"
     elif name.lower().startswith(("aws.", "amazon.")):
         reason = "must not start with the reserved prefixes AWS. or Amazon."
@@ -158,10 +165,13 @@ def check_range(value: int | None, parameter: str, low: int, high: int, reason: 
 
 
 def check_batch(entries: Sequence[_HasId], entry_name: str, limits: Limits) -> None:
-    """Batch-level rules: 1..10 entries, Ids of 1-80 ``[A-Za-z0-9_-]``, distinct. Raises ``EmptyBatchRequest``,
-    ``TooManyEntriesInBatchRequest``, ``InvalidBatchEntryId`` or ``BatchEntryIdsNotDistinct``."""
+    """Batch-level rules: 1..10 entries, Ids of 1-80 ``[A-Za-z0-9_-]``, distinct. Raises ``EmptyBatchRequest``
+    (``There should be at least one <entry_name> in the request.``), ``TooManyEntriesInBatchRequest``,
+    ``InvalidBatchEntryId`` or ``BatchEntryIdsNotDistinct`` (``Id <id> repeated.``), as AWS words them (API
+    Reference, ``SendMessageBatch``, ``DeleteMessageBatch``, ``ChangeMessageVisibilityBatch``; messages as
+    observed on AWS). ``entry_name`` is the action's entry type, e.g. ``SendMessageBatchRequestEntry``."""
     if not entries:
-        raise EmptyBatchRequest(f"The batch request must contain at least one {entry_name}.")
+        raise EmptyBatchRequest(f"There should be at least one {entry_name} in the request.")
     if len(entries) > limits.batch_max_entries:
         raise TooManyEntriesInBatchRequest(
             f"Maximum number of entries per request are {limits.batch_max_entries}. You have sent {len(entries)}."
@@ -171,5 +181,5 @@ def check_batch(entries: Sequence[_HasId], entry_name: str, limits: Limits) -> N
         if not entry.id or not _BATCH_ID.match(entry.id):
             raise InvalidBatchEntryId()
         if entry.id in seen:
-            raise BatchEntryIdsNotDistinct(f"Two or more batch entries have the same Id: {entry.id}.")
+            raise BatchEntryIdsNotDistinct(f"Id {entry.id} repeated.")
         seen.add(entry.id)
