@@ -109,7 +109,7 @@ def _policy(value: str) -> str:
     return value
 
 
-def _redrive_policy(value: str) -> str:
+def _redrive_policy(value: str, limits: Limits) -> str:
     """RedrivePolicy content. Its errors are ``InvalidParameterValue`` ``Value <policy> for parameter RedrivePolicy
     is invalid. Reason: ...``, the form AWS uses for RedrivePolicy (SQS-REFERENCE 3.3)."""
     try:
@@ -129,25 +129,28 @@ def _redrive_policy(value: str) -> str:
         count = int(str(raw_count))
     except ValueError:
         count = 0
-    if isinstance(raw_count, bool) or not 1 <= count <= 1000:
+    highest = limits.max_receive_count_max
+    if isinstance(raw_count, bool) or not 1 <= count <= highest:
         raise invalid_value(
             value,
             "RedrivePolicy",
-            f"Invalid value for maxReceiveCount: {raw_count}, valid values are from 1 to 1000 both inclusive.",
+            f"Invalid value for maxReceiveCount: {raw_count}, valid values are from 1 to {highest} both inclusive.",
         )
     return json.dumps({"deadLetterTargetArn": target, "maxReceiveCount": count}, separators=(",", ":"))
 
 
-def _redrive_allow_policy(value: str) -> str:
+def _redrive_allow_policy(value: str, limits: Limits) -> str:
     policy = _json_object("RedriveAllowPolicy", value)
     permission = policy.get("redrivePermission")
     if permission not in ("allowAll", "denyAll", "byQueue"):
         raise _bad("RedriveAllowPolicy", "redrivePermission must be allowAll, denyAll or byQueue.")
     arns = policy.get("sourceQueueArns")
     if permission == "byQueue":
-        if not isinstance(arns, list) or not 1 <= len(arns) <= 10 or not all(isinstance(a, str) for a in arns):
+        most = limits.redrive_allow_source_arns_max
+        if not isinstance(arns, list) or not 1 <= len(arns) <= most or not all(isinstance(a, str) for a in arns):
             raise _bad(
-                "RedriveAllowPolicy", "sourceQueueArns must list 1 to 10 queue ARNs when redrivePermission is byQueue."
+                "RedriveAllowPolicy",
+                f"sourceQueueArns must list 1 to {most} queue ARNs when redrivePermission is byQueue.",
             )
     elif arns is not None:
         raise _bad("RedriveAllowPolicy", "sourceQueueArns is allowed only when redrivePermission is byQueue.")
@@ -169,12 +172,18 @@ def _validators(limits: Limits) -> dict[str, Callable[[str], str]]:
         "VisibilityTimeout": lambda v: _integer(
             "VisibilityTimeout", v, 0, limits.visibility_timeout_max_s, " seconds"
         ),
-        "KmsDataKeyReusePeriodSeconds": lambda v: _integer("KmsDataKeyReusePeriodSeconds", v, 60, 86_400, " seconds"),
+        "KmsDataKeyReusePeriodSeconds": lambda v: _integer(
+            "KmsDataKeyReusePeriodSeconds",
+            v,
+            limits.kms_data_key_reuse_period_min_s,
+            limits.kms_data_key_reuse_period_max_s,
+            " seconds",
+        ),
         "SqsManagedSseEnabled": lambda v: _boolean("SqsManagedSseEnabled", v),
         "ContentBasedDeduplication": lambda v: _boolean("ContentBasedDeduplication", v),
         "Policy": _policy,
-        "RedrivePolicy": _redrive_policy,
-        "RedriveAllowPolicy": _redrive_allow_policy,
+        "RedrivePolicy": lambda v: _redrive_policy(v, limits),
+        "RedriveAllowPolicy": lambda v: _redrive_allow_policy(v, limits),
         "KmsMasterKeyId": lambda v: v,
     }
 

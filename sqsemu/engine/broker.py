@@ -42,7 +42,6 @@ FIFO_NAME_RULE = (
     "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with "
     ".fifo suffix and be 1 to 80 in length."
 )
-RECENT_MS = 60_000  # DeleteQueue -> same name again, and PurgeQueue -> PurgeQueue, under strict fidelity
 
 
 def parse_arn(arn: str) -> tuple[Namespace, str] | None:
@@ -70,7 +69,9 @@ class Broker:
         self.namespaces: dict[Namespace, dict[str, Queue]] = {}
         self._dirty: set[Queue] = set()
         self._deleted_at: dict[tuple[Namespace, str], int] = {}
-        self.move_tasks = MoveTasks(clock.now_ms, self.schedule, self.resolve_arn, self.is_dead_letter_queue)
+        self.move_tasks = MoveTasks(
+            clock.now_ms, self.schedule, self.resolve_arn, self.is_dead_letter_queue, limits=limits
+        )
         self.journal: Journal | None = None
 
     def set_journal(self, journal: Journal | None) -> None:
@@ -186,12 +187,12 @@ class Broker:
         now = self.clock.now_ms()
         if self.strict:
             deleted = self._deleted_at.get((ns, name))
-            if deleted is not None and now - deleted < RECENT_MS:
+            if deleted is not None and now - deleted < self.limits.recently_s * 1000:
                 raise QueueDeletedRecently(
                     "You must wait 60 seconds after deleting a queue before you can create another with the same name."
                 )
         if tags_:
-            tags.validate_tags(tags_, {})
+            tags.validate_tags(tags_, {}, limits=self.limits)
         arn = f"arn:aws:sqs:{ns.region}:{ns.account_id}:{name}"
         self._check_redrive_policy(arn, fifo, supplied.get("RedrivePolicy"))
         initial = queue_attributes.defaults(self.limits, fifo=fifo)
@@ -259,7 +260,7 @@ class Broker:
             self.journal.queue_deleted(queue)
         if self.strict:
             now = self.clock.now_ms()
-            self._deleted_at = {k: t for k, t in self._deleted_at.items() if now - t < RECENT_MS}
+            self._deleted_at = {k: t for k, t in self._deleted_at.items() if now - t < self.limits.recently_s * 1000}
             self._deleted_at[(queue.namespace, queue.name)] = now
 
     def all_queues(self) -> list[Queue]:
@@ -290,7 +291,8 @@ class Broker:
         """PurgeQueue: delete all messages, including in-flight and delayed ones (and a FIFO queue's
         deduplication history). Strict fidelity: ``PurgeQueueInProgress`` within 60 s of the last purge."""
         now = self.clock.now_ms()
-        if self.strict and queue.last_purge_ms is not None and now - queue.last_purge_ms < RECENT_MS:
+        recent = queue.last_purge_ms is not None and now - queue.last_purge_ms < self.limits.recently_s * 1000
+        if self.strict and recent:
             raise PurgeQueueInProgress(f"Only one PurgeQueue operation on {queue.name} is allowed every 60 seconds.")
         queue.purge(now)
         if self.journal is not None:
@@ -330,7 +332,7 @@ class Broker:
         """TagQueue: merge ``new_tags`` (same key overwrites). Raises ``MissingParameter``/``InvalidParameterValue``."""
         if not new_tags:
             raise MissingParameter.named("Tags")
-        tags.validate_tags(new_tags, queue.tags)
+        tags.validate_tags(new_tags, queue.tags, limits=self.limits)
         queue.tags.update(new_tags)
         self._saved(queue)
 
@@ -338,7 +340,7 @@ class Broker:
         """UntagQueue: remove ``keys``; unknown keys are ignored."""
         if not keys:
             raise MissingParameter.named("TagKeys")
-        tags.validate_tag_keys(keys)
+        tags.validate_tag_keys(keys, limits=self.limits)
         for key in keys:
             queue.tags.pop(key, None)
         self._saved(queue)
@@ -351,7 +353,9 @@ class Broker:
         self, queue: Queue, label: str | None, account_ids: Sequence[str], actions: Sequence[str]
     ) -> None:
         """AddPermission: add a statement to the queue's Policy (SQS-REFERENCE 2.16, 3.5)."""
-        policy = permissions.add_statement(queue.attributes.get("Policy"), queue.arn, label, account_ids, actions)
+        policy = permissions.add_statement(
+            queue.attributes.get("Policy"), queue.arn, label, account_ids, actions, limits=self.limits
+        )
         queue.set_attributes({"Policy": policy}, self.clock.now_ms())
         self._saved(queue)
 

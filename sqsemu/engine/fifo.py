@@ -40,7 +40,6 @@ DELAYED, VISIBLE, IN_FLIGHT, DELETED = (
     MessageState.IN_FLIGHT,
     MessageState.DELETED,
 )
-DEDUPLICATION_WINDOW_MS = 300_000  # 5 minutes, for deduplication IDs and receive request attempt IDs
 _NO_DEDUP = (
     "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly"
 )
@@ -193,7 +192,7 @@ class FifoQueue(Queue):
             message.message_id, message.sequence_number = seen[1], seen[2]
             return message
         message.sequence_number = self._next_sequence_number(now_ms)
-        expires = now_ms + DEDUPLICATION_WINDOW_MS
+        expires = now_ms + self.limits.deduplication_window_s * 1000
         self.dedup[key] = (expires, message.message_id, message.sequence_number)
         self._dedup_order.append((expires, key))
         if self.journal is not None:
@@ -285,7 +284,7 @@ class FifoQueue(Queue):
         """Remember what a receive with ``attempt_id`` returned, for 5 minutes."""
         if attempt_id is None or not received:
             return
-        expires = now_ms + DEDUPLICATION_WINDOW_MS
+        expires = now_ms + self.limits.deduplication_window_s * 1000
         self.attempts[attempt_id] = Attempt(
             expires, [(message, message.receipt_serial, message.visible_at_ms) for message, _ in received]
         )

@@ -44,13 +44,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqsemu.engine.errors import MissingParameter, OverLimit, invalid_value
+from sqsemu.engine.limits import DEFAULT_LIMITS, Limits
 
 POLICY_VERSION = "2008-10-17"
 POLICY_ID_SUFFIX = "/SQSDefaultPolicy"
-MAX_ACTIONS_PER_STATEMENT = 7
-MAX_STATEMENTS = 20
-MAX_PRINCIPALS = 50
-MAX_POLICY_BYTES = 8_192
 
 GRANTABLE_ACTIONS = frozenset(
     {
@@ -168,6 +165,8 @@ def add_statement(
     label: str | None,
     account_ids: Sequence[str] | None,
     actions: Sequence[str] | None,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> str:
     """AddPermission: the queue's ``Policy`` (JSON string or None) with one more Allow statement; returns the new
     policy JSON string.
@@ -192,9 +191,10 @@ def add_statement(
     names = _unique(actions)
     for action in names:
         _check_action(action)
-    if len(names) > MAX_ACTIONS_PER_STATEMENT:
+    if len(names) > limits.policy_actions_per_statement_max:
         raise OverLimit(
-            f"A statement can have at most {MAX_ACTIONS_PER_STATEMENT} actions; the request names {len(names)}."
+            f"A statement can have at most {limits.policy_actions_per_statement_max} actions; the request names "
+            f"{len(names)}."
         )
 
     current = _parse(policy) or {}
@@ -213,10 +213,10 @@ def add_statement(
             "Resource": queue_arn,
         }
     )
-    if len(statements) > MAX_STATEMENTS:
-        raise OverLimit(f"A queue policy can have at most {MAX_STATEMENTS} statements.")
-    if sum(_principal_count(statement) for statement in statements) > MAX_PRINCIPALS:
-        raise OverLimit(f"A queue policy can have at most {MAX_PRINCIPALS} principals.")
+    if len(statements) > limits.policy_statements_max:
+        raise OverLimit(f"A queue policy can have at most {limits.policy_statements_max} statements.")
+    if sum(_principal_count(statement) for statement in statements) > limits.policy_principals_max:
+        raise OverLimit(f"A queue policy can have at most {limits.policy_principals_max} principals.")
 
     document: dict[str, Any] = {
         "Version": current.get("Version", POLICY_VERSION),
@@ -228,8 +228,10 @@ def add_statement(
     document["Statement"] = statements
     rendered = _dump(document)
     size = len(rendered.encode())
-    if size > MAX_POLICY_BYTES:
-        raise OverLimit(f"The queue policy would be {size} bytes; a policy can be at most {MAX_POLICY_BYTES} bytes.")
+    if size > limits.policy_max_bytes:
+        raise OverLimit(
+            f"The queue policy would be {size} bytes; a policy can be at most {limits.policy_max_bytes} bytes."
+        )
     return rendered
 
 

@@ -43,13 +43,11 @@ from enum import StrEnum
 from typing import Any, Generic, Protocol, TypeVar
 
 from sqsemu.engine.errors import InvalidParameterValue, MissingParameter, ResourceNotFound, SQSError, invalid_value
+from sqsemu.engine.limits import DEFAULT_LIMITS, Limits
 from sqsemu.engine.message import Message
 
 TICK_MS = 1_000
-MAX_RATE = 500  # messages per second, the API maximum
-DEFAULT_RATE = MAX_RATE  # what "system optimised" means here
 LIST_DEFAULT_RESULTS = 1
-LIST_MAX_RESULTS = 10
 KEEP_FINISHED = 10  # finished tasks remembered per source queue
 NON_EXISTENT_QUEUE = "AWS.SimpleQueueService.NonExistentQueue"
 
@@ -128,13 +126,14 @@ class MoveTask(Generic[Q]):
         max_per_second: int | None,
         started_ms: int,
         to_move: int,
+        default_rate: int,
     ) -> None:
         self.task_id = str(uuid.uuid4())
         self.source = source
         self.source_arn = source.arn
         self.destination_arn = destination_arn
         self.max_per_second = max_per_second
-        self.rate = DEFAULT_RATE if max_per_second is None else max_per_second
+        self.rate = default_rate if max_per_second is None else max_per_second
         self.started_ms = started_ms
         self.to_move = to_move
         self.moved = 0
@@ -197,7 +196,10 @@ class MoveTasks(Generic[Q]):
         schedule: Schedule,
         resolve_arn: Callable[[str], Q | None],
         is_dead_letter_queue: Callable[[Q], bool],
+        *,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
+        self.limits = limits
         self._now_ms = now_ms
         self._schedule = schedule
         self._resolve = resolve_arn
@@ -222,7 +224,9 @@ class MoveTasks(Generic[Q]):
         failure_reason: str | None,
     ) -> None:
         """Put back a task read from the durable store; a RUNNING one carries on from the next tick."""
-        task: MoveTask[Q] = MoveTask(source, destination_arn, max_per_second, started_ms, to_move)
+        task: MoveTask[Q] = MoveTask(
+            source, destination_arn, max_per_second, started_ms, to_move, self.limits.move_task_rate_max
+        )
         task.task_id = task_id
         task.moved = moved
         task.status = TaskStatus(status)
@@ -289,9 +293,10 @@ class MoveTasks(Generic[Q]):
                     "DestinationArn",
                     "The destination queue must be the same type (FIFO or standard) as the source queue.",
                 )
-        if max_per_second is not None and not 1 <= max_per_second <= MAX_RATE:
+        most = self.limits.move_task_rate_max
+        if max_per_second is not None and not 1 <= max_per_second <= most:
             raise invalid_value(
-                max_per_second, "MaxNumberOfMessagesPerSecond", f"Must be between 1 and {MAX_RATE}, if provided."
+                max_per_second, "MaxNumberOfMessagesPerSecond", f"Must be between 1 and {most}, if provided."
             )
         tasks = self._tasks_of(source)
         if any(task.status is TaskStatus.RUNNING for task in tasks):
@@ -300,7 +305,9 @@ class MoveTasks(Generic[Q]):
                 "given time."
             )
         now = self._now_ms()
-        task: MoveTask[Q] = MoveTask(source, destination_arn, max_per_second, now, source.message_count())
+        task: MoveTask[Q] = MoveTask(
+            source, destination_arn, max_per_second, now, source.message_count(), self.limits.move_task_rate_max
+        )
         self._tasks.setdefault(source.arn, tasks).append(task)
         self._schedule(now, self._tick, task)
         self._changed(task)
@@ -338,8 +345,9 @@ class MoveTasks(Generic[Q]):
         (SQS-REFERENCE 2.23)."""
         if not source_arn:
             raise MissingParameter.named("SourceArn")
-        if max_results is not None and not 1 <= max_results <= LIST_MAX_RESULTS:
-            raise invalid_value(max_results, "MaxResults", f"Must be between 1 and {LIST_MAX_RESULTS}, if provided.")
+        most = self.limits.move_task_list_max_results
+        if max_results is not None and not 1 <= max_results <= most:
+            raise invalid_value(max_results, "MaxResults", f"Must be between 1 and {most}, if provided.")
         source = self._live(source_arn)
         if source is None:
             raise ResourceNotFound(_SOURCE_NOT_FOUND)

@@ -28,10 +28,8 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 
 from sqsemu.engine.errors import InvalidParameterValue, MissingParameter
+from sqsemu.engine.limits import DEFAULT_LIMITS, Limits
 
-MAX_TAGS = 50  # per queue, after TagQueue's merge
-KEY_MAX_CHARS = 128
-VALUE_MAX_CHARS = 256
 RESERVED_PREFIX = "aws:"
 _EXTRA_CHARS = frozenset("_.:/=+-@")
 
@@ -46,11 +44,15 @@ def _bad_char(text: str) -> str | None:
     return None
 
 
-def _check_key(key: str) -> None:
-    if not 1 <= len(key) <= KEY_MAX_CHARS:
+def _check_key_length(key: str, limits: Limits) -> None:
+    if not 1 <= len(key) <= limits.tag_key_max_chars:
         raise InvalidParameterValue(
-            f"Tag key '{key}' is invalid: a tag key must be between 1 and {KEY_MAX_CHARS} characters long."
+            f"Tag key '{key}' is invalid: a tag key must be between 1 and {limits.tag_key_max_chars} characters long."
         )
+
+
+def _check_key(key: str, limits: Limits) -> None:
+    _check_key_length(key, limits)
     bad = _bad_char(key)
     if bad is not None:
         raise InvalidParameterValue(
@@ -63,10 +65,11 @@ def _check_key(key: str) -> None:
         )
 
 
-def _check_value(key: str, value: str) -> None:
-    if len(value) > VALUE_MAX_CHARS:
+def _check_value(key: str, value: str, limits: Limits) -> None:
+    if len(value) > limits.tag_value_max_chars:
         raise InvalidParameterValue(
-            f"Tag value for key '{key}' is invalid: a tag value must be at most {VALUE_MAX_CHARS} characters long."
+            f"Tag value for key '{key}' is invalid: a tag value must be at most {limits.tag_value_max_chars} "
+            "characters long."
         )
     bad = _bad_char(value)
     if bad is not None:
@@ -76,7 +79,13 @@ def _check_value(key: str, value: str) -> None:
         )
 
 
-def validate_tags(tags: Mapping[str, str] | None, existing: Mapping[str, str], *, required: bool = False) -> None:
+def validate_tags(
+    tags: Mapping[str, str] | None,
+    existing: Mapping[str, str],
+    *,
+    required: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
+) -> None:
     """Validate tags to be added to a queue that already has ``existing`` tags (key -> value).
 
     CreateQueue calls it with ``existing={}`` (no tags at all is fine); TagQueue calls it with the queue's current
@@ -91,23 +100,21 @@ def validate_tags(tags: Mapping[str, str] | None, existing: Mapping[str, str], *
             raise MissingParameter.named("Tags")
         return
     for key, value in tags.items():
-        _check_key(key)
-        _check_value(key, value)
+        _check_key(key, limits)
+        _check_value(key, value, limits)
     total = len(existing) + sum(1 for key in tags if key not in existing)
-    if total > MAX_TAGS:
+    if total > limits.tags_max:
         raise InvalidParameterValue(
-            f"Too many tags: a queue can have at most {MAX_TAGS} tags; this request would leave it with {total}."
+            f"Too many tags: a queue can have at most {limits.tags_max} tags; this request would leave it with "
+            f"{total}."
         )
 
 
-def validate_tag_keys(keys: Sequence[str] | None) -> None:
+def validate_tag_keys(keys: Sequence[str] | None, *, limits: Limits = DEFAULT_LIMITS) -> None:
     """Validate UntagQueue's ``TagKeys``: a non-empty list (else ``MissingParameter``
     ``The request must contain the parameter TagKeys.``) of keys 1-128 characters long (else
     ``InvalidParameterValue``). Keys the queue does not have are not an error (SQS-REFERENCE 2.19)."""
     if not keys:
         raise MissingParameter.named("TagKeys")
     for key in keys:
-        if not 1 <= len(key) <= KEY_MAX_CHARS:
-            raise InvalidParameterValue(
-                f"Tag key '{key}' is invalid: a tag key must be between 1 and {KEY_MAX_CHARS} characters long."
-            )
+        _check_key_length(key, limits)

@@ -25,7 +25,7 @@ from sqsemu.engine.message import MessageAttributeValue
 
 # Characters outside the XML 1.0 Char production: #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
 _FORBIDDEN_CHAR = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_BATCH_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+_BATCH_ID_CHARS = re.compile(r"^[A-Za-z0-9_-]+$")
 # Message attribute names: ASCII letters and digits, underscore, hyphen and period only (str.isalnum would also let
 # through letters such as "ö" or "名").
 _ATTRIBUTE_NAME_CHARS = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -178,7 +178,7 @@ def check_batch(entries: Sequence[_HasId], entry_name: str, limits: Limits) -> N
         )
     seen: set[str] = set()
     for entry in entries:
-        if not entry.id or not _BATCH_ID.match(entry.id):
+        if not entry.id or len(entry.id) > limits.batch_id_max_chars or not _BATCH_ID_CHARS.match(entry.id):
             raise InvalidBatchEntryId()
         if entry.id in seen:
             raise BatchEntryIdsNotDistinct(f"Id {entry.id} repeated.")
