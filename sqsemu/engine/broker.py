@@ -386,7 +386,9 @@ class Broker:
     # ----------------------------------------------------------------- messages
 
     def send_message(self, queue: Queue, entry: SendEntry, sender_id: str) -> Message:
-        """SendMessage; returns the stored message (SQS-REFERENCE 2.7)."""
+        """SendMessage; returns the message to answer with: the stored message, or for a FIFO duplicate inside the
+        deduplication interval an unstored message carrying the original's MessageId and SequenceNumber (API
+        Reference, "SendMessage"). Raises what ``Queue.send`` raises."""
         now = self.clock.now_ms()
         message = queue.send(entry, sender_id, now)
         self._flush(now)
