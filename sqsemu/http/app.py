@@ -6,6 +6,13 @@ and writes the response with precomputed headers: no framework objects on the ho
 ``x-amzn-RequestId`` (and Query XML its ``RequestId``). Request bodies are capped (``MAX_BODY_BYTES``); any
 unexpected exception becomes an InternalError (HTTP 500, fault Receiver) in the request's wire format and is logged.
 
+Query responses are XML unless the request's ``Accept`` header contains ``application/json``: then the same
+document (errors included) is rendered as JSON with ``Content-Type: application/json`` (``query.encode_json``,
+``query.encode_error_json``). The header is kept as bytes while reading the headers and looked into only when
+present, so XML requests without it pay one header-name comparison more. A request that is not an SQS request (no
+action) is answered 404 ``<UnknownOperationException/>`` whatever its ``Accept``. JSON 1.0 requests ignore
+``Accept``.
+
 ``/health`` and the admin routes run on a small Starlette app (``sqsemu.admin.app``).
 
 Fault injection (``sqsemu.admin.faults``): when the server has fault rules, each decoded call is offered to them
@@ -61,6 +68,7 @@ MAX_BODY_BYTES = 8 * 1024 * 1024
 
 _CT_JSON = jsonproto.CONTENT_TYPE
 _CT_XML = query.CONTENT_TYPE
+_CT_QUERY_JSON = query.JSON_CONTENT_TYPE
 _REQUEST_ID = b"x-amzn-RequestId"
 _QUERY_ERROR = b"x-amzn-query-error"
 _CONTENT_TYPE = b"content-type"
@@ -218,7 +226,7 @@ class SQSApp:
 
     async def _sqs(self, scope: Scope, receive: Receive, send: Send) -> None:
         target = content_type = authorization = host = trace = None
-        content_length = None
+        content_length = accept = None
         for name, value in scope["headers"]:
             if name == b"x-amz-target":
                 target = value.decode("latin-1")
@@ -232,8 +240,11 @@ class SQSApp:
                 trace = value.decode("latin-1")
             elif name == b"content-length":
                 content_length = value
+            elif name == b"accept":
+                accept = value
         request_id = next_request_id()
         is_json = looks_like_json(target, content_type)
+        query_json = accept is not None and not is_json and query.wants_json(accept)
         watchers: list[asyncio.Task[None]] = []
         disconnected: list[asyncio.Future[None]] = []
 
@@ -262,7 +273,7 @@ class SQSApp:
             is_json = detected.protocol is Protocol.JSON
             action = detected.action
             payload = await self._dispatch(
-                scope, detected, body, authorization, host, trace, request_id, watch_disconnect
+                scope, detected, body, authorization, host, trace, request_id, watch_disconnect, query_json
             )
             if self.store is not None:
                 await self.store.durable()
@@ -273,18 +284,19 @@ class SQSApp:
             return
         except _UnknownOperationQuery:
             status, payload = 404, query.UNKNOWN_OPERATION_BODY
+            query_json = False
         except SQSError as error:
-            status, query_error, payload = self._render_error(error, is_json, request_id)
+            status, query_error, payload = self._render_error(error, is_json, query_json, request_id)
         except Exception:
             logger.exception("internal error handling %s (request id %s)", action or "request", request_id)
             status, query_error, payload = self._render_error(
-                InternalError("We encountered an internal error. Please try again."), is_json, request_id
+                InternalError("We encountered an internal error. Please try again."), is_json, query_json, request_id
             )
         finally:
             for task in watchers:
                 task.cancel()
         headers = [
-            (_CONTENT_TYPE, _CT_JSON if is_json else _CT_XML),
+            (_CONTENT_TYPE, _CT_JSON if is_json else _CT_QUERY_JSON if query_json else _CT_XML),
             (_REQUEST_ID, request_id.encode()),
             (_CONTENT_LENGTH, str(len(payload)).encode()),
         ]
@@ -333,9 +345,12 @@ class SQSApp:
             raise _DropConnection
 
     @staticmethod
-    def _render_error(error: SQSError, is_json: bool, request_id: str) -> tuple[int, bytes, bytes]:
+    def _render_error(error: SQSError, is_json: bool, query_json: bool, request_id: str) -> tuple[int, bytes, bytes]:
+        """``(status, x-amzn-query-error, body)``: JSON 1.0, Query as JSON (``query_json``) or Query XML."""
         if is_json:
             return jsonproto.encode_error(error)
+        if query_json:
+            return query.encode_error_json(error, request_id)
         return query.encode_error(error, request_id)
 
     async def _dispatch(
@@ -348,7 +363,9 @@ class SQSApp:
         trace: str | None,
         request_id: str,
         watch_disconnect: Callable[[], asyncio.Future[None]],
+        query_json: bool = False,
     ) -> bytes:
+        """Decode, run and encode one SQS call; ``query_json`` renders a Query response as JSON."""
         action = detected.action
         credential = credential_from_authorization(authorization) if authorization else None
         queue_path: tuple[str, str] | None = None
@@ -388,6 +405,8 @@ class SQSApp:
             result = operation.handler(ctx, request)
         if detected.protocol is Protocol.JSON:
             return jsonproto.encode(result)
+        if query_json:
+            return query.encode_json(action, result, request_id)
         return query.encode(action, result, request_id)
 
 

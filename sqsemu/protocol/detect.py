@@ -1,8 +1,24 @@
-"""Which wire protocol a request speaks, and which action it names (SQS-REFERENCE section 1.1).
+"""Which wire protocol a request speaks, and which action it names.
 
-JSON 1.0: an ``X-Amz-Target: AmazonSQS.<Action>`` header (or an ``application/x-amz-json-1.0`` content type).
-Query: an ``Action`` parameter in the form body (POST) or in the query string (GET or POST).
-Neither: the caller answers HTTP 404 ``<UnknownOperationException/>``.
+AWS documents the two request forms in the SQS Developer Guide pages "Making query API requests using AWS JSON
+protocol in Amazon SQS" (``X-Amz-Target: AmazonSQS.<Action>`` with ``Content-Type: application/x-amz-json-1.0``)
+and "Making query API requests using AWS query protocol in Amazon SQS" (an ``Action`` parameter, GET or POST).
+The rule, by the ``Content-Type`` and ``X-Amz-Target`` headers:
+
+- ``application/x-amz-json-*`` or ``application/json`` with ``AmazonSQS.<Action>``: JSON 1.0, action ``<Action>``.
+- ``application/x-amz-json-*`` with no target or another one (``AmazonSNS.Publish``): JSON 1.0 naming no action,
+  answered with a JSON ``UnknownOperationException`` (HTTP 404).
+- Anything else: Query, whatever ``X-Amz-Target`` says; the action is the ``Action`` parameter (query string, then
+  the form body of a non-GET request). That covers a form body with a target (Perl's Amazon::SQS::Simple sends
+  ``X-Amz-Target: AmazonSQSv20121105.CreateQueue`` with ``Action=CreateQueue&...``), a target without any
+  content type, and ``application/json`` without an ``AmazonSQS.`` target.
+
+So a request is JSON 1.0 only when it has a JSON content type. ``application/x-amz-json`` is the JSON protocol's own
+media type, so such a request is answered in JSON even when its target is missing or names another service; the
+generic ``application/json`` means JSON 1.0 only together with an ``AmazonSQS.`` target. Media types are compared
+case-insensitively and without their parameters (``; charset=utf-8``).
+
+A Query request naming no action is not an SQS request: the caller answers HTTP 404 ``<UnknownOperationException/>``.
 """
 
 from __future__ import annotations
@@ -12,7 +28,10 @@ from enum import Enum
 from urllib.parse import parse_qsl
 
 TARGET_PREFIX = "AmazonSQS."
-JSON_CONTENT_TYPE = "application/x-amz-json"
+AMZ_JSON_MEDIA_TYPE = "application/x-amz-json"
+"""Prefix of the JSON protocol's media types (``application/x-amz-json-1.0``; 1.1 is accepted too)."""
+JSON_MEDIA_TYPE = "application/json"
+FORM_MEDIA_TYPE = "application/x-www-form-urlencoded"
 
 
 class Protocol(Enum):
@@ -35,13 +54,31 @@ class Detected:
     params: list[tuple[str, str]]
 
 
+def _media_type(content_type: str) -> str:
+    """``content_type`` without parameters, lower-cased (``"Text/Plain; charset=utf-8"`` → ``"text/plain"``)."""
+    return content_type.partition(";")[0].strip().lower()
+
+
 def looks_like_json(target: str | None, content_type: str | None) -> bool:
-    """True when the request's headers say JSON 1.0 (so its errors must be rendered as JSON)."""
-    return target is not None or (content_type is not None and content_type.startswith(JSON_CONTENT_TYPE))
+    """True when the headers make the request an AWS JSON 1.0 request (so its errors are rendered as JSON).
+
+    ``application/x-amz-json-*`` always does; ``application/json`` does with an ``AmazonSQS.`` target; no other
+    content type does, whatever the target.
+    """
+    if content_type is None:
+        return False
+    if content_type.startswith(AMZ_JSON_MEDIA_TYPE):  # what JSON SDKs send: no normalising needed
+        return True
+    if content_type.startswith(FORM_MEDIA_TYPE):  # what Query SDKs send
+        return False
+    media = _media_type(content_type)
+    if media.startswith(AMZ_JSON_MEDIA_TYPE):
+        return True
+    return media == JSON_MEDIA_TYPE and target is not None and target.startswith(TARGET_PREFIX)
 
 
 def detect(method: str, target: str | None, content_type: str | None, query_string: bytes, body: bytes) -> Detected:
-    """Detect the protocol and action of a request.
+    """Detect the protocol and action of a request (rule in the module docstring).
 
     ``target`` is the ``X-Amz-Target`` header, ``content_type`` the ``Content-Type`` header (both None when absent).
     """

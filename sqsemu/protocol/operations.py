@@ -234,8 +234,20 @@ def _failed(entry_id: str, error: SQSError) -> Response:
     return {"Id": entry_id, "SenderFault": info.fault == "Sender", "Code": info.query_code, "Message": error.message}
 
 
+def _batch_response(successful: list[Response], failed: list[Response]) -> Response:
+    """``{"Successful"?: [...], "Failed"?: [...]}``: an empty list is left out, as AWS does in JSON 1.0 (the
+    SendMessageBatch, DeleteMessageBatch and ChangeMessageVisibilityBatch pages of the API Reference mark both
+    members required; AWS sends neither when empty). Query renders an empty list as no element either way."""
+    result: Response = {}
+    if successful:
+        result["Successful"] = successful
+    if failed:
+        result["Failed"] = failed
+    return result
+
+
 def send_message_batch(ctx: Context, req: s.SendMessageBatchRequest) -> Response:
-    """SendMessageBatch → ``{"Successful": [...], "Failed": [...]}`` (both always present)."""
+    """SendMessageBatch → ``{"Successful"?: [...], "Failed"?: [...]}`` (each left out when empty)."""
     queue = ctx.resolve(req.queue_url)
     if ctx.trace_header is not None:
         for entry in req.entries:
@@ -248,7 +260,7 @@ def send_message_batch(ctx: Context, req: s.SendMessageBatchRequest) -> Response
             failed.append(_failed(entry.id, outcome))
         else:
             successful.append({"Id": entry.id, **_send_result(outcome)})
-    return {"Successful": successful, "Failed": failed}
+    return _batch_response(successful, failed)
 
 
 # System attribute names in the order they are rendered.
@@ -390,11 +402,11 @@ def _batch_result(entries: Sequence[ReceiptEntry], outcomes: Sequence[SQSError |
             successful.append({"Id": entry.id})
         else:
             failed.append(_failed(entry.id, outcome))
-    return {"Successful": successful, "Failed": failed}
+    return _batch_response(successful, failed)
 
 
 def delete_message_batch(ctx: Context, req: s.DeleteMessageBatchRequest) -> Response:
-    """DeleteMessageBatch → ``{"Successful": [{Id}], "Failed": [...]}``."""
+    """DeleteMessageBatch → ``{"Successful"?: [{Id}], "Failed"?: [...]}`` (each left out when empty)."""
     outcomes = ctx.broker.delete_message_batch(ctx.resolve(req.queue_url), req.entries)
     return _batch_result(req.entries, outcomes)
 
@@ -406,7 +418,7 @@ def change_message_visibility(ctx: Context, req: s.ChangeMessageVisibilityReques
 
 
 def change_message_visibility_batch(ctx: Context, req: s.ChangeMessageVisibilityBatchRequest) -> Response:
-    """ChangeMessageVisibilityBatch → ``{"Successful": [{Id}], "Failed": [...]}``."""
+    """ChangeMessageVisibilityBatch → ``{"Successful"?: [{Id}], "Failed"?: [...]}`` (each left out when empty)."""
     outcomes = ctx.broker.change_message_visibility_batch(ctx.resolve(req.queue_url), req.entries)
     return _batch_result(req.entries, outcomes)
 

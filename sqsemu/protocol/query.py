@@ -1,4 +1,4 @@
-"""The AWS Query wire format: form parameters → request objects; response dicts and errors → XML.
+"""The AWS Query wire format: form parameters → request objects; response dicts and errors → XML (or JSON).
 
 SQS-REFERENCE section 1.2 (key map, flattened lists and maps, legacy forms) and 1.3 (XML layout). Parameters are
 first folded into a tree on ``.`` (``MessageAttribute.1.Value.StringValue`` → ``tree["MessageAttribute"]["1"]
@@ -8,6 +8,30 @@ small emitter of their own (elements and text only, SQS's flattened lists and ma
 per-element name validation cost about 0.5 ms per 10-entry batch response and kept Query SendMessageBatch under the
 25,000 messages/s floor; the unit tests parse its output with an XML parser, the integration tests with a real
 Query client.
+
+Response format negotiation: a Query request whose ``Accept`` header contains ``application/json`` gets the same
+response document as JSON (``Content-Type: application/json``), as AWS does (observed, not documented); ``*/*``,
+any other ``Accept`` or none gets XML. The document is the one of "Interpreting Amazon SQS XML API responses" (SQS
+Developer Guide). Both renderings are driven by one description of the document (``WITH_RESULT``,
+``LIST_ELEMENTS``, ``MAP_ELEMENTS``, ``JSON_LIST_KEYS`` below) applied to the handler's JSON-model result dict:
+
+- ``{Action}Response`` → ``{Action}Result`` (only for actions with output) and ``ResponseMetadata/RequestId``::
+
+    {"ListQueuesResponse": {"ListQueuesResult": {"QueueUrl": ["http://.../q"]},
+                            "ResponseMetadata": {"RequestId": "..."}}}
+
+- a repeated (flattened) XML element is a JSON list, also with one item; a list or map that XML leaves out (empty)
+  is left out of the JSON too; a map entry is ``{"Name": ..., "Value": ...}`` (``Key``/``Value`` for tags)::
+
+    {"ReceiveMessageResult": {"Message": [{"MessageId": "...", "Body": "...",
+        "Attribute": [{"Name": "SentTimestamp", "Value": "1700000000000"}],
+        "MessageAttribute": [{"Name": "Foo", "Value": {"StringValue": "Bar", "DataType": "String"}}]}]}}
+
+  GetQueueAttributesResult's entries are the one exception to "key = XML element name": they are listed under
+  ``Attributes`` (``JSON_LIST_KEYS``);
+- element text keeps its JSON type (``"SenderFault": true``, ``"ApproximateNumberOfMessagesMoved": 3``);
+- errors: ``{"Error": {"Type": "Sender", "Code": <Query code>, "Message": ...}, "RequestId": ...}`` with the HTTP
+  status and ``x-amzn-query-error`` header of the XML error.
 """
 
 from __future__ import annotations
@@ -17,6 +41,8 @@ from collections.abc import Iterable
 from typing import Any
 from xml.sax.saxutils import escape
 
+import orjson
+
 from sqsemu.engine.errors import SQSError
 from sqsemu.engine.message import MessageAttributeValue
 from sqsemu.protocol.errors import error_info, query_message
@@ -24,7 +50,12 @@ from sqsemu.protocol.shapes import Kind, Member, Request, decode_binary, to_int
 
 XMLNS = "http://queue.amazonaws.com/doc/2012-11-05/"
 CONTENT_TYPE = b"text/xml"
+JSON_CONTENT_TYPE = b"application/json"
+"""Content type of a Query response negotiated to JSON (``Accept: application/json``)."""
 UNKNOWN_OPERATION_BODY = b"<UnknownOperationException/>"
+
+# ------------------------------------------------------------------------------ the response document, described once
+# Read by both renderings: ``_emit_struct`` (XML) and ``_json_struct`` (JSON). Results are JSON-model dicts.
 
 # Actions whose response has a <{Action}Result> wrapper (SQS-REFERENCE 1.3).
 WITH_RESULT = frozenset(
@@ -46,8 +77,9 @@ WITH_RESULT = frozenset(
     }
 )
 
-# JSON list member → flattened XML element name (``Successful`` is ``<{Action}ResultEntry>``).
-_LIST_ELEMENTS = {
+# JSON list member → flattened (repeated) element name; ``Successful`` is ``{Action}ResultEntry``, any other list
+# member repeats under its own name.
+LIST_ELEMENTS = {
     "QueueUrls": "QueueUrl",
     "queueUrls": "QueueUrl",
     "Messages": "Message",
@@ -55,11 +87,24 @@ _LIST_ELEMENTS = {
     "Results": "ListMessageMoveTasksResultEntry",
 }
 # JSON map member → (flattened entry element, key element, value element).
-_MAP_ELEMENTS = {
+MAP_ELEMENTS = {
     "Attributes": ("Attribute", "Name", "Value"),
     "Tags": ("Tag", "Key", "Value"),
     "MessageAttributes": ("MessageAttribute", "Name", "Value"),
 }
+# JSON rendering only: (result element, repeated element) → the key its list is given instead of the element name.
+JSON_LIST_KEYS = {
+    ("GetQueueAttributesResult", "Attribute"): "Attributes",
+}
+
+
+def list_element(action: str, member: str) -> str:
+    """The repeated element of list member ``member`` in ``action``'s response."""
+    element = LIST_ELEMENTS.get(member)
+    if element is not None:
+        return element
+    return f"{action}ResultEntry" if member == "Successful" else member
+
 
 Tree = dict[str, Any]  # nodes are str (leaf) or Tree; a node that is both keeps its own value under ""
 
@@ -225,7 +270,7 @@ def _emit_value(action: str, name: str, value: Any, out: list[str]) -> None:
 def _emit_struct(action: str, result: dict[str, Any], out: list[str]) -> None:
     """Append the elements of a JSON-model structure with SQS's flattened lists and maps (SQS-REFERENCE 1.3)."""
     for key, value in result.items():
-        mapped = _MAP_ELEMENTS.get(key)
+        mapped = MAP_ELEMENTS.get(key)
         if mapped is not None and isinstance(value, dict):
             element, key_name, value_name = mapped
             for k, v in value.items():
@@ -233,7 +278,7 @@ def _emit_struct(action: str, result: dict[str, Any], out: list[str]) -> None:
                 _emit_value(action, value_name, v, out)
                 out.append(f"</{element}>")
         elif isinstance(value, list):
-            element = _LIST_ELEMENTS.get(key) or (f"{action}ResultEntry" if key == "Successful" else key)
+            element = list_element(action, key)
             for item in value:
                 _emit_value(action, element, item, out)
         else:
@@ -260,6 +305,65 @@ def encode(action: str, result: dict[str, Any], request_id: str) -> bytes:
     return "".join(out).encode()
 
 
+def wants_json(accept: bytes | None) -> bool:
+    """True when an ``Accept`` header value asks for the JSON rendering of a Query response.
+
+    That is any value containing ``application/json`` (``application/json``, ``application/json, text/plain``, in
+    any case); ``*/*``, ``text/xml``, other values and no header (None) keep XML.
+    """
+    if accept is None:
+        return False
+    return JSON_CONTENT_TYPE in accept or JSON_CONTENT_TYPE in accept.lower()
+
+
+def _json_struct(action: str, result: dict[str, Any], element: str) -> dict[str, Any]:
+    """The JSON object of a structure, mirroring ``_emit_struct``: each repeated element becomes a list under its
+    element name (``JSON_LIST_KEYS`` may rename it within ``element``), lists and maps that XML leaves out (empty)
+    and None members are left out, map entries are ``{key element: key, value element: value}``."""
+    out: dict[str, Any] = {}
+    for key, value in result.items():
+        if value is None:
+            continue
+        mapped = MAP_ELEMENTS.get(key)
+        if mapped is not None and isinstance(value, dict):
+            if not value:
+                continue
+            entry_element, key_name, value_name = mapped
+            entries = []
+            for k, v in value.items():
+                entry: dict[str, Any] = {key_name: k}
+                if v is not None:
+                    entry[value_name] = _json_struct(action, v, value_name) if isinstance(v, dict) else v
+                entries.append(entry)
+            out[JSON_LIST_KEYS.get((element, entry_element), entry_element)] = entries
+        elif isinstance(value, list):
+            items = [item for item in value if item is not None]
+            if not items:
+                continue
+            item_element = list_element(action, key)
+            out[JSON_LIST_KEYS.get((element, item_element), item_element)] = [
+                _json_struct(action, item, item_element) if isinstance(item, dict) else item for item in items
+            ]
+        elif isinstance(value, dict):
+            out[key] = _json_struct(action, value, key)
+        else:
+            out[key] = value
+    return out
+
+
+def encode_json(action: str, result: dict[str, Any], request_id: str) -> bytes:
+    """The JSON rendering of the document ``encode`` writes as XML, for a Query request with
+    ``Accept: application/json``: ``{"{Action}Response": {"{Action}Result": {...}, "ResponseMetadata":
+    {"RequestId": ...}}}``; ``{Action}Result`` only for actions with output (``{}`` when the result is empty,
+    where XML has ``<{Action}Result/>``). Rules in the module docstring."""
+    response: dict[str, Any] = {}
+    if action in WITH_RESULT:
+        element = f"{action}Result"
+        response[element] = _json_struct(action, result, element)
+    response["ResponseMetadata"] = {"RequestId": request_id}
+    return orjson.dumps({f"{action}Response": response})
+
+
 _NEEDS_ESCAPE = re.compile('[&<>"\r]')
 
 
@@ -279,3 +383,12 @@ def encode_error(error: SQSError, request_id: str) -> tuple[int, bytes, bytes]:
         f"<RequestId>{request_id}</RequestId></ErrorResponse>"
     )
     return info.status, info.header, body.encode()
+
+
+def encode_error_json(error: SQSError, request_id: str) -> tuple[int, bytes, bytes]:
+    """``encode_error`` rendered as JSON (``Accept: application/json``): the same status, header, Query code and
+    message, body ``{"Error": {"Type": "Sender", "Code": ..., "Message": ...}, "RequestId": ...}``."""
+    info = error_info(error)
+    error_element = {"Type": info.fault, "Code": info.query_code, "Message": query_message(error)}
+    body = orjson.dumps({"Error": error_element, "RequestId": request_id})
+    return info.status, info.header, body

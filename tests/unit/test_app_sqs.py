@@ -14,6 +14,7 @@ from sqsemu.engine.broker import Namespace
 from tests.unit.test_app_fakes import FakeBroker, call_asgi, json_call, make_app, query_call
 
 NS = "{http://queue.amazonaws.com/doc/2012-11-05/}"
+JSON_CT = "application/x-amz-json-1.0"
 DEFAULT = Namespace("000000000000", "us-east-1")
 
 
@@ -208,7 +209,11 @@ def test_body_cap() -> None:
     asgi.max_body_bytes = 100
     resp = asyncio.run(
         call_asgi(
-            asgi, "POST", "/", {"X-Amz-Target": "AmazonSQS.ListQueues"}, chunks=[b"{" + b" " * 80, b" " * 80 + b"}"]
+            asgi,
+            "POST",
+            "/",
+            {"X-Amz-Target": "AmazonSQS.ListQueues", "Content-Type": JSON_CT},
+            chunks=[b"{" + b" " * 80, b" " * 80 + b"}"],
         )
     )
     assert resp.status == 400
@@ -227,7 +232,7 @@ def test_chunked_body() -> None:
             asgi,
             "POST",
             "/",
-            {"X-Amz-Target": "AmazonSQS.CreateQueue", "Host": "h:1"},
+            {"X-Amz-Target": "AmazonSQS.CreateQueue", "Content-Type": JSON_CT, "Host": "h:1"},
             chunks=[b'{"QueueN', b'ame": "c"}'],
         )
     )
@@ -261,7 +266,7 @@ def test_long_poll_disconnect(app: tuple[Any, FakeBroker]) -> None:
                 asgi,
                 "POST",
                 "/",
-                {"X-Amz-Target": "AmazonSQS.ReceiveMessage"},
+                {"X-Amz-Target": "AmazonSQS.ReceiveMessage", "Content-Type": JSON_CT},
                 json.dumps({"QueueUrl": "q", "WaitTimeSeconds": 20}).encode(),
                 disconnect_after_body=gone,
             )
@@ -293,3 +298,136 @@ def test_presigned_credential_sets_namespace() -> None:
     assert resp.status == 200
     assert xml(resp).findtext(f"{NS}CreateQueueResult/{NS}QueueUrl") == "http://localhost:9324/123456789012/pre"
     assert (Namespace("123456789012", "eu-west-1"), "pre") in broker.queues
+
+
+# --- Query response negotiation (Accept: application/json) ---------------------------------------------------------
+
+ACCEPT_JSON = {"Accept": "application/json"}
+
+
+def test_query_with_accept_json_is_answered_in_json(app: tuple[Any, FakeBroker]) -> None:
+    resp = query_call(app[0], {"Action": "GetQueueUrl", "QueueName": "q"}, headers=ACCEPT_JSON)
+    assert resp.status == 200
+    assert resp.headers["content-type"] == "application/json"
+    assert resp.json() == {
+        "GetQueueUrlResponse": {
+            "GetQueueUrlResult": {"QueueUrl": "http://localhost:9324/000000000000/q"},
+            "ResponseMetadata": {"RequestId": resp.headers["x-amzn-requestid"]},
+        }
+    }
+    resp = query_call(app[0], {"Action": "GetQueueUrl", "QueueName": "q"}, method="GET", headers=ACCEPT_JSON)
+    assert resp.json()["GetQueueUrlResponse"]["GetQueueUrlResult"] == {
+        "QueueUrl": "http://localhost:9324/000000000000/q"
+    }
+
+
+def test_query_error_with_accept_json(app: tuple[Any, FakeBroker]) -> None:
+    resp = query_call(app[0], {"Action": "ListQueues"}, path="/000000000000/q", headers=ACCEPT_JSON)
+    assert resp.status == 400
+    assert resp.headers["content-type"] == "application/json"
+    assert resp.headers["x-amzn-query-error"] == "InvalidAction;Sender"
+    assert resp.json() == {
+        "Error": {
+            "Type": "Sender",
+            "Code": "InvalidAction",
+            "Message": "The action ListQueues is not valid for this endpoint.",
+        },
+        "RequestId": resp.headers["x-amzn-requestid"],
+    }
+
+
+def test_query_without_json_accept_stays_xml(app: tuple[Any, FakeBroker]) -> None:
+    for headers in ({}, {"Accept": "*/*"}, {"Accept": "text/xml"}):
+        resp = query_call(app[0], {"Action": "GetQueueUrl", "QueueName": "q"}, headers=headers)
+        assert resp.headers["content-type"] == "text/xml"
+        assert xml(resp).tag == NS + "GetQueueUrlResponse"
+
+
+def test_no_action_with_accept_json_is_still_the_xml_404(app: tuple[Any, FakeBroker]) -> None:
+    resp = asyncio.run(call_asgi(app[0], "GET", "/000000000000/q", {"Host": "h", **ACCEPT_JSON}))
+    assert resp.status == 404
+    assert resp.headers["content-type"] == "text/xml"
+    assert resp.body == b"<UnknownOperationException/>"
+
+
+def test_json_protocol_ignores_accept(app: tuple[Any, FakeBroker]) -> None:
+    resp = json_call(app[0], "GetQueueUrl", {"QueueName": "q"}, headers=ACCEPT_JSON)
+    assert resp.headers["content-type"] == "application/x-amz-json-1.0"
+    assert resp.json() == {"QueueUrl": "http://localhost:9324/000000000000/q"}
+
+
+def test_errors_before_detection_and_internal_errors_follow_accept() -> None:
+    asgi, _ = make_app()
+    asgi.max_body_bytes = 100
+    headers = {"Content-Length": "1000", "Content-Type": "application/x-www-form-urlencoded", **ACCEPT_JSON}
+    resp = asyncio.run(call_asgi(asgi, "POST", "/", headers))
+    assert resp.status == 400
+    assert resp.headers["content-type"] == "application/json"
+    assert resp.json()["Error"]["Code"] == "InvalidParameterValue"
+    asgi, _ = make_app(broker=_Boom())
+    resp = query_call(asgi, {"Action": "ListQueues"}, headers=ACCEPT_JSON)
+    assert resp.status == 500
+    assert resp.json()["Error"] == {
+        "Type": "Receiver",
+        "Code": "InternalError",
+        "Message": "We encountered an internal error. Please try again.",
+    }
+
+
+# --- detection: X-Amz-Target alone does not make a request JSON ----------------------------------------------------
+
+
+def test_form_body_with_versioned_target_is_query(app: tuple[Any, FakeBroker]) -> None:
+    asgi, broker = app
+    resp = query_call(
+        asgi,
+        {"Action": "CreateQueue", "QueueName": "perl", "Version": "2012-11-05"},
+        headers={"X-Amz-Target": "AmazonSQSv20121105.CreateQueue"},
+    )
+    assert resp.status == 200
+    assert xml(resp).tag == NS + "CreateQueueResponse"
+    assert (DEFAULT, "perl") in broker.queues
+
+
+def test_target_without_content_type_is_not_json(app: tuple[Any, FakeBroker]) -> None:
+    headers = {"X-Amz-Target": "AmazonSQS.ListQueues", "Host": "h"}
+    resp = asyncio.run(call_asgi(app[0], "POST", "/", headers, b"{}"))
+    assert resp.status == 404
+    assert resp.body == b"<UnknownOperationException/>"
+
+
+def test_application_json_with_target_is_json(app: tuple[Any, FakeBroker]) -> None:
+    headers = {"X-Amz-Target": "AmazonSQS.GetQueueUrl", "Content-Type": "application/json", "Host": "h:1"}
+    resp = asyncio.run(call_asgi(app[0], "POST", "/", headers, b'{"QueueName": "q"}'))
+    assert resp.status == 200
+    assert resp.headers["content-type"] == "application/x-amz-json-1.0"
+    assert resp.json() == {"QueueUrl": "http://h:1/000000000000/q"}
+
+
+# --- JSON 1.0 batch results leave out empty lists -----------------------------------------------------------------
+
+
+def test_json_batch_results_leave_out_empty_lists(app: tuple[Any, FakeBroker]) -> None:
+    asgi, _ = app
+    sent = json_call(asgi, "SendMessageBatch", {"QueueUrl": "q", "Entries": [{"Id": "a", "MessageBody": "x"}]})
+    assert set(sent.json()) == {"Successful"}
+    failed = json_call(asgi, "SendMessageBatch", {"QueueUrl": "q", "Entries": [{"Id": "b", "MessageBody": ""}]})
+    assert set(failed.json()) == {"Failed"}
+    handle = json_call(asgi, "ReceiveMessage", {"QueueUrl": "q"}).json()["Messages"][0]["ReceiptHandle"]
+    for action in ("ChangeMessageVisibilityBatch", "DeleteMessageBatch"):
+        ok = json_call(asgi, action, {"QueueUrl": "q", "Entries": [{"Id": "a", "ReceiptHandle": handle}]})
+        assert ok.json() == {"Successful": [{"Id": "a"}]}
+        bad = json_call(asgi, action, {"QueueUrl": "q", "Entries": [{"Id": "z", "ReceiptHandle": "garbage"}]})
+        assert set(bad.json()) == {"Failed"}
+
+
+def test_query_batch_result_with_only_failures(app: tuple[Any, FakeBroker]) -> None:
+    params = {
+        "Action": "SendMessageBatch",
+        "QueueUrl": "q",
+        "SendMessageBatchRequestEntry.1.Id": "b",
+        "SendMessageBatchRequestEntry.1.MessageBody": "",
+    }
+    result = xml(query_call(app[0], params)).find(NS + "SendMessageBatchResult")
+    assert result is not None
+    assert [child.tag for child in result] == [NS + "BatchResultErrorEntry"]

@@ -1,6 +1,9 @@
-"""Protocol detection (SQS-REFERENCE 1.1)."""
+"""Protocol detection: JSON 1.0 needs a JSON content type; everything else is Query, whatever ``X-Amz-Target`` says
+("Making query API requests using AWS JSON protocol in Amazon SQS", "... using AWS query protocol ...")."""
 
 from __future__ import annotations
+
+import pytest
 
 from sqsemu.protocol.detect import Protocol, detect, looks_like_json
 
@@ -8,26 +11,56 @@ JSON_CT = "application/x-amz-json-1.0"
 FORM_CT = "application/x-www-form-urlencoded; charset=utf-8"
 
 
-def test_json_by_target() -> None:
+def test_json_by_target_and_content_type() -> None:
     d = detect("POST", "AmazonSQS.SendMessage", JSON_CT, b"", b"{}")
     assert d.protocol is Protocol.JSON
     assert d.action == "SendMessage"
     assert d.params == []
 
 
-def test_json_target_without_content_type() -> None:
-    d = detect("POST", "AmazonSQS.ListQueues", None, b"", b"{}")
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/json", "application/json; charset=utf-8", "Application/JSON", "APPLICATION/X-AMZ-JSON-1.0"],
+)
+def test_json_with_other_json_content_types(content_type: str) -> None:
+    d = detect("POST", "AmazonSQS.ListQueues", content_type, b"", b"{}")
     assert (d.protocol, d.action) == (Protocol.JSON, "ListQueues")
+
+
+def test_target_without_content_type_is_query() -> None:
+    d = detect("POST", "AmazonSQS.ListQueues", None, b"", b"{}")
+    assert (d.protocol, d.action) == (Protocol.QUERY, None)
+    d = detect("GET", "AmazonSQS.ListQueues", None, b"Action=ListQueues", b"")
+    assert (d.protocol, d.action) == (Protocol.QUERY, "ListQueues")
+
+
+def test_form_body_with_target_is_query() -> None:
+    # Perl's Amazon::SQS::Simple: a versioned target on a form-encoded body
+    body = b"Action=CreateQueue&QueueName=perl-q&Version=2012-11-05"
+    d = detect("POST", "AmazonSQSv20121105.CreateQueue", FORM_CT, b"", body)
+    assert (d.protocol, d.action) == (Protocol.QUERY, "CreateQueue")
+    assert ("QueueName", "perl-q") in d.params
+    d = detect("POST", "AmazonSQS.ListQueues", FORM_CT, b"", b"Action=GetQueueUrl&QueueName=q")
+    assert (d.protocol, d.action) == (Protocol.QUERY, "GetQueueUrl")  # the form's Action wins over the target
 
 
 def test_json_foreign_target_has_no_action() -> None:
     d = detect("POST", "AmazonSNS.Publish", JSON_CT, b"", b"{}")
+    assert (d.protocol, d.action) == (Protocol.JSON, None)
+    d = detect("POST", "AmazonSQSv20121105.CreateQueue", JSON_CT, b"", b"{}")
     assert (d.protocol, d.action) == (Protocol.JSON, None)
 
 
 def test_json_content_type_without_target() -> None:
     d = detect("POST", None, JSON_CT, b"", b"{}")
     assert (d.protocol, d.action) == (Protocol.JSON, None)
+
+
+def test_generic_json_content_type_without_sqs_target_is_query() -> None:
+    d = detect("POST", None, "application/json", b"Action=ListQueues", b"{}")
+    assert (d.protocol, d.action) == (Protocol.QUERY, "ListQueues")
+    d = detect("POST", "AmazonSNS.Publish", "application/json", b"", b"{}")
+    assert (d.protocol, d.action) == (Protocol.QUERY, None)
 
 
 def test_query_form_body() -> None:
@@ -58,7 +91,12 @@ def test_neither() -> None:
 
 
 def test_looks_like_json() -> None:
-    assert looks_like_json("AmazonSQS.X", None)
+    assert looks_like_json("AmazonSQS.X", JSON_CT)
     assert looks_like_json(None, "application/x-amz-json-1.0")
+    assert looks_like_json("AmazonSNS.Publish", "application/x-amz-json-1.1")
+    assert looks_like_json("AmazonSQS.X", "application/json")
+    assert not looks_like_json("AmazonSQS.X", None)
+    assert not looks_like_json("AmazonSQS.X", FORM_CT)
+    assert not looks_like_json(None, "application/json")
     assert not looks_like_json(None, FORM_CT)
     assert not looks_like_json(None, None)

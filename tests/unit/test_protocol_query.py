@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -329,3 +330,210 @@ def test_error_message_is_escaped() -> None:
     status, _, body = query.encode_error(SQSError('bad <"x"> & \r'), "rid")
     assert status == 500
     assert parse(body).findtext(f"{NS}Error/{NS}Message") == 'bad <"x"> & \r'
+
+
+# ------------------------------------------------------------------------------- JSON rendering (Accept: json)
+
+
+def dec_json(body: bytes) -> Any:
+    return json.loads(body)
+
+
+@pytest.mark.parametrize(
+    ("accept", "expected"),
+    [
+        (None, False),
+        (b"*/*", False),
+        (b"text/xml", False),
+        (b"application/x-amz-json-1.0", False),
+        (b"application/json", True),
+        (b"application/json, text/plain", True),
+        (b"text/plain, application/json;q=0.9", True),
+        (b"Application/JSON", True),
+    ],
+)
+def test_wants_json(accept: bytes | None, expected: bool) -> None:
+    assert query.wants_json(accept) is expected
+
+
+def test_json_no_output_response_has_only_response_metadata() -> None:
+    assert dec_json(query.encode_json("DeleteQueue", {}, "rid-1")) == {
+        "DeleteQueueResponse": {"ResponseMetadata": {"RequestId": "rid-1"}}
+    }
+
+
+def test_json_empty_result_is_an_empty_object() -> None:
+    assert dec_json(query.encode_json("ReceiveMessage", {}, "r")) == {
+        "ReceiveMessageResponse": {"ReceiveMessageResult": {}, "ResponseMetadata": {"RequestId": "r"}}
+    }
+
+
+def test_json_receive_layout() -> None:
+    result = {
+        "Messages": [
+            {
+                "MessageId": "m-1",
+                "ReceiptHandle": "rh-1",
+                "MD5OfBody": "x",
+                "Body": '"&quot;\r<a>&',
+                "Attributes": {"SentTimestamp": "1700000000000", "ApproximateReceiveCount": "1"},
+                "MD5OfMessageAttributes": "y",
+                "MessageAttributes": {
+                    "Foo": {"StringValue": "Bar", "DataType": "String"},
+                    "b": {"BinaryValue": "AAEC", "DataType": "Binary"},
+                },
+            },
+            {"MessageId": "m-2", "ReceiptHandle": "rh-2", "MD5OfBody": "z", "Body": "two"},
+        ]
+    }
+    assert dec_json(query.encode_json("ReceiveMessage", result, "r")) == {
+        "ReceiveMessageResponse": {
+            "ReceiveMessageResult": {
+                "Message": [
+                    {
+                        "MessageId": "m-1",
+                        "ReceiptHandle": "rh-1",
+                        "MD5OfBody": "x",
+                        "Body": '"&quot;\r<a>&',  # JSON needs none of XML's escaping
+                        "Attribute": [
+                            {"Name": "SentTimestamp", "Value": "1700000000000"},
+                            {"Name": "ApproximateReceiveCount", "Value": "1"},
+                        ],
+                        "MD5OfMessageAttributes": "y",
+                        "MessageAttribute": [
+                            {"Name": "Foo", "Value": {"StringValue": "Bar", "DataType": "String"}},
+                            {"Name": "b", "Value": {"BinaryValue": "AAEC", "DataType": "Binary"}},
+                        ],
+                    },
+                    {"MessageId": "m-2", "ReceiptHandle": "rh-2", "MD5OfBody": "z", "Body": "two"},
+                ]
+            },
+            "ResponseMetadata": {"RequestId": "r"},
+        }
+    }
+
+
+def test_json_repeated_elements_are_lists_even_with_one_item() -> None:
+    def result(action: str, value: dict[str, Any]) -> Any:
+        return dec_json(query.encode_json(action, value, "r"))[f"{action}Response"][f"{action}Result"]
+
+    assert result("ListQueues", {"QueueUrls": ["u1"], "NextToken": "t"}) == {"QueueUrl": ["u1"], "NextToken": "t"}
+    assert result("ListDeadLetterSourceQueues", {"queueUrls": ["u"]}) == {"QueueUrl": ["u"]}
+    assert result("ListQueueTags", {"Tags": {"k": "v"}}) == {"Tag": [{"Key": "k", "Value": "v"}]}
+    assert result("GetQueueAttributes", {"Attributes": {"DelaySeconds": "0"}}) == {
+        "Attributes": [{"Name": "DelaySeconds", "Value": "0"}]
+    }
+    assert result("ReceiveMessage", {"Messages": [{"MessageId": "m", "Attributes": {"SenderId": "1"}}]}) == {
+        "Message": [{"MessageId": "m", "Attribute": [{"Name": "SenderId", "Value": "1"}]}]
+    }
+
+
+def test_json_leaves_out_what_xml_leaves_out() -> None:
+    xml_result = parse(query.encode("ListDeadLetterSourceQueues", {"queueUrls": []}, "r"))[0]
+    assert xml_result.tag == NS + "ListDeadLetterSourceQueuesResult" and list(xml_result) == []
+    body = query.encode_json("ListDeadLetterSourceQueues", {"queueUrls": []}, "r")
+    assert dec_json(body)["ListDeadLetterSourceQueuesResponse"]["ListDeadLetterSourceQueuesResult"] == {}
+    result = {"Successful": [{"Id": "a"}], "Failed": []}
+    assert dec_json(query.encode_json("DeleteMessageBatch", result, "r"))["DeleteMessageBatchResponse"][
+        "DeleteMessageBatchResult"
+    ] == {"DeleteMessageBatchResultEntry": [{"Id": "a"}]}
+    message = {"MessageId": "m", "MD5OfMessageAttributes": None, "MessageAttributes": {}}
+    assert dec_json(query.encode_json("ReceiveMessage", {"Messages": [message]}, "r"))["ReceiveMessageResponse"][
+        "ReceiveMessageResult"
+    ] == {"Message": [{"MessageId": "m"}]}
+
+
+def test_json_batch_result_keeps_scalar_types() -> None:
+    result = {
+        "Successful": [{"Id": "a", "MessageId": "m", "MD5OfMessageBody": "x"}],
+        "Failed": [{"Id": "b", "SenderFault": True, "Code": "InvalidMessageContents", "Message": "bad"}],
+    }
+    assert dec_json(query.encode_json("SendMessageBatch", result, "r"))["SendMessageBatchResponse"] == {
+        "SendMessageBatchResult": {
+            "SendMessageBatchResultEntry": [{"Id": "a", "MessageId": "m", "MD5OfMessageBody": "x"}],
+            "BatchResultErrorEntry": [
+                {"Id": "b", "SenderFault": True, "Code": "InvalidMessageContents", "Message": "bad"}
+            ],
+        },
+        "ResponseMetadata": {"RequestId": "r"},
+    }
+    moved = dec_json(query.encode_json("CancelMessageMoveTask", {"ApproximateNumberOfMessagesMoved": 3}, "r"))
+    assert moved["CancelMessageMoveTaskResponse"]["CancelMessageMoveTaskResult"] == {
+        "ApproximateNumberOfMessagesMoved": 3
+    }
+
+
+def _xml_tree(element: ET.Element) -> Any:
+    """An element as ``{child tag: [child trees]}`` (text for a leaf), namespace stripped."""
+    children = list(element)
+    if not children:
+        return element.text or ""
+    out: dict[str, list[Any]] = {}
+    for child in children:
+        out.setdefault(child.tag.removeprefix(NS), []).append(_xml_tree(child))
+    return out
+
+
+def _json_tree(value: Any) -> Any:
+    """A JSON value in ``_xml_tree``'s form: every member a list, scalars as XML text."""
+    if isinstance(value, dict):
+        return {
+            {"Attributes": "Attribute"}.get(k, k): [_json_tree(i) for i in (v if isinstance(v, list) else [v])]
+            for k, v in value.items()
+        }
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@pytest.mark.parametrize(
+    ("action", "result"),
+    [
+        ("CreateQueue", {"QueueUrl": "http://h/1/q"}),
+        ("ListQueues", {"QueueUrls": ["u1", "u2"], "NextToken": "t"}),
+        ("GetQueueAttributes", {"Attributes": {"DelaySeconds": "0", "VisibilityTimeout": "30"}}),
+        ("ListQueueTags", {"Tags": {"a": "1", "b": "2"}}),
+        (
+            "ReceiveMessage",
+            {
+                "Messages": [
+                    {
+                        "MessageId": "m",
+                        "Body": "<&>",
+                        "Attributes": {"SenderId": "1"},
+                        "MessageAttributes": {"F": {"StringValue": "B", "DataType": "String"}},
+                    }
+                ]
+            },
+        ),
+        (
+            "ChangeMessageVisibilityBatch",
+            {
+                "Successful": [{"Id": "a"}],
+                "Failed": [{"Id": "b", "SenderFault": False, "Code": "InternalError", "Message": "m"}],
+            },
+        ),
+        ("ListMessageMoveTasks", {"Results": [{"TaskHandle": "h", "Status": "RUNNING", "StartedTimestamp": 5}]}),
+    ],
+)
+def test_json_and_xml_render_the_same_document(action: str, result: dict[str, Any]) -> None:
+    xml_doc = {action + "Response": [_xml_tree(parse(query.encode(action, result, "r")))]}
+    assert _json_tree(dec_json(query.encode_json(action, result, "r"))) == xml_doc
+
+
+def test_json_error_document_matches_xml_error() -> None:
+    from sqsemu.engine.errors import QueueDoesNotExist
+
+    status, header, body = query.encode_error_json(QueueDoesNotExist(), "rid")
+    assert (status, header) == query.encode_error(QueueDoesNotExist(), "rid")[:2]
+    assert dec_json(body) == {
+        "Error": {
+            "Type": "Sender",
+            "Code": "AWS.SimpleQueueService.NonExistentQueue",
+            "Message": "The specified queue does not exist for this wsdl version.",
+        },
+        "RequestId": "rid",
+    }
+    status, header, body = query.encode_error_json(SQSError('bad <"x"> & \r'), "rid")
+    assert status == 500
+    assert dec_json(body)["Error"]["Message"] == 'bad <"x"> & \r'

@@ -1,0 +1,451 @@
+"""Raw HTTP checks (http.client, no SDK) of three wire behaviours observed on AWS:
+
+- Query response negotiation: a Query request with ``Accept: application/json`` gets its response document (errors
+  included) as JSON with ``Content-Type: application/json``; repeated XML elements are JSON lists;
+- protocol detection: JSON 1.0 needs a JSON content type, so a form body with an ``X-Amz-Target`` header (Perl's
+  Amazon::SQS::Simple) is a Query request, and a target without a content type is not JSON;
+- JSON 1.0 batch results leave out ``Successful`` / ``Failed`` when empty (raw bodies, and through both real
+  clients with the ``protocol``-parametrised ``sqs`` fixture).
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import uuid
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode, urlparse
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+NS = "{http://queue.amazonaws.com/doc/2012-11-05/}"
+JSON_CT = "application/x-amz-json-1.0"
+FORM_CT = "application/x-www-form-urlencoded; charset=utf-8"
+ACCEPT_JSON = {"Accept": "application/json"}
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    def xml(self) -> ET.Element:
+        return ET.fromstring(self.body)
+
+
+def raw(endpoint: str, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None) -> Response:
+    parsed = urlparse(endpoint)
+    conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+    try:
+        conn.request(method, path, body=body or None, headers=headers or {})
+        resp = conn.getresponse()
+        return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
+    finally:
+        conn.close()
+
+
+def query(
+    endpoint: str,
+    params: dict[str, Any] | list[tuple[str, Any]],
+    path: str = "/",
+    headers: dict[str, str] | None = None,
+) -> Response:
+    items = [*(params.items() if isinstance(params, dict) else params), ("Version", "2012-11-05")]
+    return raw(endpoint, "POST", path, urlencode(items).encode(), {"Content-Type": FORM_CT, **(headers or {})})
+
+
+def qjson(endpoint: str, params: dict[str, Any] | list[tuple[str, Any]], path: str = "/") -> Response:
+    """A Query request asking for JSON; checks the negotiated content type."""
+    resp = query(endpoint, params, path, ACCEPT_JSON)
+    assert resp.headers["content-type"] == "application/json", resp.body
+    return resp
+
+
+def jcall(endpoint: str, op: str, payload: dict[str, Any], headers: dict[str, str] | None = None) -> Response:
+    body = json.dumps(payload).encode()
+    return raw(
+        endpoint, "POST", "/", body, {"Content-Type": JSON_CT, "X-Amz-Target": f"AmazonSQS.{op}", **(headers or {})}
+    )
+
+
+def result_of(resp: Response, action: str) -> Any:
+    """The ``{Action}Result`` object of a JSON-rendered Query response, after checking the envelope."""
+    assert resp.status == 200, resp.body
+    body = resp.json()
+    assert list(body) == [f"{action}Response"]
+    response = body[f"{action}Response"]
+    assert response["ResponseMetadata"] == {"RequestId": resp.headers["x-amzn-requestid"]}
+    return response.get(f"{action}Result")
+
+
+def uname(prefix: str = "neg") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:16]}"
+
+
+@pytest.fixture
+def queue(server: Any) -> Iterator[tuple[str, str, str]]:
+    """A queue created over JSON 1.0: (name, url, path); deleted afterwards."""
+    name = uname()
+    url = jcall(server.endpoint_url, "CreateQueue", {"QueueName": name}).json()["QueueUrl"]
+    yield name, url, urlparse(url).path
+    jcall(server.endpoint_url, "DeleteQueue", {"QueueUrl": url})
+
+
+# --- item 4: Query answered in JSON ------------------------------------------------------------------------------
+
+
+def test_create_queue_and_list_queues_in_json(server: Any) -> None:
+    prefix = uname()
+    urls = []
+    try:
+        for suffix in ("a", "b"):
+            resp = qjson(server.endpoint_url, {"Action": "CreateQueue", "QueueName": f"{prefix}-{suffix}"})
+            result = result_of(resp, "CreateQueue")
+            assert list(result) == ["QueueUrl"]
+            assert result["QueueUrl"].endswith(f"/000000000000/{prefix}-{suffix}")
+            urls.append(result["QueueUrl"])
+        listed = result_of(
+            qjson(server.endpoint_url, {"Action": "ListQueues", "QueueNamePrefix": prefix}), "ListQueues"
+        )
+        assert listed == {"QueueUrl": urls}
+        one = qjson(server.endpoint_url, {"Action": "ListQueues", "QueueNamePrefix": f"{prefix}-a"})
+        assert result_of(one, "ListQueues") == {"QueueUrl": [urls[0]]}  # a list with one item
+        none = qjson(server.endpoint_url, {"Action": "ListQueues", "QueueNamePrefix": uname("none")})
+        assert result_of(none, "ListQueues") == {}  # XML has an empty <ListQueuesResult/>
+    finally:
+        for url in urls:
+            jcall(server.endpoint_url, "DeleteQueue", {"QueueUrl": url})
+
+
+def test_get_queue_attributes_in_json(server: Any, queue: tuple[str, str, str]) -> None:
+    params = [
+        ("Action", "GetQueueAttributes"),
+        ("QueueUrl", queue[1]),
+        ("AttributeName.1", "VisibilityTimeout"),
+        ("AttributeName.2", "DelaySeconds"),
+    ]
+    result = result_of(qjson(server.endpoint_url, params), "GetQueueAttributes")
+    assert list(result) == ["Attributes"]
+    assert sorted(result["Attributes"], key=lambda a: a["Name"]) == [
+        {"Name": "DelaySeconds", "Value": "0"},
+        {"Name": "VisibilityTimeout", "Value": "30"},
+    ]
+    one = qjson(server.endpoint_url, [*params[:3]])
+    assert result_of(one, "GetQueueAttributes") == {"Attributes": [{"Name": "VisibilityTimeout", "Value": "30"}]}
+
+
+def test_send_and_receive_message_with_attributes_in_json(server: Any, queue: tuple[str, str, str]) -> None:
+    body = 'quote " cr \r lt < amp &'
+    sent = qjson(
+        server.endpoint_url,
+        [
+            ("Action", "SendMessage"),
+            ("QueueUrl", queue[1]),
+            ("MessageBody", body),
+            ("MessageAttribute.1.Name", "Foo"),
+            ("MessageAttribute.1.Value.DataType", "String"),
+            ("MessageAttribute.1.Value.StringValue", "Bar"),
+            ("MessageAttribute.2.Name", "b"),
+            ("MessageAttribute.2.Value.DataType", "Binary"),
+            ("MessageAttribute.2.Value.BinaryValue", base64.b64encode(b"\x00\x01\x02").decode()),
+        ],
+    )
+    sent_result = result_of(sent, "SendMessage")
+    assert list(sent_result) == ["MD5OfMessageBody", "MD5OfMessageAttributes", "MessageId"]
+    second = result_of(
+        qjson(server.endpoint_url, {"Action": "SendMessage", "QueueUrl": queue[1], "MessageBody": "plain"}),
+        "SendMessage",
+    )
+    assert second["MD5OfMessageBody"] == "ac7938d40cfc2307e2bf325d28e7884e"  # md5("plain")
+
+    received = qjson(
+        server.endpoint_url,
+        [
+            ("Action", "ReceiveMessage"),
+            ("QueueUrl", queue[1]),
+            ("MaxNumberOfMessages", "10"),
+            ("AttributeName.1", "SentTimestamp"),
+            ("MessageAttributeName.1", "All"),
+        ],
+    )
+    result = result_of(received, "ReceiveMessage")
+    assert list(result) == ["Message"]
+    messages = {m["MessageId"]: m for m in result["Message"]}
+    assert set(messages) == {sent_result["MessageId"], second["MessageId"]}
+    first = messages[sent_result["MessageId"]]
+    assert list(first) == [
+        "MessageId",
+        "ReceiptHandle",
+        "MD5OfBody",
+        "Body",
+        "Attribute",
+        "MD5OfMessageAttributes",
+        "MessageAttribute",
+    ]
+    assert first["Body"] == body
+    assert first["MD5OfBody"] == sent_result["MD5OfMessageBody"]
+    assert first["MD5OfMessageAttributes"] == sent_result["MD5OfMessageAttributes"]
+    [sent_timestamp] = first["Attribute"]
+    assert sent_timestamp["Name"] == "SentTimestamp" and sent_timestamp["Value"].isdigit()
+    assert list(sent_timestamp) == ["Name", "Value"]
+    assert first["MessageAttribute"] == [
+        {"Name": "Foo", "Value": {"StringValue": "Bar", "DataType": "String"}},
+        {"Name": "b", "Value": {"BinaryValue": base64.b64encode(b"\x00\x01\x02").decode(), "DataType": "Binary"}},
+    ]
+    plain = messages[second["MessageId"]]
+    assert plain["Attribute"] == [{"Name": "SentTimestamp", "Value": plain["Attribute"][0]["Value"]}]
+    assert "MessageAttribute" not in plain and "MD5OfMessageAttributes" not in plain
+
+    empty = qjson(server.endpoint_url, {"Action": "ReceiveMessage", "QueueUrl": queue[1]})
+    assert result_of(empty, "ReceiveMessage") == {}
+
+
+def test_batch_with_a_failed_entry_in_json(server: Any, queue: tuple[str, str, str]) -> None:
+    resp = qjson(
+        server.endpoint_url,
+        [
+            ("Action", "SendMessageBatch"),
+            ("QueueUrl", queue[1]),
+            ("SendMessageBatchRequestEntry.1.Id", "first"),
+            ("SendMessageBatchRequestEntry.1.MessageBody", "one"),
+            ("SendMessageBatchRequestEntry.2.Id", "second"),
+            ("SendMessageBatchRequestEntry.2.MessageBody", "bad\x00"),
+        ],
+    )
+    result = result_of(resp, "SendMessageBatch")
+    assert list(result) == ["SendMessageBatchResultEntry", "BatchResultErrorEntry"]
+    [ok] = result["SendMessageBatchResultEntry"]
+    assert ok["Id"] == "first" and ok["MD5OfMessageBody"] == "f97c5d29941bfb1b2fdab0874906ab82"  # md5("one")
+    assert set(ok) == {"Id", "MD5OfMessageBody", "MessageId"}
+    [failed] = result["BatchResultErrorEntry"]
+    assert set(failed) == {"Id", "SenderFault", "Code", "Message"}
+    assert (failed["Id"], failed["SenderFault"], failed["Code"]) == ("second", True, "InvalidMessageContents")
+
+    handle = jcall(server.endpoint_url, "ReceiveMessage", {"QueueUrl": queue[1]}).json()["Messages"][0]
+    deleted = qjson(
+        server.endpoint_url,
+        [
+            ("Action", "DeleteMessageBatch"),
+            ("QueueUrl", queue[1]),
+            ("DeleteMessageBatchRequestEntry.1.Id", "d"),
+            ("DeleteMessageBatchRequestEntry.1.ReceiptHandle", handle["ReceiptHandle"]),
+        ],
+    )
+    assert result_of(deleted, "DeleteMessageBatch") == {"DeleteMessageBatchResultEntry": [{"Id": "d"}]}
+
+
+def test_action_without_output_in_json(server: Any, queue: tuple[str, str, str]) -> None:
+    params = {"Action": "SetQueueAttributes", "QueueUrl": queue[1], "Attribute.1.Name": "DelaySeconds"}
+    resp = qjson(server.endpoint_url, {**params, "Attribute.1.Value": "1"})
+    assert resp.status == 200
+    assert resp.json() == {
+        "SetQueueAttributesResponse": {"ResponseMetadata": {"RequestId": resp.headers["x-amzn-requestid"]}}
+    }
+
+
+def test_errors_in_json_have_the_xml_code_and_status(server: Any, queue: tuple[str, str, str]) -> None:
+    params = {"Action": "ListQueues"}
+    resp = qjson(server.endpoint_url, params, path=queue[2])
+    assert resp.status == query(server.endpoint_url, params, path=queue[2]).status == 400
+    assert resp.headers["x-amzn-query-error"] == "InvalidAction;Sender"
+    assert resp.json() == {
+        "Error": {
+            "Type": "Sender",
+            "Code": "InvalidAction",
+            "Message": "The action ListQueues is not valid for this endpoint.",
+        },
+        "RequestId": resp.headers["x-amzn-requestid"],
+    }
+    missing = {"Action": "GetQueueUrl", "QueueName": uname("missing")}
+    resp = qjson(server.endpoint_url, missing)
+    xml_resp = query(server.endpoint_url, missing)
+    assert resp.status == xml_resp.status == 400
+    assert resp.json()["Error"] == {
+        "Type": "Sender",
+        "Code": xml_resp.xml().findtext(f"{NS}Error/{NS}Code"),
+        "Message": "The specified queue does not exist for this wsdl version.",
+    }
+    assert resp.json()["Error"]["Code"] == "AWS.SimpleQueueService.NonExistentQueue"
+
+
+@pytest.mark.parametrize(
+    ("accept", "content_type"),
+    [
+        ("application/json", "application/json"),
+        ("application/json, text/plain", "application/json"),
+        ("text/html, Application/JSON;q=0.9", "application/json"),
+        ("*/*", "text/xml"),
+        ("text/xml", "text/xml"),
+        (None, "text/xml"),
+    ],
+)
+def test_accept_header_picks_the_format(
+    server: Any, queue: tuple[str, str, str], accept: str | None, content_type: str
+) -> None:
+    headers = {} if accept is None else {"Accept": accept}
+    resp = query(server.endpoint_url, {"Action": "GetQueueUrl", "QueueName": queue[0]}, headers=headers)
+    assert resp.status == 200
+    assert resp.headers["content-type"] == content_type
+    if content_type == "text/xml":
+        assert resp.xml().findtext(f"{NS}GetQueueUrlResult/{NS}QueueUrl") == queue[1]
+    else:
+        assert result_of(resp, "GetQueueUrl") == {"QueueUrl": queue[1]}
+
+
+def test_query_get_with_accept_json(server: Any, queue: tuple[str, str, str]) -> None:
+    path = f"/?{urlencode({'Action': 'GetQueueUrl', 'QueueName': queue[0]})}"
+    resp = raw(server.endpoint_url, "GET", path, headers=ACCEPT_JSON)
+    assert resp.headers["content-type"] == "application/json"
+    assert result_of(resp, "GetQueueUrl") == {"QueueUrl": queue[1]}
+
+
+def test_non_sqs_request_with_accept_json_is_still_the_xml_404(server: Any, queue: tuple[str, str, str]) -> None:
+    resp = raw(server.endpoint_url, "GET", queue[2], headers=ACCEPT_JSON)
+    assert resp.status == 404
+    assert resp.headers["content-type"] == "text/xml"
+    assert resp.body == b"<UnknownOperationException/>"
+
+
+def test_json_protocol_ignores_accept(server: Any, queue: tuple[str, str, str]) -> None:
+    resp = jcall(server.endpoint_url, "GetQueueUrl", {"QueueName": queue[0]}, headers=ACCEPT_JSON)
+    assert resp.headers["content-type"] == JSON_CT
+    assert resp.json() == {"QueueUrl": queue[1]}
+
+
+# --- item 9: protocol detection --------------------------------------------------------------------------------
+
+
+def test_form_body_with_versioned_target_is_a_query_request(server: Any) -> None:
+    name = uname("perl")
+    body = urlencode({"Action": "CreateQueue", "QueueName": name, "Version": "2012-11-05"}).encode()
+    headers = {"Content-Type": FORM_CT, "X-Amz-Target": "AmazonSQSv20121105.CreateQueue"}
+    resp = raw(server.endpoint_url, "POST", "/", body, headers)
+    try:
+        assert resp.status == 200, resp.body
+        assert resp.headers["content-type"] == "text/xml"
+        url = resp.xml().findtext(f"{NS}CreateQueueResult/{NS}QueueUrl")
+        assert url and url.endswith(f"/000000000000/{name}")
+        assert jcall(server.endpoint_url, "GetQueueUrl", {"QueueName": name}).json() == {"QueueUrl": url}
+    finally:
+        jcall(server.endpoint_url, "DeleteQueue", {"QueueUrl": f"{server.endpoint_url}/000000000000/{name}"})
+
+
+def test_form_action_wins_over_an_sqs_target(server: Any, queue: tuple[str, str, str]) -> None:
+    body = urlencode({"Action": "GetQueueUrl", "QueueName": queue[0]}).encode()
+    headers = {"Content-Type": FORM_CT, "X-Amz-Target": "AmazonSQS.ListQueues", **ACCEPT_JSON}
+    resp = raw(server.endpoint_url, "POST", "/", body, headers)
+    assert resp.headers["content-type"] == "application/json"
+    assert result_of(resp, "GetQueueUrl") == {"QueueUrl": queue[1]}
+
+
+def test_target_without_content_type_is_not_json(server: Any, queue: tuple[str, str, str]) -> None:
+    body = json.dumps({"QueueName": queue[0]}).encode()
+    resp = raw(server.endpoint_url, "POST", "/", body, {"X-Amz-Target": "AmazonSQS.GetQueueUrl"})
+    assert resp.status == 404
+    assert resp.body == b"<UnknownOperationException/>"
+    path = f"/?{urlencode({'Action': 'GetQueueUrl', 'QueueName': queue[0]})}"
+    resp = raw(server.endpoint_url, "GET", path, headers={"X-Amz-Target": "AmazonSQS.GetQueueUrl"})
+    assert resp.status == 200
+    assert resp.xml().findtext(f"{NS}GetQueueUrlResult/{NS}QueueUrl") == queue[1]
+
+
+def test_application_json_with_sqs_target_is_json(server: Any, queue: tuple[str, str, str]) -> None:
+    body = json.dumps({"QueueName": queue[0]}).encode()
+    headers = {"Content-Type": "application/json", "X-Amz-Target": "AmazonSQS.GetQueueUrl"}
+    resp = raw(server.endpoint_url, "POST", "/", body, headers)
+    assert resp.status == 200
+    assert resp.headers["content-type"] == JSON_CT
+    assert resp.json() == {"QueueUrl": queue[1]}
+
+
+@pytest.mark.parametrize("target", [None, "AmazonSNS.Publish", "AmazonSQSv20121105.ListQueues"])
+def test_amz_json_without_an_sqs_target_is_a_json_unknown_operation(server: Any, target: str | None) -> None:
+    headers = {"Content-Type": JSON_CT, **({} if target is None else {"X-Amz-Target": target})}
+    resp = raw(server.endpoint_url, "POST", "/", b"{}", headers)
+    assert resp.status == 404
+    assert resp.headers["content-type"] == JSON_CT
+    assert resp.headers["x-amzn-query-error"] == "UnknownOperation;Sender"
+    assert resp.json()["__type"].endswith("#UnknownOperationException")
+
+
+# --- item 5: JSON 1.0 batch results leave out empty lists --------------------------------------------------------
+
+
+def _receipt_handle(endpoint: str, url: str) -> str:
+    jcall(endpoint, "SendMessage", {"QueueUrl": url, "MessageBody": "x"})
+    return str(jcall(endpoint, "ReceiveMessage", {"QueueUrl": url}).json()["Messages"][0]["ReceiptHandle"])
+
+
+def test_raw_json_batch_results_leave_out_empty_lists(server: Any, queue: tuple[str, str, str]) -> None:
+    endpoint, url = server.endpoint_url, queue[1]
+    resp = jcall(endpoint, "SendMessageBatch", {"QueueUrl": url, "Entries": [{"Id": "a", "MessageBody": "x"}]})
+    assert resp.status == 200
+    assert list(resp.json()) == ["Successful"]
+    assert b"Failed" not in resp.body
+    resp = jcall(endpoint, "SendMessageBatch", {"QueueUrl": url, "Entries": [{"Id": "b", "MessageBody": "\x00"}]})
+    assert list(resp.json()) == ["Failed"]
+    for action in ("ChangeMessageVisibilityBatch", "DeleteMessageBatch"):
+        entry = {"Id": "ok", "ReceiptHandle": _receipt_handle(endpoint, url), "VisibilityTimeout": 0}
+        if action == "DeleteMessageBatch":
+            del entry["VisibilityTimeout"]
+        resp = jcall(endpoint, action, {"QueueUrl": url, "Entries": [entry]})
+        assert resp.json() == {"Successful": [{"Id": "ok"}]}, action
+        resp = jcall(endpoint, action, {"QueueUrl": url, "Entries": [{**entry, "ReceiptHandle": "garbage"}]})
+        assert list(resp.json()) == ["Failed"], action
+
+
+def test_query_xml_batch_results_are_unchanged(server: Any, queue: tuple[str, str, str]) -> None:
+    resp = query(
+        server.endpoint_url,
+        [
+            ("Action", "DeleteMessageBatch"),
+            ("QueueUrl", queue[1]),
+            ("DeleteMessageBatchRequestEntry.1.Id", "bad"),
+            ("DeleteMessageBatchRequestEntry.1.ReceiptHandle", "garbage"),
+        ],
+    )
+    result = resp.xml().find(f"{NS}DeleteMessageBatchResult")
+    assert result is not None
+    assert [child.tag for child in result] == [f"{NS}BatchResultErrorEntry"]
+    assert result.findtext(f"{NS}BatchResultErrorEntry/{NS}Code") == "ReceiptHandleIsInvalid"
+
+
+def test_client_batch_results_without_failures_have_no_failed_key(sqs: Any, make_queue: Any) -> None:
+    url = make_queue()
+    sent = sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": "a", "MessageBody": "x"}])
+    assert [e["Id"] for e in sent["Successful"]] == ["a"]
+    assert "Failed" not in sent
+    handle = sqs.receive_message(QueueUrl=url)["Messages"][0]["ReceiptHandle"]
+    changed = sqs.change_message_visibility_batch(
+        QueueUrl=url, Entries=[{"Id": "c", "ReceiptHandle": handle, "VisibilityTimeout": 0}]
+    )
+    assert changed["Successful"] == [{"Id": "c"}]
+    assert "Failed" not in changed
+    deleted = sqs.delete_message_batch(QueueUrl=url, Entries=[{"Id": "d", "ReceiptHandle": handle}])
+    assert deleted["Successful"] == [{"Id": "d"}]
+    assert "Failed" not in deleted
+
+
+def test_client_batch_results_without_successes_have_no_successful_key(sqs: Any, make_queue: Any) -> None:
+    url = make_queue()
+    sent = sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": "b", "MessageBody": "\x00"}])
+    assert [(e["Id"], e["Code"]) for e in sent["Failed"]] == [("b", "InvalidMessageContents")]
+    assert "Successful" not in sent
+    deleted = sqs.delete_message_batch(QueueUrl=url, Entries=[{"Id": "d", "ReceiptHandle": "garbage"}])
+    assert [(e["Id"], e["Code"]) for e in deleted["Failed"]] == [("d", "ReceiptHandleIsInvalid")]
+    assert "Successful" not in deleted
+    changed = sqs.change_message_visibility_batch(
+        QueueUrl=url, Entries=[{"Id": "c", "ReceiptHandle": "garbage", "VisibilityTimeout": 0}]
+    )
+    assert [(e["Id"], e["Code"]) for e in changed["Failed"]] == [("c", "ReceiptHandleIsInvalid")]
+    assert "Successful" not in changed
