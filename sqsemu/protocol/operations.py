@@ -90,12 +90,11 @@ class Operation:
 # --------------------------------------------------------------------------------------------------- pagination
 
 _TOKEN_PREFIX = b"sqsemu:"
-MAX_LIST_RESULTS = 1000
 
 
-def _check_max_results(value: int | None) -> None:
-    if value is not None and not 1 <= value <= MAX_LIST_RESULTS:
-        raise invalid_value(value, "MaxResults", f"Must be between 1 and {MAX_LIST_RESULTS}, if provided.")
+def _check_max_results(value: int | None, most: int) -> None:
+    if value is not None and not 1 <= value <= most:
+        raise invalid_value(value, "MaxResults", f"Must be between 1 and {most}, if provided.")
 
 
 def _make_token(after_name: str) -> str:
@@ -120,13 +119,14 @@ def _paginate(
     Without ``max_results``: the first 1000, never a token. With it: up to ``max_results`` after the token's queue,
     plus a token when more remain.
     """
-    _check_max_results(max_results)
+    most = ctx.broker.limits.list_queues_max_results
+    _check_max_results(max_results, most)
     items: Iterable[Queue] = queues
     if next_token:
         after = _token_name(next_token)
         items = [q for q in queues if q.name > after]
     items = list(items)
-    limit = max_results if max_results is not None else MAX_LIST_RESULTS
+    limit = max_results if max_results is not None else most
     page = items[:limit]
     result: Response = {key: [ctx.queue_url(q) for q in page]}
     if max_results is not None and len(items) > limit and page:
@@ -156,7 +156,7 @@ def get_queue_url(ctx: Context, req: s.GetQueueUrlRequest) -> Response:
 
 def list_queues(ctx: Context, req: s.ListQueuesRequest) -> Response:
     """ListQueues → ``{"QueueUrls"?, "NextToken"?}`` (QueueUrls omitted when empty)."""
-    _check_max_results(req.max_results)
+    _check_max_results(req.max_results, ctx.broker.limits.list_queues_max_results)
     queues = ctx.broker.list_queues(ctx.caller, req.queue_name_prefix or None)
     result = _paginate(ctx, queues, "QueueUrls", req.max_results, req.next_token)
     if not result["QueueUrls"]:
@@ -190,7 +190,7 @@ def set_queue_attributes(ctx: Context, req: s.SetQueueAttributesRequest) -> Resp
 
 def list_dead_letter_source_queues(ctx: Context, req: s.ListDeadLetterSourceQueuesRequest) -> Response:
     """ListDeadLetterSourceQueues → ``{"queueUrls": [...], "NextToken"?}`` (queueUrls always present)."""
-    _check_max_results(req.max_results)
+    _check_max_results(req.max_results, ctx.broker.limits.list_queues_max_results)
     sources = ctx.broker.list_dead_letter_source_queues(ctx.resolve(req.queue_url))
     return _paginate(ctx, sources, "queueUrls", req.max_results, req.next_token)
 
@@ -261,20 +261,6 @@ def send_message_batch(ctx: Context, req: s.SendMessageBatchRequest) -> Response
         else:
             successful.append({"Id": entry.id, **_send_result(outcome)})
     return _batch_response(successful, failed)
-
-
-# System attribute names in the order they are rendered.
-SYSTEM_ATTRIBUTE_NAMES = (
-    "SenderId",
-    "SentTimestamp",
-    "ApproximateReceiveCount",
-    "ApproximateFirstReceiveTimestamp",
-    "SequenceNumber",
-    "MessageDeduplicationId",
-    "MessageGroupId",
-    "AWSTraceHeader",
-    "DeadLetterQueueSourceArn",
-)
 
 
 def system_attributes(message: Message, names: frozenset[str] | None) -> dict[str, str]:

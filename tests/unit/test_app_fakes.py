@@ -23,6 +23,7 @@ from sqsemu.engine.errors import (
     ReceiptHandleIsInvalid,
     SQSError,
 )
+from sqsemu.engine.limits import DEFAULT_LIMITS
 from sqsemu.engine.message import Message, ReceiptEntry, SendEntry
 from sqsemu.http.app import create_app
 
@@ -46,6 +47,7 @@ class FakeBroker:
         self.closed = False
         self.calls: list[tuple[str, Any]] = []
         self.disconnect_seen = False
+        self.limits = DEFAULT_LIMITS
 
     def start(self) -> None:
         self.started = True
