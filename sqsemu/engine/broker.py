@@ -371,17 +371,17 @@ class Broker:
         self, ns: Namespace, source_arn: str | None, destination_arn: str | None, max_per_second: int | None
     ) -> str:
         """StartMessageMoveTask → TaskHandle (SQS-REFERENCE 2.21, 6.3)."""
-        return self.move_tasks.start(source_arn, destination_arn, max_per_second)
+        return self.move_tasks.start(source_arn, destination_arn, max_per_second, ns.account_id)
 
     def cancel_message_move_task(self, ns: Namespace, task_handle: str | None) -> int:
         """CancelMessageMoveTask → ApproximateNumberOfMessagesMoved (SQS-REFERENCE 2.22)."""
-        return self.move_tasks.cancel(task_handle)
+        return self.move_tasks.cancel(task_handle, ns.account_id)
 
     def list_message_move_tasks(
         self, ns: Namespace, source_arn: str | None, max_results: int | None
     ) -> list[dict[str, Any]]:
         """ListMessageMoveTasks → result entries in JSON-model form, newest first (SQS-REFERENCE 2.23)."""
-        return self.move_tasks.list(source_arn, max_results)
+        return self.move_tasks.list(source_arn, max_results, ns.account_id)
 
     # ----------------------------------------------------------------- messages
 

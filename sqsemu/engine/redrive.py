@@ -262,25 +262,40 @@ class MoveTasks(Generic[Q]):
 
     # ----------------------------------------------------------------- actions
 
-    def start(self, source_arn: str | None, destination_arn: str | None, max_per_second: int | None) -> str:
+    def _owned(self, arn: str, account_id: str | None) -> Q | None:
+        """The live queue with ``arn`` if it belongs to ``account_id`` (None: any account), else None: a caller sees
+        only its own account's queues, so another account's queue answers like one that does not exist."""
+        queue = self._live(arn)
+        if queue is None or (account_id is not None and arn.split(":")[4:5] != [account_id]):
+            return None
+        return queue
+
+    def start(
+        self,
+        source_arn: str | None,
+        destination_arn: str | None,
+        max_per_second: int | None,
+        account_id: str | None = None,
+    ) -> str:
         """StartMessageMoveTask; returns the TaskHandle.
 
         ``destination_arn`` None (or empty) sends each message back to its original source queue;
         ``max_per_second`` None means the default rate (500 messages/second). Raises ``MissingParameter``
         (SourceArn), ``ResourceNotFound`` (source or destination does not exist), ``InvalidParameterValue`` (source
         is not a dead-letter queue; destination of the other queue type or the source itself; rate outside 1-500;
-        a task already RUNNING for this source) (SQS-REFERENCE 2.21, 6.3).
+        a task already RUNNING for this source) (SQS-REFERENCE 2.21, 6.3). Queues of accounts other than
+        ``account_id`` (the caller's) count as not existing.
         """
         if not source_arn:
             raise MissingParameter.named("SourceArn")
-        source = self._live(source_arn)
+        source = self._owned(source_arn, account_id)
         if source is None:
             raise ResourceNotFound(_SOURCE_NOT_FOUND)
         if not self._is_dlq(source):
             raise InvalidParameterValue("Source queue must be configured as a Dead Letter Queue.")
         destination_arn = destination_arn or None
         if destination_arn is not None:
-            destination = self._live(destination_arn)
+            destination = self._owned(destination_arn, account_id)
             if destination is None:
                 raise ResourceNotFound(_DESTINATION_NOT_FOUND)
             if destination is source:
@@ -313,7 +328,7 @@ class MoveTasks(Generic[Q]):
         self._changed(task)
         return task.handle
 
-    def cancel(self, task_handle: str | None) -> int:
+    def cancel(self, task_handle: str | None, account_id: str | None = None) -> int:
         """CancelMessageMoveTask; returns ApproximateNumberOfMessagesMoved (messages moved stay moved).
 
         Raises ``MissingParameter`` (TaskHandle), ``InvalidParameterValue`` (undecodable handle; task not
@@ -323,7 +338,7 @@ class MoveTasks(Generic[Q]):
         if not task_handle:
             raise MissingParameter.named("TaskHandle")
         task_id, source_arn = decode_handle(task_handle)
-        source = self._live(source_arn)
+        source = self._owned(source_arn, account_id)
         if source is None:
             raise ResourceNotFound(_SOURCE_NOT_FOUND)
         task = next((t for t in self._tasks_of(source) if t.task_id == task_id), None)
@@ -338,7 +353,9 @@ class MoveTasks(Generic[Q]):
         self._changed(task)
         return task.moved
 
-    def list(self, source_arn: str | None, max_results: int | None) -> list[dict[str, Any]]:
+    def list(
+        self, source_arn: str | None, max_results: int | None, account_id: str | None = None
+    ) -> list[dict[str, Any]]:
         """ListMessageMoveTasks: up to ``max_results`` (default 1, 1-10) tasks of the source, newest first, as
         result entries (see ``MoveTask.to_entry``). Raises ``MissingParameter`` (SourceArn),
         ``InvalidParameterValue`` (MaxResults out of range) and ``ResourceNotFound`` (no such source queue)
@@ -348,7 +365,7 @@ class MoveTasks(Generic[Q]):
         most = self.limits.move_task_list_max_results
         if max_results is not None and not 1 <= max_results <= most:
             raise invalid_value(max_results, "MaxResults", f"Must be between 1 and {most}, if provided.")
-        source = self._live(source_arn)
+        source = self._owned(source_arn, account_id)
         if source is None:
             raise ResourceNotFound(_SOURCE_NOT_FOUND)
         limit = LIST_DEFAULT_RESULTS if max_results is None else max_results

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from harness import client_for
 
 pytestmark = pytest.mark.integration
 
@@ -354,3 +355,28 @@ def test_rate_of_500_is_accepted(manual_sqs, manual_server, manual_make_queue):
     manual_sqs.start_message_move_task(SourceArn=s.dlq_arn, MaxNumberOfMessagesPerSecond=500)
     manual_server.advance(0)
     assert count(manual_sqs, s.source) == 1
+
+
+# --- accounts ---------------------------------------------------------------------------------------------------
+
+
+def test_another_accounts_dead_letter_queue_looks_like_it_does_not_exist(
+    manual_sqs, manual_server, manual_make_queue, protocol
+):
+    s = Setup(manual_sqs, manual_make_queue, 2)
+    other = client_for(manual_server.endpoint_url, protocol, access_key_id="123456789012")
+    try:
+        for call in (
+            lambda: other.start_message_move_task(SourceArn=s.dlq_arn),
+            lambda: other.list_message_move_tasks(SourceArn=s.dlq_arn),
+        ):
+            with pytest.raises(ClientError) as exc:
+                call()
+            assert error_code(exc) == "ResourceNotFoundException"
+        handle = manual_sqs.start_message_move_task(SourceArn=s.dlq_arn, MaxNumberOfMessagesPerSecond=1)["TaskHandle"]
+        with pytest.raises(ClientError) as exc:
+            other.cancel_message_move_task(TaskHandle=handle)
+        assert error_code(exc) == "ResourceNotFoundException"
+        assert latest(manual_sqs, s.dlq_arn)["Status"] == "RUNNING"  # the owner's task goes on
+    finally:
+        other.close()
