@@ -90,13 +90,17 @@ class SystemClock:
         self._handle = loop.call_later(delay, self._fire)
 
     def _fire(self) -> None:
+        """Run the driver's due timers, then arm for its next deadline even if running them raised (the error
+        still reaches the event loop's exception handler)."""
         self._handle = None
         self._armed_ms = None
         driver = self._driver
         if driver is None:
             return
-        driver.run_due(self.now_ms())
-        self.reschedule()
+        try:
+            driver.run_due(self.now_ms())
+        finally:
+            self.reschedule()
 
 
 class ManualClock:

@@ -2,8 +2,11 @@
 
 - ``GET /_sqsemu/queues`` → ``{"queues": [<queue>, ...]}``, every queue of every account and region, sorted by
   (account, region, name). A ``<queue>`` is ``{"account", "region", "name", "arn", "fifo": bool, "url",
-  "visible": int, "in_flight": int, "delayed": int}``; ``url`` is built like the SQS layer builds queue URLs (the
-  configured base URL, else the request's scheme and ``Host`` header).
+  "visible": int, "in_flight": int, "delayed": int, "waiting_long_polls": int}``; ``url`` is built like the SQS
+  layer builds queue URLs (the configured base URL, else the request's scheme and ``Host`` header).
+  ``waiting_long_polls`` is how many ReceiveMessage calls are parked on the queue right now, waiting for a message
+  (counted when asked; a call that was answered, timed out or whose client disconnected is not counted). Tests
+  wait for it to reach the number of long polls they started before they send, instead of sleeping.
 - ``GET /_sqsemu/queues/{account}/{name}/messages[?region=...]`` (region defaults to the server's) →
   ``{"queue": <queue>, "messages": [<message>, ...]}``, in the order the messages arrived in the queue (send
   order; a dead-lettered message counts from its move). A ``<message>`` is::
@@ -67,6 +70,7 @@ def queue_view(queue: Queue, base: str) -> dict[str, Any]:
         "visible": queue.counts[MessageState.VISIBLE],
         "in_flight": queue.counts[MessageState.IN_FLIGHT],
         "delayed": queue.counts[MessageState.DELAYED],
+        "waiting_long_polls": queue.waiters.waiting_count(),
     }
 
 

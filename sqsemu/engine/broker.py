@@ -434,7 +434,7 @@ class Broker:
             queue.record_attempt(receive_request_attempt_id, got, now)
             return got
         future: asyncio.Future[list[Received]] = asyncio.get_running_loop().create_future()
-        waiter = Waiter(future, max_number, visibility, now)
+        waiter = Waiter(future, max_number, visibility, now, disconnected)
         queue.waiters.add(waiter)
         self.wheel.schedule(now + wait * 1000, self._waiter_due, (queue, waiter))
         try:

@@ -1,18 +1,26 @@
-"""The engine's timers: a hashed timing wheel with one slot per millisecond.
+"""The engine's timers: pending callbacks bucketed by deadline millisecond, with a min-heap of those deadlines.
 
-Visibility expiry, delays, retention and long-poll timeouts are all entries here. ``schedule`` is O(1) when the
-millisecond slot already exists (a dict lookup and a list append) and O(log S) for a new slot, S being the number of
-distinct pending milliseconds (not the number of timers): occupied slots sit in a min-heap, so the scheduler knows
-the next due instant without scanning and sleeps until then (ARCHITECTURE principles 3 and 5). There is no cancel:
-an entry's callback checks that the deadline it was scheduled for is still the owner's deadline and does nothing
-otherwise, so superseded entries are skipped, never searched for.
+Despite the class name this is not a timing wheel (no ring of slots, nothing advances tick by tick): it is a
+priority queue of distinct deadlines. Visibility expiry, delays, retention, move tasks and long-poll timeouts are
+all entries here. ``_slots`` maps a deadline (epoch ms) to the callbacks due then; ``_heap`` holds each occupied
+deadline once. ``schedule`` is O(1) when that millisecond already has a slot (a dict lookup and a list append) and
+O(log S) for a new one, S being the number of distinct pending milliseconds (not the number of timers); the next
+deadline is ``_heap[0]``, so the clock sleeps until then without scanning. There is no cancel: an entry's callback
+checks that the deadline it was scheduled for is still its owner's deadline and does nothing otherwise, so
+superseded entries are skipped, never searched for.
+
+A callback that raises is logged (logger ``sqsemu.engine.timerwheel``) and the others run on: one failing timer
+never drops the rest of its slot or stops later ones.
 """
 
 from __future__ import annotations
 
 import heapq
+import logging
 from collections.abc import Callable
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 TimerCallback = Callable[[Any, int], None]  # (argument, deadline in epoch ms)
 
@@ -51,9 +59,10 @@ class TimerWheel:
         return self._heap[0] if self._heap else None
 
     def run_due(self, now_ms: int) -> int:
-        """Run every entry due at or before ``now_ms``, earliest slot first; returns how many ran.
+        """Run every entry due at or before ``now_ms`` (epoch ms), earliest slot first; returns how many ran.
 
-        Entries scheduled by a callback for a deadline ``<= now_ms`` run in the same call.
+        Entries scheduled by a callback for a deadline ``<= now_ms`` run in the same call. A callback that raises
+        an ``Exception`` is logged with its traceback and counts as run; the remaining entries still run.
         """
         heap = self._heap
         slots = self._slots
@@ -61,8 +70,11 @@ class TimerWheel:
         while heap and heap[0] <= now_ms:
             due = heapq.heappop(heap)
             for callback, arg in slots.pop(due):
-                callback(arg, due)
                 ran += 1
+                try:
+                    callback(arg, due)
+                except Exception:
+                    logger.exception("timer callback %r for deadline %d (epoch ms) failed", callback, due)
         return ran
 
     def clear(self) -> None:

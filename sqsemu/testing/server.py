@@ -226,11 +226,15 @@ class SQSServer:
 
     def queues(self) -> list[dict[str, Any]]:
         """Every queue of every account and region (``GET /_sqsemu/queues``), sorted by (account, region, name):
-        ``{"account", "region", "name", "arn", "fifo", "url", "visible", "in_flight", "delayed"}`` each."""
+        ``{"account", "region", "name", "arn", "fifo", "url", "visible", "in_flight", "delayed",
+        "waiting_long_polls"}`` each; the last is how many ReceiveMessage long polls are waiting on the queue now
+        (answered, timed-out and disconnected ones not counted)."""
         return list(self._admin("GET", "/_sqsemu/queues")["queues"])
 
     def peek_queue(self, queue: str, account: str | None = None, region: str | None = None) -> dict[str, Any]:
-        """``{"queue": {...}, "messages": [...]}`` for ``queue`` without changing anything (see :meth:`peek`)."""
+        """``{"queue": {...}, "messages": [...]}`` for ``queue`` without changing anything: ``"queue"`` as in
+        :meth:`queues` (``peek_queue(url)["queue"]["waiting_long_polls"]`` tells when a long poll started in
+        another thread is parked, so a test can send only then), ``"messages"`` as :meth:`peek` returns them."""
         if "/" in queue:
             parts = [p for p in urllib.parse.urlsplit(queue).path.split("/") if p]
             if len(parts) < 2:

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from harness import ServerProcess, client_for, http_get, http_post_json
+from harness import ServerProcess, client_for, http_get, http_post_json, start_long_poll
 
 from sqsemu.testing import new_account
 
@@ -84,6 +84,7 @@ def test_queue_list_shows_urls_and_counts(manual_server, manual_sqs, manual_make
         "visible": 1,
         "in_flight": 1,
         "delayed": 1,
+        "waiting_long_polls": 0,
     }
 
 
@@ -103,6 +104,38 @@ def test_queue_list_and_peek_other_accounts_and_regions(manual_server, protocol)
     finally:
         client.delete_queue(QueueUrl=url)
         client.close()
+
+
+def test_waiting_long_polls_follows_long_polls_as_they_park_and_end(manual_server, manual_sqs, manual_make_queue):
+    # (A long poll whose client disconnects stops counting too: test_wire.py's disconnected long-poll tests.)
+    url = manual_make_queue()
+
+    def shown() -> tuple[int, int]:
+        [listed] = [q for q in all_queues(manual_server) if q["url"] == url]
+        return listed["waiting_long_polls"], peek(manual_server, url)["queue"]["waiting_long_polls"]
+
+    assert shown() == (0, 0)
+    assert manual_sqs.receive_message(QueueUrl=url).get("Messages", []) == []  # a short poll never parks
+    assert shown() == (0, 0)
+    first = start_long_poll(manual_server.endpoint_url, manual_sqs, QueueUrl=url, WaitTimeSeconds=20)
+    second = None
+    try:
+        assert shown() == (1, 1)
+        second = start_long_poll(manual_server.endpoint_url, manual_sqs, QueueUrl=url, WaitTimeSeconds=5)
+        assert shown() == (2, 2)
+        manual_sqs.send_message(QueueUrl=url, MessageBody="answered")
+        assert shown() == (1, 1)  # the first in line got it
+        first.join(15)
+        assert [m["Body"] for m in first.messages()] == ["answered"]
+        manual_server.advance(5)
+        assert shown() == (0, 0)  # the second one's wait is over
+        second.join(15)
+        assert second.messages() == []
+    finally:
+        for receiver in (first, second):
+            if receiver is not None and receiver.is_alive():
+                manual_server.advance(20)
+                receiver.join(5)
 
 
 # --- peek changes nothing ------------------------------------------------------------------------------------------

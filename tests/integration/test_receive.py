@@ -2,22 +2,22 @@
 
 Long-poll tests run against the manual-clock server: a waiting receive can only end because a message became
 available or because the test advanced the clock past the wait, so the outcome never depends on real timing.
-The blocking receive runs in a thread; the short real pauses only let the request reach the server before the
-test acts (if the pause were too short, the assertions still hold or the test fails loudly - never flakes green).
+The blocking receive runs in a thread; the test acts only once the server counts it among the queue's waiting long
+polls (the admin peek's ``waiting_long_polls``), and checks that count again right after each send or clock
+advance: the server answers a long poll within the operation that made a message available, so the count has
+already dropped when that call returns.
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from harness import Receiver, start_long_poll, waiting_long_polls
 
 pytestmark = pytest.mark.integration
 
-SETTLE_S = 0.4  # time for a long-poll request to reach the server and start waiting
 JOIN_S = 15.0
 
 
@@ -29,33 +29,21 @@ def error_message(exc: pytest.ExceptionInfo[ClientError]) -> str:
     return exc.value.response["Error"].get("Message", "")
 
 
-class Receiver(threading.Thread):
-    """A ReceiveMessage call running in the background; ``result`` / ``error`` once it ends."""
-
-    def __init__(self, client: Any, **kwargs: Any) -> None:
-        super().__init__(daemon=True)
-        self.client = client
-        self.kwargs = kwargs
-        self.result: dict[str, Any] | None = None
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            self.result = self.client.receive_message(**self.kwargs)
-        except BaseException as exc:  # noqa: BLE001 - reported to the test
-            self.error = exc
-
-    def messages(self) -> list[dict[str, Any]]:
-        assert self.error is None, self.error
-        assert self.result is not None
-        return self.result.get("Messages", [])
+def start_receiver(server: Any, client: Any, **kwargs: Any) -> Receiver:
+    """``client.receive_message(**kwargs)`` in a thread, returned once ``server`` has it waiting."""
+    return start_long_poll(server.endpoint_url, client, **kwargs)
 
 
-def start_receiver(client: Any, **kwargs: Any) -> Receiver:
-    receiver = Receiver(client, **kwargs)
-    receiver.start()
-    time.sleep(SETTLE_S)
-    return receiver
+def waiting(server: Any, url: str) -> int:
+    """How many long polls wait on queue ``url`` of ``server`` now."""
+    return waiting_long_polls(server.endpoint_url, url)
+
+
+def bodies(receiver: Receiver) -> list[str]:
+    """The bodies a finished receiver got, in the order received; fails if it is still waiting."""
+    receiver.join(JOIN_S)
+    assert not receiver.is_alive(), "the server answered the long poll but the call did not return"
+    return [m["Body"] for m in receiver.messages()]
 
 
 def release(server: Any, *receivers: Receiver) -> None:
@@ -150,13 +138,11 @@ def test_wait_time_20_with_message_available_returns_it(sqs, make_queue):
 
 def test_long_poll_returns_as_soon_as_a_message_is_sent(manual_sqs, manual_server, manual_make_queue):
     url = manual_make_queue()
-    receiver = start_receiver(manual_sqs, QueueUrl=url, WaitTimeSeconds=20)
+    receiver = start_receiver(manual_server, manual_sqs, QueueUrl=url, WaitTimeSeconds=20)
     try:
-        assert receiver.is_alive(), "the long poll returned before any message existed"
         manual_sqs.send_message(QueueUrl=url, MessageBody="wake up")
-        receiver.join(JOIN_S)
-        assert not receiver.is_alive(), "the long poll was not woken by the send"
-        assert [m["Body"] for m in receiver.messages()] == ["wake up"]
+        assert waiting(manual_server, url) == 0, "the send did not answer the waiting long poll"
+        assert bodies(receiver) == ["wake up"]
     finally:
         release(manual_server, receiver)
 
@@ -164,15 +150,13 @@ def test_long_poll_returns_as_soon_as_a_message_is_sent(manual_sqs, manual_serve
 def test_long_poll_returns_as_soon_as_a_delay_ends(manual_sqs, manual_server, manual_make_queue):
     url = manual_make_queue()
     manual_sqs.send_message(QueueUrl=url, MessageBody="delayed", DelaySeconds=10)
-    receiver = start_receiver(manual_sqs, QueueUrl=url, WaitTimeSeconds=20)
+    receiver = start_receiver(manual_server, manual_sqs, QueueUrl=url, WaitTimeSeconds=20)
     try:
         manual_server.advance(9)
-        receiver.join(SETTLE_S)
-        assert receiver.is_alive(), "the long poll returned before the delay ended"
+        assert waiting(manual_server, url) == 1, "the long poll returned before the delay ended"
         manual_server.advance(1)
-        receiver.join(JOIN_S)
-        assert not receiver.is_alive()
-        assert [m["Body"] for m in receiver.messages()] == ["delayed"]
+        assert waiting(manual_server, url) == 0, "the end of the delay did not answer the long poll"
+        assert bodies(receiver) == ["delayed"]
     finally:
         release(manual_server, receiver)
 
@@ -181,13 +165,13 @@ def test_long_poll_returns_as_soon_as_a_visibility_timeout_expires(manual_sqs, m
     url = manual_make_queue()
     manual_sqs.send_message(QueueUrl=url, MessageBody="again")
     first = manual_sqs.receive_message(QueueUrl=url, VisibilityTimeout=5)["Messages"][0]
-    receiver = start_receiver(manual_sqs, QueueUrl=url, WaitTimeSeconds=20,
+    receiver = start_receiver(manual_server, manual_sqs, QueueUrl=url, WaitTimeSeconds=20,
                               AttributeNames=["ApproximateReceiveCount"])
     try:
         manual_server.advance(4)
-        receiver.join(SETTLE_S)
-        assert receiver.is_alive()
+        assert waiting(manual_server, url) == 1, "the long poll returned before the visibility timeout expired"
         manual_server.advance(1)
+        assert waiting(manual_server, url) == 0, "the expiry did not answer the long poll"
         receiver.join(JOIN_S)
         assert not receiver.is_alive()
         [msg] = receiver.messages()
@@ -199,40 +183,37 @@ def test_long_poll_returns_as_soon_as_a_visibility_timeout_expires(manual_sqs, m
 
 def test_empty_long_poll_returns_empty_after_the_wait(manual_sqs, manual_server, manual_make_queue):
     url = manual_make_queue()
-    receiver = start_receiver(manual_sqs, QueueUrl=url, WaitTimeSeconds=20)
+    receiver = start_receiver(manual_server, manual_sqs, QueueUrl=url, WaitTimeSeconds=20)
     try:
         manual_server.advance(19)
-        receiver.join(SETTLE_S)
-        assert receiver.is_alive(), "the long poll ended before its wait time"
+        assert waiting(manual_server, url) == 1, "the long poll ended before its wait time"
         manual_server.advance(1)
-        receiver.join(JOIN_S)
-        assert not receiver.is_alive(), "the long poll did not end after its wait time"
-        assert receiver.messages() == []
+        assert waiting(manual_server, url) == 0, "the long poll did not end after its wait time"
+        assert bodies(receiver) == []
     finally:
         release(manual_server, receiver)
 
 
 def test_queue_receive_wait_time_is_used_when_request_omits_it(manual_sqs, manual_server, manual_make_queue):
     url = manual_make_queue(ReceiveMessageWaitTimeSeconds="20")
-    receiver = start_receiver(manual_sqs, QueueUrl=url)
+    receiver = start_receiver(manual_server, manual_sqs, QueueUrl=url)  # parks: it long-polls
     try:
-        assert receiver.is_alive(), "the receive did not long-poll with the queue's wait time"
-        manual_server.advance(20)
-        receiver.join(JOIN_S)
-        assert not receiver.is_alive()
-        assert receiver.messages() == []
+        manual_server.advance(19)
+        assert waiting(manual_server, url) == 1, "the long poll ended before the queue's wait time"
+        manual_server.advance(1)
+        assert waiting(manual_server, url) == 0, "the long poll did not end after the queue's wait time"
+        assert bodies(receiver) == []
     finally:
         release(manual_server, receiver)
 
 
 def test_queue_wait_time_also_wakes_on_send(manual_sqs, manual_server, manual_make_queue):
     url = manual_make_queue(ReceiveMessageWaitTimeSeconds="10")
-    receiver = start_receiver(manual_sqs, QueueUrl=url)
+    receiver = start_receiver(manual_server, manual_sqs, QueueUrl=url)  # parks on the queue's wait time
     try:
-        assert receiver.is_alive()
         manual_sqs.send_message(QueueUrl=url, MessageBody="hi")
-        receiver.join(JOIN_S)
-        assert [m["Body"] for m in receiver.messages()] == ["hi"]
+        assert waiting(manual_server, url) == 0, "the send did not answer the long poll"
+        assert bodies(receiver) == ["hi"]
     finally:
         release(manual_server, receiver)
 
@@ -246,37 +227,36 @@ def test_request_wait_time_zero_overrides_queue_wait_time(manual_sqs, manual_mak
 
 def test_long_poll_waiters_are_served_in_arrival_order(manual_sqs, manual_server, manual_make_queue):
     url = manual_make_queue()
-    first = start_receiver(manual_sqs, QueueUrl=url, WaitTimeSeconds=20)
-    second = start_receiver(manual_sqs, QueueUrl=url, WaitTimeSeconds=20)
+    first = start_receiver(manual_server, manual_sqs, QueueUrl=url, WaitTimeSeconds=20)
+    second = start_receiver(manual_server, manual_sqs, QueueUrl=url, WaitTimeSeconds=20)  # parked after first
     try:
-        assert first.is_alive() and second.is_alive()
         manual_sqs.send_message(QueueUrl=url, MessageBody="one")
-        first.join(JOIN_S)
-        assert not first.is_alive(), "the first waiter was not served first"
-        assert [m["Body"] for m in first.messages()] == ["one"]
-        second.join(SETTLE_S)
-        assert second.is_alive(), "one message woke two waiters"
+        assert waiting(manual_server, url) == 1, "one message did not answer exactly one waiter"
+        assert bodies(first) == ["one"], "the first waiter was not served first"
+        assert second.is_alive()
         manual_sqs.send_message(QueueUrl=url, MessageBody="two")
-        second.join(JOIN_S)
-        assert not second.is_alive()
-        assert [m["Body"] for m in second.messages()] == ["two"]
+        assert waiting(manual_server, url) == 0
+        assert bodies(second) == ["two"]
     finally:
         release(manual_server, first, second)
 
 
 def test_long_poll_returns_several_messages_up_to_max(manual_sqs, manual_server, manual_make_queue):
+    # One SendMessageBatch makes all six messages visible in one operation, and the waiter is answered at its end:
+    # it gets exactly its maximum of four, and the other two stay in the queue.
     url = manual_make_queue()
-    receiver = start_receiver(manual_sqs, QueueUrl=url, WaitTimeSeconds=20, MaxNumberOfMessages=10)
+    receiver = start_receiver(manual_server, manual_sqs, QueueUrl=url, WaitTimeSeconds=20, MaxNumberOfMessages=4)
     try:
-        manual_sqs.send_message_batch(
-            QueueUrl=url, Entries=[{"Id": f"e{i}", "MessageBody": f"m{i}"} for i in range(3)]
+        sent = manual_sqs.send_message_batch(
+            QueueUrl=url, Entries=[{"Id": f"e{i}", "MessageBody": f"m{i}"} for i in range(6)]
         )
-        receiver.join(JOIN_S)
-        assert not receiver.is_alive()
-        got = receiver.messages()
-        assert 1 <= len(got) <= 3
-        rest = manual_sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
-        assert sorted(m["Body"] for m in got + rest) == ["m0", "m1", "m2"]
+        assert len(sent["Successful"]) == 6
+        assert waiting(manual_server, url) == 0
+        got = bodies(receiver)
+        assert len(got) == 4
+        rest = [m["Body"] for m in manual_sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]]
+        assert len(rest) == 2
+        assert sorted(got + rest) == [f"m{i}" for i in range(6)]
     finally:
         release(manual_server, receiver)
 
@@ -284,14 +264,12 @@ def test_long_poll_returns_several_messages_up_to_max(manual_sqs, manual_server,
 def test_long_poll_on_one_queue_is_not_woken_by_another_queue(manual_sqs, manual_server, manual_make_queue):
     url = manual_make_queue()
     other = manual_make_queue()
-    receiver = start_receiver(manual_sqs, QueueUrl=url, WaitTimeSeconds=20)
+    receiver = start_receiver(manual_server, manual_sqs, QueueUrl=url, WaitTimeSeconds=20)
     try:
         manual_sqs.send_message(QueueUrl=other, MessageBody="elsewhere")
-        receiver.join(SETTLE_S)
-        assert receiver.is_alive()
+        assert waiting(manual_server, url) == 1, "a send to another queue answered the long poll"
         manual_server.advance(20)
-        receiver.join(JOIN_S)
-        assert receiver.messages() == []
+        assert bodies(receiver) == []
         assert manual_sqs.receive_message(QueueUrl=other)["Messages"][0]["Body"] == "elsewhere"
     finally:
         release(manual_server, receiver)

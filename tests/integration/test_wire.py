@@ -10,7 +10,6 @@ import base64
 import http.client
 import json
 import socket
-import time
 import uuid
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any
 from urllib.parse import urlencode, urlparse
 
 import pytest
+from harness import Receiver, start_long_poll, wait_for_long_polls, waiting_long_polls
 
 pytestmark = pytest.mark.integration
 
@@ -595,14 +595,15 @@ def _raw_long_poll_request(endpoint: str, protocol: str, url: str) -> bytes:
 def test_disconnected_long_poll_leaves_nothing_behind_and_loses_no_message(manual_server, manual_sqs,
                                                                           manual_make_queue, protocol):
     url = manual_make_queue()
-    parsed = urlparse(manual_server.endpoint_url)
+    endpoint = manual_server.endpoint_url
+    parsed = urlparse(endpoint)
     sock = socket.create_connection((parsed.hostname, parsed.port), timeout=10)
     try:
-        sock.sendall(_raw_long_poll_request(manual_server.endpoint_url, protocol, url))
-        time.sleep(0.4)  # the request is now waiting (the manual clock never ends its 20 s on its own)
+        sock.sendall(_raw_long_poll_request(endpoint, protocol, url))
+        wait_for_long_polls(endpoint, url, 1)  # waiting (the manual clock never ends its 20 s on its own)
     finally:
         sock.close()
-    time.sleep(0.4)  # let the server notice the disconnect
+    wait_for_long_polls(endpoint, url, 0)  # the server saw the disconnect: nothing is left waiting
     manual_sqs.send_message(QueueUrl=url, MessageBody="for the living")
     got = manual_sqs.receive_message(QueueUrl=url, AttributeNames=["ApproximateReceiveCount"]).get("Messages", [])
     assert [m["Body"] for m in got] == ["for the living"], "the message went to the disconnected waiter"
@@ -616,18 +617,38 @@ def test_disconnected_long_poll_leaves_nothing_behind_and_loses_no_message(manua
 
 def test_many_disconnected_long_polls_then_a_live_one_is_served(manual_server, manual_sqs, manual_make_queue,
                                                                protocol):
+    # Five long polls park, a live one parks behind them, the five disconnect: a batch of three messages sent
+    # then all goes to the live one, none to the dead ones ahead of it in the line.
     url = manual_make_queue()
-    parsed = urlparse(manual_server.endpoint_url)
+    endpoint = manual_server.endpoint_url
+    parsed = urlparse(endpoint)
     socks = []
-    for _ in range(5):
-        sock = socket.create_connection((parsed.hostname, parsed.port), timeout=10)
-        sock.sendall(_raw_long_poll_request(manual_server.endpoint_url, protocol, url))
-        socks.append(sock)
-    time.sleep(0.4)
-    for sock in socks:
-        sock.close()
-    time.sleep(0.4)
-    for i in range(3):
-        manual_sqs.send_message(QueueUrl=url, MessageBody=f"m{i}")
-    got = manual_sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
-    assert sorted(m["Body"] for m in got) == ["m0", "m1", "m2"]
+    live: Receiver | None = None
+    try:
+        try:
+            for _ in range(5):
+                sock = socket.create_connection((parsed.hostname, parsed.port), timeout=10)
+                socks.append(sock)
+                sock.sendall(_raw_long_poll_request(endpoint, protocol, url))
+            wait_for_long_polls(endpoint, url, 5)
+            live = start_long_poll(endpoint, manual_sqs, QueueUrl=url, WaitTimeSeconds=20, MaxNumberOfMessages=10)
+        finally:
+            for sock in socks:
+                sock.close()
+        assert live is not None
+        wait_for_long_polls(endpoint, url, 1, (live,))  # only the live one is still waiting
+        manual_sqs.send_message_batch(
+            QueueUrl=url, Entries=[{"Id": f"e{i}", "MessageBody": f"m{i}"} for i in range(3)]
+        )
+        assert waiting_long_polls(endpoint, url) == 0
+        live.join(15)
+        assert not live.is_alive()
+        assert sorted(m["Body"] for m in live.messages()) == ["m0", "m1", "m2"]
+        counts = manual_sqs.get_queue_attributes(
+            QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        )["Attributes"]
+        assert counts == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "3"}
+    finally:
+        if live is not None and live.is_alive():
+            manual_server.advance(20)
+            live.join(5)

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+from typing import Any
 
 import pytest
 
 from sqsemu.clock import ManualClock, SystemClock
 from sqsemu.engine.timerwheel import TimerWheel
+from tests.unit.engine_helpers import Engine
+
+WHEEL_LOGGER = "sqsemu.engine.timerwheel"
+DEADLINE_S = 10.0  # how long a system-clock test waits for a timer due in milliseconds before failing
 
 
 class Driver:
@@ -68,3 +74,112 @@ def test_system_clock_fires_due_timer_without_polling() -> None:
     fired = asyncio.run(main())
     assert [label for label, _, _ in fired] == ["first", "x"]
     assert all(now >= due for _, due, now in fired)
+
+
+# --- a timer callback that raises stops nothing else ------------------------------------------------------------
+
+
+def _boom(arg: Any, _due: int) -> None:
+    raise RuntimeError(f"timer {arg} failed")
+
+
+def _wheel_errors(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The messages of the exceptions the wheel logged (one ERROR record with exc_info per failed callback)."""
+    return [
+        str(record.exc_info[1])
+        for record in caplog.records
+        if record.name == WHEEL_LOGGER and record.levelno == logging.ERROR and record.exc_info
+    ]
+
+
+def test_a_raising_timer_stops_nothing_manual_clock(caplog: pytest.LogCaptureFixture) -> None:
+    clock = ManualClock(1000)
+    d = Driver(clock)
+    clock.attach(d)
+    d.at(1100, "before")
+    d.wheel.schedule(1100, _boom, "boom")
+    d.at(1100, "after")  # same slot as the failing callback
+    d.at(1500, "later")  # a later slot of the same advance
+    with caplog.at_level(logging.ERROR, logger=WHEEL_LOGGER):
+        assert clock.advance(1) == 2000
+    assert d.fired == [("before", 1100, 1100), ("after", 1100, 1100), ("later", 1500, 1500)]
+    assert _wheel_errors(caplog) == ["timer boom failed"]
+    d.at(2500, "next advance")
+    clock.advance(1)
+    assert d.fired[-1] == ("next advance", 2500, 2500)
+    assert d.wheel.next_due_ms() is None
+
+
+def test_a_raising_timer_stops_nothing_system_clock(caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> list[str]:
+        clock = SystemClock()
+        d = Driver(clock)
+        clock.attach(d)
+        later_fired = asyncio.Event()
+        now = clock.now_ms()
+        d.at(now + 5, "before")
+        d.wheel.schedule(now + 5, _boom, "boom")
+        d.at(now + 5, "after")
+        d.wheel.schedule(now + 20, lambda arg, due: later_fired.set(), "later")
+        try:
+            await asyncio.wait_for(later_fired.wait(), DEADLINE_S)  # never set when the clock stopped re-arming
+        finally:
+            clock.detach()
+        return [label for label, _, _ in d.fired]
+
+    with caplog.at_level(logging.ERROR, logger=WHEEL_LOGGER):
+        assert asyncio.run(main()) == ["before", "after"]
+    assert _wheel_errors(caplog) == ["timer boom failed"]
+
+
+def test_system_clock_re_arms_when_the_driver_raises() -> None:
+    class FailsOnce(Driver):
+        failed = False
+
+        def run_due(self, now_ms: int) -> None:
+            super().run_due(now_ms)
+            if not self.failed:
+                self.failed = True
+                raise RuntimeError("driver failed")
+
+    async def main() -> tuple[list[str], list[BaseException | None]]:
+        loop = asyncio.get_running_loop()
+        errors: list[BaseException | None] = []
+        loop.set_exception_handler(lambda _loop, context: errors.append(context.get("exception")))
+        clock = SystemClock()
+        d = FailsOnce(clock)
+        clock.attach(d)
+        later_fired = asyncio.Event()
+        now = clock.now_ms()
+        d.at(now + 5, "first")
+        d.wheel.schedule(now + 20, lambda arg, due: later_fired.set(), "later")
+        try:
+            await asyncio.wait_for(later_fired.wait(), DEADLINE_S)
+        finally:
+            clock.detach()
+        return [label for label, _, _ in d.fired], errors
+
+    fired, errors = asyncio.run(main())
+    assert fired == ["first"]
+    assert [str(e) for e in errors] == ["driver failed"]  # reported to the loop's exception handler
+
+
+def test_broker_timers_survive_a_raising_callback(engine: Engine, caplog: pytest.LogCaptureFixture) -> None:
+    q = engine.queue()
+    engine.send(q, "again")
+    start = engine.clock.now_ms()
+    engine.broker.schedule(start + 5000, _boom, "boom")  # first in the slot of the visibility expiry below
+    engine.receive(q, visibility_timeout=5)
+    poll = engine.loop.create_task(engine.broker.receive_message(q, wait_time_seconds=20))
+    engine.run(asyncio.sleep(0))
+    with caplog.at_level(logging.ERROR, logger=WHEEL_LOGGER):
+        engine.clock.advance(5)  # the visibility expiry in the failing slot still runs and serves the long poll
+    engine.run(asyncio.sleep(0))
+    [(message, _)] = poll.result()
+    assert (message.body, message.receive_count) == ("again", 2)
+    assert _wheel_errors(caplog) == ["timer boom failed"]
+    empty = engine.loop.create_task(engine.broker.receive_message(q, wait_time_seconds=20))
+    engine.run(asyncio.sleep(0))
+    engine.clock.advance(20)  # a later long-poll timeout still fires
+    engine.run(asyncio.sleep(0))
+    assert empty.result() == []

@@ -110,6 +110,21 @@ def test_disconnected_waiter_takes_no_message(engine: Engine) -> None:
     assert [m.body for m, _ in engine.receive(q)] == ["kept"]
 
 
+def test_disconnected_waiter_takes_no_message_even_before_its_call_resumes(engine: Engine) -> None:
+    q = engine.queue()
+    gone: asyncio.Future[None] = engine.loop.create_future()
+    task = _poll(engine, q, disconnected=gone)
+    gone.set_result(None)
+    engine.send(q, "kept")  # no loop turn in between: the waiting call has not seen the disconnect yet
+    assert engine.counts(q) == (1, 0, 0)
+    _settle(engine)
+    _settle(engine)
+    assert task.result() == []
+    assert len(q.waiters) == 0
+    [(message, _)] = engine.receive(q)
+    assert (message.body, message.receive_count) == ("kept", 1)
+
+
 def test_cancelled_waiter_leaves_nothing_behind(engine: Engine) -> None:
     q = engine.queue()
     task = _poll(engine, q)

@@ -77,6 +77,7 @@ def test_queue_list_covers_every_account_and_region_sorted(engine: Engine) -> No
         "visible": 1,
         "in_flight": 1,
         "delayed": 1,
+        "waiting_long_polls": 0,
     }
     assert queues[0]["fifo"] is True and queues[0]["arn"] == "arn:aws:sqs:eu-west-1:000000000000:f.fifo"
 
@@ -90,6 +91,52 @@ def test_queue_urls_follow_the_configured_base_url(engine: Engine) -> None:
 
 def test_queue_list_empty(engine: Engine) -> None:
     assert get(engine, "/_sqsemu/queues").json() == {"queues": []}
+
+
+def waiting_long_polls(engine: Engine, name: str) -> tuple[int, int]:
+    """Queue ``name``'s ``waiting_long_polls`` as (queue list, peek) show it."""
+    [listed] = [q["waiting_long_polls"] for q in get(engine, "/_sqsemu/queues").json()["queues"] if q["name"] == name]
+    return listed, peek(engine, "000000000000", name)["queue"]["waiting_long_polls"]
+
+
+def test_waiting_long_polls_counts_parked_receives_until_they_go(engine: Engine) -> None:
+    queue, other = engine.queue("q"), engine.queue("other")
+
+    def poll(**kwargs: Any) -> asyncio.Task[Any]:
+        kwargs.setdefault("wait_time_seconds", 20)
+        task = engine.loop.create_task(engine.broker.receive_message(queue, **kwargs))
+        engine.run(asyncio.sleep(0))  # the call runs up to its wait
+        return task
+
+    assert waiting_long_polls(engine, "q") == (0, 0)
+    answered = poll()
+    assert waiting_long_polls(engine, "q") == (1, 1)
+    timing_out = poll(wait_time_seconds=5)
+    gone: asyncio.Future[None] = engine.loop.create_future()
+    disconnecting = poll(disconnected=gone)
+    cancelled = poll()
+    assert waiting_long_polls(engine, "q") == (4, 4)
+    assert waiting_long_polls(engine, "other") == (0, 0)
+    assert engine.receive(queue) == []  # a short poll never parks
+    assert waiting_long_polls(engine, "q") == (4, 4)
+
+    engine.send(queue, "first in line gets it")
+    assert waiting_long_polls(engine, "q") == (3, 3)
+    assert [m.body for m, _ in answered.result()] == ["first in line gets it"]
+    engine.clock.advance(5)
+    assert waiting_long_polls(engine, "q") == (2, 2)
+    assert timing_out.result() == []
+    gone.set_result(None)
+    assert len(queue.waiters) == 2  # its call has not resumed yet, but it no longer counts as waiting
+    assert queue.waiters.waiting_count() == 1
+    assert waiting_long_polls(engine, "q") == (1, 1)
+    assert disconnecting.result() == []
+    cancelled.cancel()
+    assert waiting_long_polls(engine, "q") == (0, 0)
+    assert cancelled.cancelled()
+    assert len(queue.waiters) == 0
+    engine.send(other, "elsewhere")
+    assert waiting_long_polls(engine, "q") == (0, 0)
 
 
 # --- GET /_sqsemu/queues/{account}/{name}/messages ---------------------------------------------------------------

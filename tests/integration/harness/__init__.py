@@ -4,17 +4,21 @@
 - :func:`client_for` - a boto3-shaped SQS client speaking ``"json"`` (current boto3) or ``"query"``
   (boto3 1.28.64 in its own venv, see :mod:`harness.legacy`).
 - :func:`free_port`, :func:`http_get`, :func:`http_post_json`, :func:`wait_for_health` - small helpers.
+- :func:`start_long_poll`, :func:`wait_for_long_polls`, :func:`waiting_long_polls`, :class:`Receiver` - long polls
+  in background threads, synchronised on the server's count of waiting long polls (see :mod:`harness.longpoll`).
 """
 
 from __future__ import annotations
 
 from .clients import PROTOCOLS, client_for, json_client
 from .legacy import LegacySQSClient, ensure_legacy_venv
+from .longpoll import Receiver, start_long_poll, wait_for_long_polls, waiting_long_polls
 from .process import ServerProcess, free_port, http_get, http_post_json, wait_for_health
 
 __all__ = [
     "PROTOCOLS",
     "LegacySQSClient",
+    "Receiver",
     "ServerProcess",
     "client_for",
     "ensure_legacy_venv",
@@ -22,5 +26,8 @@ __all__ = [
     "http_get",
     "http_post_json",
     "json_client",
+    "start_long_poll",
     "wait_for_health",
+    "wait_for_long_polls",
+    "waiting_long_polls",
 ]

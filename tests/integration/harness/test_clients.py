@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
 
-from harness import LegacySQSClient, client_for, json_client
+from harness import LegacySQSClient, client_for, json_client, start_long_poll
 from harness.legacy import LEGACY_BOTO3, LEGACY_BOTOCORE
 
 pytestmark = pytest.mark.integration
@@ -72,20 +71,23 @@ def test_binary_values_round_trip_as_bytes(sqs: Any, make_queue: Any) -> None:
     assert value == blob
 
 
-def test_a_client_serves_calls_from_several_threads_at_once(sqs: Any, make_queue: Any) -> None:
-    # A long poll in one thread must not hold up a send in another, as with a real boto3 client.
-    url = make_queue()
-    result: dict[str, Any] = {}
-
-    def poll() -> None:
-        result["answer"] = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20)
-
-    poller = threading.Thread(target=poll)
-    poller.start()
-    sqs.send_message(QueueUrl=url, MessageBody="wake up")
-    poller.join(timeout=30)
-    assert not poller.is_alive()
-    assert [m["Body"] for m in result["answer"].get("Messages", [])] == ["wake up"]
+def test_a_client_serves_calls_from_several_threads_at_once(
+    manual_server: Any, manual_sqs: Any, manual_make_queue: Any
+) -> None:
+    # A long poll in one thread must not hold up a send in another, as with a real boto3 client. On the manual
+    # clock the poll can only end through the send, so a client that ran one call at a time would not get
+    # "wake up" from its poll (it would end in a read timeout first).
+    url = manual_make_queue()
+    poller = start_long_poll(manual_server.endpoint_url, manual_sqs, QueueUrl=url, WaitTimeSeconds=20)
+    try:
+        manual_sqs.send_message(QueueUrl=url, MessageBody="wake up")
+        poller.join(timeout=30)
+        assert not poller.is_alive()
+        assert [m["Body"] for m in poller.messages()] == ["wake up"]
+    finally:
+        if poller.is_alive():
+            manual_server.advance(20)
+            poller.join(timeout=5)
 
 
 def test_make_queue_names_are_unique_prefixed_and_attributes_applied(sqs: Any, make_queue: Any) -> None:
