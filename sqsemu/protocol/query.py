@@ -33,10 +33,10 @@ driven by ``WITH_RESULT``, ``LIST_ELEMENTS`` and ``MAP_ELEMENTS`` and does not r
   ``ListDeadLetterSourceQueuesResult``'s ``queueUrls`` is its model name;
 - members are in ASCII order of their names, as in every recorded response (``Attributes``, ``Body``, ``MD5OfBody``,
   ``MD5OfMessageAttributes``, ``MessageAttributes``, ``MessageId``, ``ReceiptHandle``);
-- a list is a JSON list, also with one item (recorded on AWS); a map is a list of ``{"Name": key, "Value": value}``
-  (recorded on AWS for GetQueueAttributes' ``Attributes``; applied to every map: a message's ``Attributes`` and
-  ``MessageAttributes``, and ListQueueTags' ``Tags`` too, although its XML entries (and the Query-era API model)
-  say ``Key``/``Value``: no recording shows tags)::
+- a list is a JSON list, also with one item (recorded on AWS); a map is a list of entries named as the XML's map entries
+  are: ``{"Name": key, "Value": value}`` (recorded on AWS for GetQueueAttributes' ``Attributes``; the same for a
+  message's ``Attributes`` and ``MessageAttributes``) and ``{"Key": key, "Value": value}`` for ListQueueTags'
+  ``Tags``, whose XML entries use ``Key`` (no recording shows tags)::
 
     {"ReceiveMessageResult": {"messages": [{"Attributes": [{"Name": "SentTimestamp", "Value": "1700000000000"}],
         "Body": "...", "MD5OfBody": "...", "MD5OfMessageAttributes": "...",
@@ -359,6 +359,8 @@ class JsonMember:
     kind: JsonKind = JsonKind.SCALAR
     members: tuple[JsonMember, ...] = ()
     """The members of the structures of a STRUCT_LIST / STRUCT_MAP."""
+    key: str = "Name"
+    """The key member of a MAP / STRUCT_MAP entry: the XML entry's key element (``Name``; ``Key`` for tags)."""
 
 
 def _scalars(*names: str) -> tuple[JsonMember, ...]:
@@ -425,7 +427,7 @@ JSON_RESULTS: dict[str, tuple[JsonMember, ...]] = {
             ),
         ),
     ),
-    "ListQueueTags": (JsonMember("Tags", "Tags", JsonKind.MAP),),
+    "ListQueueTags": (JsonMember("Tags", "Tags", JsonKind.MAP, key="Key"),),
     "ListQueues": (  # recorded on AWS: queueUrls (model: QueueUrls) and NextExclusiveStartQueueName (no model member)
         JsonMember("NextExclusiveStartQueueName", None),
         JsonMember("NextToken", "NextToken"),
@@ -450,11 +452,11 @@ def _json_struct(members: tuple[JsonMember, ...], source: dict[str, Any]) -> dic
         elif kind is JsonKind.SCALAR or kind is JsonKind.LIST:
             out[member.name] = value
         elif kind is JsonKind.MAP:
-            out[member.name] = [{"Name": k, "Value": v} for k, v in value.items()]
+            out[member.name] = [{member.key: k, "Value": v} for k, v in value.items()]
         elif kind is JsonKind.STRUCT_LIST:
             out[member.name] = [_json_struct(member.members, item) for item in value]
         else:  # JsonKind.STRUCT_MAP
-            out[member.name] = [{"Name": k, "Value": _json_struct(member.members, v)} for k, v in value.items()]
+            out[member.name] = [{member.key: k, "Value": _json_struct(member.members, v)} for k, v in value.items()]
     return out
 
 

@@ -567,7 +567,7 @@ def test_json_other_results() -> None:
     }
     assert result("ListDeadLetterSourceQueues", {"queueUrls": ["u"]}) == {"NextToken": None, "queueUrls": ["u"]}
     assert result("ListDeadLetterSourceQueues", {"queueUrls": []}) == {"NextToken": None, "queueUrls": None}
-    assert result("ListQueueTags", {"Tags": {"k": "v"}}) == {"Tags": [{"Name": "k", "Value": "v"}]}
+    assert result("ListQueueTags", {"Tags": {"k": "v"}}) == {"Tags": [{"Key": "k", "Value": "v"}]}
     assert result("ListQueueTags", {}) == {"Tags": None}
     assert result("StartMessageMoveTask", {"TaskHandle": "h"}) == {"TaskHandle": "h"}
     assert result("CancelMessageMoveTask", {"ApproximateNumberOfMessagesMoved": 3}) == {
