@@ -6,12 +6,12 @@ and writes the response with precomputed headers: no framework objects on the ho
 ``x-amzn-RequestId`` (and Query XML its ``RequestId``). Request bodies are capped (``MAX_BODY_BYTES``); any
 unexpected exception becomes an InternalError (HTTP 500, fault Receiver) in the request's wire format and is logged.
 
-Query responses are XML unless the request's ``Accept`` header contains ``application/json``: then the same
-document (errors included) is rendered as JSON with ``Content-Type: application/json`` (``query.encode_json``,
-``query.encode_error_json``). The header is kept as bytes while reading the headers and looked into only when
-present, so XML requests without it pay one header-name comparison more. A request that is not an SQS request (no
-action) is answered 404 ``<UnknownOperationException/>`` whatever its ``Accept``. JSON 1.0 requests ignore
-``Accept``.
+Query responses are XML unless the request's ``Accept`` header contains ``application/json``: then the response
+(errors included) is JSON with ``Content-Type: application/json``, in the form recorded on AWS (``query.encode_json``,
+``query.encode_error_json``; rules in ``sqsemu.protocol.query``). The header is kept as bytes while reading the
+headers and looked into only when present, so XML requests without it pay one header-name comparison more. A request
+that is not an SQS request (no action) is answered 404 ``<UnknownOperationException/>`` whatever its ``Accept``.
+JSON 1.0 requests ignore ``Accept``.
 
 ``/health`` and the admin routes run on a small Starlette app (``sqsemu.admin.app``).
 

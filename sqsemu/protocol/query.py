@@ -9,35 +9,56 @@ per-element name validation cost about 0.5 ms per 10-entry batch response and ke
 25,000 messages/s floor; the unit tests parse its output with an XML parser, the integration tests with a real
 Query client.
 
-Response format negotiation: a Query request whose ``Accept`` header contains ``application/json`` gets the same
-response document as JSON (``Content-Type: application/json``), as AWS does (observed, not documented); ``*/*``,
-any other ``Accept`` or none gets XML. The document is the one of "Interpreting Amazon SQS XML API responses" (SQS
-Developer Guide). Both renderings are driven by one description of the document (``WITH_RESULT``,
-``LIST_ELEMENTS``, ``MAP_ELEMENTS``, ``JSON_LIST_KEYS`` below) applied to the handler's JSON-model result dict:
+Response format negotiation: a Query request whose ``Accept`` header contains ``application/json`` gets its
+response as JSON (``Content-Type: application/json``), as AWS does (observed, not documented); ``*/*``, any other
+``Accept`` or none gets XML. The JSON is not a transcription of the XML document: AWS renders its internal result
+object, and the rules below follow responses recorded on AWS; where no recording shows a member, its name is the API
+model's (botocore's SQS service model, ``shapes`` of ``sqs/2012-11-05/service-2.json``). ``JSON_RESULTS`` lists the
+members of every result structure once; ``encode_json`` reads nothing else (``_emit_struct``, the XML rendering, is
+driven by ``WITH_RESULT``, ``LIST_ELEMENTS`` and ``MAP_ELEMENTS`` and does not read it):
 
-- ``{Action}Response`` → ``{Action}Result`` (only for actions with output) and ``ResponseMetadata/RequestId``::
+- ``{Action}Response`` → ``{Action}Result`` (only for actions with output) and ``ResponseMetadata/RequestId``
+  (recorded on AWS)::
 
-    {"ListQueuesResponse": {"ListQueuesResult": {"QueueUrl": ["http://.../q"]},
+    {"ListQueuesResponse": {"ListQueuesResult": {"NextExclusiveStartQueueName": null, "NextToken": null,
+                                                 "queueUrls": ["https://sqs.us-east-1.amazonaws.com/<acct>/a"]},
                             "ResponseMetadata": {"RequestId": "..."}}}
 
-- a repeated (flattened) XML element is a JSON list, also with one item; a list or map that XML leaves out (empty)
-  is left out of the JSON too; a map entry is ``{"Name": ..., "Value": ...}`` (``Key``/``Value`` for tags)::
+- every member of the result structure is present, ``null`` when absent; an empty list or map is ``null`` too
+  (recorded on AWS: ``"queueUrls": null`` without queues, ``"messages": null`` without messages, a message's
+  ``"Attributes": null``, ``"MessageAttributes": null``, ``"MD5OfMessageAttributes": null``);
+- member names are the API model's member names, except where recorded otherwise: ``ListQueuesResult`` has
+  ``queueUrls`` (model: ``QueueUrls``) and an extra ``NextExclusiveStartQueueName`` (always ``null`` here: sqsemu
+  pages with ``NextToken``), ``ReceiveMessageResult`` has ``messages`` (model: ``Messages``), all recorded on AWS.
+  ``ListDeadLetterSourceQueuesResult``'s ``queueUrls`` is its model name;
+- members are in ASCII order of their names, as in every recorded response (``Attributes``, ``Body``, ``MD5OfBody``,
+  ``MD5OfMessageAttributes``, ``MessageAttributes``, ``MessageId``, ``ReceiptHandle``);
+- a list is a JSON list, also with one item (recorded on AWS); a map is a list of entries named as the XML's map entries
+  are: ``{"Name": key, "Value": value}`` (recorded on AWS for GetQueueAttributes' ``Attributes``; the same for a
+  message's ``Attributes`` and ``MessageAttributes``) and ``{"Key": key, "Value": value}`` for ListQueueTags'
+  ``Tags``, whose XML entries use ``Key`` (no recording shows tags)::
 
-    {"ReceiveMessageResult": {"Message": [{"MessageId": "...", "Body": "...",
-        "Attribute": [{"Name": "SentTimestamp", "Value": "1700000000000"}],
-        "MessageAttribute": [{"Name": "Foo", "Value": {"StringValue": "Bar", "DataType": "String"}}]}]}}
+    {"ReceiveMessageResult": {"messages": [{"Attributes": [{"Name": "SentTimestamp", "Value": "1700000000000"}],
+        "Body": "...", "MD5OfBody": "...", "MD5OfMessageAttributes": "...",
+        "MessageAttributes": [{"Name": "Foo", "Value": {"BinaryListValues": null, "BinaryValue": null,
+                                                         "DataType": "String", "StringListValues": null,
+                                                         "StringValue": "Bar"}}],
+        "MessageId": "...", "ReceiptHandle": "..."}]}}
 
-  GetQueueAttributesResult's entries are the one exception to "key = XML element name": they are listed under
-  ``Attributes`` (``JSON_LIST_KEYS``);
-- element text keeps its JSON type (``"SenderFault": true``, ``"ApproximateNumberOfMessagesMoved": 3``);
-- errors: ``{"Error": {"Type": "Sender", "Code": <Query code>, "Message": ...}, "RequestId": ...}`` with the HTTP
-  status and ``x-amzn-query-error`` header of the XML error.
+  A message attribute's value (every ``MessageAttributeValue`` member, ``BinaryValue`` base64) is not in any
+  recording: it is a reasoned guess in the recorded style;
+- values keep their JSON type where the model's type is not a string (``"SenderFault": true``,
+  ``"ApproximateNumberOfMessagesMoved": 3``); everything else is a string, as in XML;
+- errors (recorded on AWS): ``{"Error": {"Type": "Sender", "Code": <Query code>, "Message": ...}, "RequestId":
+  ...}`` with the HTTP status and ``x-amzn-query-error`` header of the XML error.
 """
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -54,8 +75,8 @@ JSON_CONTENT_TYPE = b"application/json"
 """Content type of a Query response negotiated to JSON (``Accept: application/json``)."""
 UNKNOWN_OPERATION_BODY = b"<UnknownOperationException/>"
 
-# ------------------------------------------------------------------------------ the response document, described once
-# Read by both renderings: ``_emit_struct`` (XML) and ``_json_struct`` (JSON). Results are JSON-model dicts.
+# ------------------------------------------------------------------------------ the XML response document
+# Read by the XML rendering (``encode``, ``_emit_struct``). Results are JSON-model dicts.
 
 # Actions whose response has a <{Action}Result> wrapper (SQS-REFERENCE 1.3).
 WITH_RESULT = frozenset(
@@ -91,10 +112,6 @@ MAP_ELEMENTS = {
     "Attributes": ("Attribute", "Name", "Value"),
     "Tags": ("Tag", "Key", "Value"),
     "MessageAttributes": ("MessageAttribute", "Name", "Value"),
-}
-# JSON rendering only: (result element, repeated element) → the key its list is given instead of the element name.
-JSON_LIST_KEYS = {
-    ("GetQueueAttributesResult", "Attribute"): "Attributes",
 }
 
 
@@ -316,50 +333,142 @@ def wants_json(accept: bytes | None) -> bool:
     return JSON_CONTENT_TYPE in accept or JSON_CONTENT_TYPE in accept.lower()
 
 
-def _json_struct(action: str, result: dict[str, Any], element: str) -> dict[str, Any]:
-    """The JSON object of a structure, mirroring ``_emit_struct``: each repeated element becomes a list under its
-    element name (``JSON_LIST_KEYS`` may rename it within ``element``), lists and maps that XML leaves out (empty)
-    and None members are left out, map entries are ``{key element: key, value element: value}``."""
+# ------------------------------------------------------------------------------ the JSON response document
+# Read by the JSON rendering (``encode_json``) only. Naming rules and their sources: module docstring.
+
+
+class JsonKind(enum.Enum):
+    """How a result member is rendered in JSON."""
+
+    SCALAR = "scalar"  # string, number or boolean, as the JSON-model dict has it
+    LIST = "list"  # a list of scalars
+    MAP = "map"  # a map of scalars → [{"Name": key, "Value": value}, ...]
+    STRUCT_LIST = "struct_list"  # a list of structures (``members``)
+    STRUCT_MAP = "struct_map"  # a map of structures (``members``) → [{"Name": key, "Value": {...}}, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class JsonMember:
+    """One member of a result structure rendered as JSON."""
+
+    name: str
+    """The JSON key: the API model's member name unless recorded otherwise."""
+    model: str | None
+    """The API model's member name, which is also the key of the handler's JSON-model dict; None for a member AWS
+    sends that the model does not have (always null)."""
+    kind: JsonKind = JsonKind.SCALAR
+    members: tuple[JsonMember, ...] = ()
+    """The members of the structures of a STRUCT_LIST / STRUCT_MAP."""
+    key: str = "Name"
+    """The key member of a MAP / STRUCT_MAP entry: the XML entry's key element (``Name``; ``Key`` for tags)."""
+
+
+def _scalars(*names: str) -> tuple[JsonMember, ...]:
+    return tuple(JsonMember(name, name) for name in names)
+
+
+_BATCH_RESULT_ERROR_ENTRY = _scalars("Code", "Id", "Message", "SenderFault")
+_ID_ENTRY = _scalars("Id")
+# A reasoned guess (no recording shows a message attribute in JSON): every MessageAttributeValue member, in the
+# recorded style (all present, null when absent, ASCII order), BinaryValue base64 as in JSON 1.0.
+_MESSAGE_ATTRIBUTE_VALUE = (
+    JsonMember("BinaryListValues", "BinaryListValues", JsonKind.LIST),
+    *_scalars("BinaryValue", "DataType"),
+    JsonMember("StringListValues", "StringListValues", JsonKind.LIST),
+    *_scalars("StringValue"),
+)
+_MESSAGE = (
+    JsonMember("Attributes", "Attributes", JsonKind.MAP),
+    *_scalars("Body", "MD5OfBody", "MD5OfMessageAttributes"),
+    JsonMember("MessageAttributes", "MessageAttributes", JsonKind.STRUCT_MAP, _MESSAGE_ATTRIBUTE_VALUE),
+    *_scalars("MessageId", "ReceiptHandle"),
+)
+_SEND_RESULT = _scalars(
+    "MD5OfMessageAttributes", "MD5OfMessageBody", "MD5OfMessageSystemAttributes", "MessageId", "SequenceNumber"
+)
+
+
+def _batch(success: tuple[JsonMember, ...]) -> tuple[JsonMember, ...]:
+    return (
+        JsonMember("Failed", "Failed", JsonKind.STRUCT_LIST, _BATCH_RESULT_ERROR_ENTRY),
+        JsonMember("Successful", "Successful", JsonKind.STRUCT_LIST, success),
+    )
+
+
+# Action → the members of its {Action}Result, in the order they are written (ASCII order of the JSON names, as
+# recorded). An action that is not here has no result element (only ResponseMetadata). A unit test checks the table
+# against botocore's SQS model (every output member of every operation, nothing else but the recorded extras).
+JSON_RESULTS: dict[str, tuple[JsonMember, ...]] = {
+    "CancelMessageMoveTask": _scalars("ApproximateNumberOfMessagesMoved"),
+    "ChangeMessageVisibilityBatch": _batch(_ID_ENTRY),
+    "CreateQueue": _scalars("QueueUrl"),
+    "DeleteMessageBatch": _batch(_ID_ENTRY),
+    "GetQueueAttributes": (JsonMember("Attributes", "Attributes", JsonKind.MAP),),
+    "GetQueueUrl": _scalars("QueueUrl"),
+    "ListDeadLetterSourceQueues": (
+        JsonMember("NextToken", "NextToken"),
+        JsonMember("queueUrls", "queueUrls", JsonKind.LIST),
+    ),
+    "ListMessageMoveTasks": (
+        JsonMember(
+            "Results",
+            "Results",
+            JsonKind.STRUCT_LIST,
+            _scalars(
+                "ApproximateNumberOfMessagesMoved",
+                "ApproximateNumberOfMessagesToMove",
+                "DestinationArn",
+                "FailureReason",
+                "MaxNumberOfMessagesPerSecond",
+                "SourceArn",
+                "StartedTimestamp",
+                "Status",
+                "TaskHandle",
+            ),
+        ),
+    ),
+    "ListQueueTags": (JsonMember("Tags", "Tags", JsonKind.MAP, key="Key"),),
+    "ListQueues": (  # recorded on AWS: queueUrls (model: QueueUrls) and NextExclusiveStartQueueName (no model member)
+        JsonMember("NextExclusiveStartQueueName", None),
+        JsonMember("NextToken", "NextToken"),
+        JsonMember("queueUrls", "QueueUrls", JsonKind.LIST),
+    ),
+    "ReceiveMessage": (JsonMember("messages", "Messages", JsonKind.STRUCT_LIST, _MESSAGE),),  # recorded: messages
+    "SendMessage": _SEND_RESULT,
+    "SendMessageBatch": _batch(_scalars("Id", *(m.name for m in _SEND_RESULT))),
+    "StartMessageMoveTask": _scalars("TaskHandle"),
+}
+
+
+def _json_struct(members: tuple[JsonMember, ...], source: dict[str, Any]) -> dict[str, Any]:
+    """The JSON object of a structure: every one of ``members``, read from the JSON-model dict ``source``; absent,
+    None, empty lists and empty maps are ``None`` (rules in the module docstring)."""
     out: dict[str, Any] = {}
-    for key, value in result.items():
-        if value is None:
-            continue
-        mapped = MAP_ELEMENTS.get(key)
-        if mapped is not None and isinstance(value, dict):
-            if not value:
-                continue
-            entry_element, key_name, value_name = mapped
-            entries = []
-            for k, v in value.items():
-                entry: dict[str, Any] = {key_name: k}
-                if v is not None:
-                    entry[value_name] = _json_struct(action, v, value_name) if isinstance(v, dict) else v
-                entries.append(entry)
-            out[JSON_LIST_KEYS.get((element, entry_element), entry_element)] = entries
-        elif isinstance(value, list):
-            items = [item for item in value if item is not None]
-            if not items:
-                continue
-            item_element = list_element(action, key)
-            out[JSON_LIST_KEYS.get((element, item_element), item_element)] = [
-                _json_struct(action, item, item_element) if isinstance(item, dict) else item for item in items
-            ]
-        elif isinstance(value, dict):
-            out[key] = _json_struct(action, value, key)
-        else:
-            out[key] = value
+    for member in members:
+        value = None if member.model is None else source.get(member.model)
+        kind = member.kind
+        if value is None or (not value and kind is not JsonKind.SCALAR):
+            out[member.name] = None
+        elif kind is JsonKind.SCALAR or kind is JsonKind.LIST:
+            out[member.name] = value
+        elif kind is JsonKind.MAP:
+            out[member.name] = [{member.key: k, "Value": v} for k, v in value.items()]
+        elif kind is JsonKind.STRUCT_LIST:
+            out[member.name] = [_json_struct(member.members, item) for item in value]
+        else:  # JsonKind.STRUCT_MAP
+            out[member.name] = [{member.key: k, "Value": _json_struct(member.members, v)} for k, v in value.items()]
     return out
 
 
 def encode_json(action: str, result: dict[str, Any], request_id: str) -> bytes:
-    """The JSON rendering of the document ``encode`` writes as XML, for a Query request with
-    ``Accept: application/json``: ``{"{Action}Response": {"{Action}Result": {...}, "ResponseMetadata":
-    {"RequestId": ...}}}``; ``{Action}Result`` only for actions with output (``{}`` when the result is empty,
-    where XML has ``<{Action}Result/>``). Rules in the module docstring."""
+    """The JSON body of a successful ``action`` response to a Query request with ``Accept: application/json``:
+    ``{"{Action}Response": {"{Action}Result": {...}, "ResponseMetadata": {"RequestId": ...}}}``, the result with
+    every member ``JSON_RESULTS`` lists for ``action``; ``{Action}Result`` only for actions with output. Rules in
+    the module docstring."""
     response: dict[str, Any] = {}
-    if action in WITH_RESULT:
-        element = f"{action}Result"
-        response[element] = _json_struct(action, result, element)
+    members = JSON_RESULTS.get(action)
+    if members is not None:
+        response[f"{action}Result"] = _json_struct(members, result)
     response["ResponseMetadata"] = {"RequestId": request_id}
     return orjson.dumps({f"{action}Response": response})
 

@@ -1,7 +1,8 @@
 """Raw HTTP checks (http.client, no SDK) of three wire behaviours observed on AWS:
 
-- Query response negotiation: a Query request with ``Accept: application/json`` gets its response document (errors
-  included) as JSON with ``Content-Type: application/json``; repeated XML elements are JSON lists;
+- Query response negotiation: a Query request with ``Accept: application/json`` gets its response (errors included)
+  as JSON with ``Content-Type: application/json``, in the form recorded on AWS: every member of the result present
+  (``null`` when absent or empty), API model member names but ``queueUrls`` / ``messages``, maps as Name/Value lists;
 - protocol detection: JSON 1.0 needs a JSON content type, so a form body with an ``X-Amz-Target`` header (Perl's
   Amazon::SQS::Simple) is a Query request, and a target without a content type is not JSON;
 - JSON 1.0 batch results leave out ``Successful`` / ``Failed`` when empty (raw bodies, and through both real
@@ -64,9 +65,17 @@ def query(
     return raw(endpoint, "POST", path, urlencode(items).encode(), {"Content-Type": FORM_CT, **(headers or {})})
 
 
-def qjson(endpoint: str, params: dict[str, Any] | list[tuple[str, Any]], path: str = "/") -> Response:
-    """A Query request asking for JSON; checks the negotiated content type."""
-    resp = query(endpoint, params, path, ACCEPT_JSON)
+def qjson(
+    endpoint: str, params: dict[str, Any] | list[tuple[str, Any]], path: str = "/", account: str | None = None
+) -> Response:
+    """A Query request asking for JSON (as ``account`` when given); checks the negotiated content type."""
+    headers = dict(ACCEPT_JSON)
+    if account is not None:  # signatures are not checked; a 12-digit access key id is the account
+        headers["Authorization"] = (
+            f"AWS4-HMAC-SHA256 Credential={account}/20240101/us-east-1/sqs/aws4_request, "
+            "SignedHeaders=host, Signature=0"
+        )
+    resp = query(endpoint, params, path, headers)
     assert resp.headers["content-type"] == "application/json", resp.body
     return resp
 
@@ -88,6 +97,17 @@ def result_of(resp: Response, action: str) -> Any:
     return response.get(f"{action}Result")
 
 
+def exact(resp: Response) -> Any:
+    """The whole JSON body of a successful JSON-rendered Query response with its RequestId (checked against
+    ``x-amzn-RequestId``) replaced by ``"rid"``, for exact comparisons."""
+    assert resp.status == 200, resp.body
+    body = resp.json()
+    [response] = body.values()
+    assert response["ResponseMetadata"] == {"RequestId": resp.headers["x-amzn-requestid"]}
+    response["ResponseMetadata"]["RequestId"] = "rid"
+    return body
+
+
 def uname(prefix: str = "neg") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:16]}"
 
@@ -104,6 +124,31 @@ def queue(server: Any) -> Iterator[tuple[str, str, str]]:
 # --- item 4: Query answered in JSON ------------------------------------------------------------------------------
 
 
+def test_list_queues_with_none_and_with_one_queue_in_json(server: Any) -> None:
+    account = str(uuid.uuid4().int % 10**12).zfill(12)  # a fresh account: no queues
+    none = qjson(server.endpoint_url, {"Action": "ListQueues"}, account=account)
+    assert exact(none) == {  # recorded on AWS (2020)
+        "ListQueuesResponse": {
+            "ListQueuesResult": {"NextExclusiveStartQueueName": None, "NextToken": None, "queueUrls": None},
+            "ResponseMetadata": {"RequestId": "rid"},
+        }
+    }
+    created = qjson(server.endpoint_url, {"Action": "CreateQueue", "QueueName": "a"}, account=account)
+    url = result_of(created, "CreateQueue")["QueueUrl"]
+    try:
+        assert url == f"{server.endpoint_url}/{account}/a"
+        one = qjson(server.endpoint_url, {"Action": "ListQueues"}, account=account)
+        assert exact(one) == {
+            "ListQueuesResponse": {
+                "ListQueuesResult": {"NextExclusiveStartQueueName": None, "NextToken": None, "queueUrls": [url]},
+                "ResponseMetadata": {"RequestId": "rid"},
+            }
+        }
+        assert one.body.startswith(b'{"ListQueuesResponse":{"ListQueuesResult":{"NextExclusiveStartQueueName":')
+    finally:
+        qjson(server.endpoint_url, {"Action": "DeleteQueue", "QueueUrl": url}, account=account)
+
+
 def test_create_queue_and_list_queues_in_json(server: Any) -> None:
     prefix = uname()
     urls = []
@@ -117,11 +162,18 @@ def test_create_queue_and_list_queues_in_json(server: Any) -> None:
         listed = result_of(
             qjson(server.endpoint_url, {"Action": "ListQueues", "QueueNamePrefix": prefix}), "ListQueues"
         )
-        assert listed == {"QueueUrl": urls}
-        one = qjson(server.endpoint_url, {"Action": "ListQueues", "QueueNamePrefix": f"{prefix}-a"})
-        assert result_of(one, "ListQueues") == {"QueueUrl": [urls[0]]}  # a list with one item
+        assert listed == {"NextExclusiveStartQueueName": None, "NextToken": None, "queueUrls": urls}
+        paged = result_of(
+            qjson(server.endpoint_url, {"Action": "ListQueues", "QueueNamePrefix": prefix, "MaxResults": "1"}),
+            "ListQueues",
+        )
+        assert paged["queueUrls"] == urls[:1] and isinstance(paged["NextToken"], str)
         none = qjson(server.endpoint_url, {"Action": "ListQueues", "QueueNamePrefix": uname("none")})
-        assert result_of(none, "ListQueues") == {}  # XML has an empty <ListQueuesResult/>
+        assert result_of(none, "ListQueues") == {
+            "NextExclusiveStartQueueName": None,
+            "NextToken": None,
+            "queueUrls": None,
+        }
     finally:
         for url in urls:
             jcall(server.endpoint_url, "DeleteQueue", {"QueueUrl": url})
@@ -131,21 +183,70 @@ def test_get_queue_attributes_in_json(server: Any, queue: tuple[str, str, str]) 
     params = [
         ("Action", "GetQueueAttributes"),
         ("QueueUrl", queue[1]),
-        ("AttributeName.1", "VisibilityTimeout"),
-        ("AttributeName.2", "DelaySeconds"),
+        ("AttributeName.1", "QueueArn"),
+        ("AttributeName.2", "ApproximateNumberOfMessages"),
     ]
-    result = result_of(qjson(server.endpoint_url, params), "GetQueueAttributes")
-    assert list(result) == ["Attributes"]
-    assert sorted(result["Attributes"], key=lambda a: a["Name"]) == [
-        {"Name": "DelaySeconds", "Value": "0"},
-        {"Name": "VisibilityTimeout", "Value": "30"},
-    ]
-    one = qjson(server.endpoint_url, [*params[:3]])
+    assert exact(qjson(server.endpoint_url, params)) == {
+        "GetQueueAttributesResponse": {
+            "GetQueueAttributesResult": {
+                "Attributes": [
+                    {"Name": "QueueArn", "Value": f"arn:aws:sqs:us-east-1:000000000000:{queue[0]}"},
+                    {"Name": "ApproximateNumberOfMessages", "Value": "0"},
+                ]
+            },
+            "ResponseMetadata": {"RequestId": "rid"},
+        }
+    }
+    one = qjson(server.endpoint_url, [*params[:2], ("AttributeName.1", "VisibilityTimeout")])
     assert result_of(one, "GetQueueAttributes") == {"Attributes": [{"Name": "VisibilityTimeout", "Value": "30"}]}
+
+
+def test_receive_one_message_and_none_in_json(server: Any, queue: tuple[str, str, str]) -> None:
+    sent = result_of(
+        qjson(server.endpoint_url, {"Action": "SendMessage", "QueueUrl": queue[1], "MessageBody": "plain"}),
+        "SendMessage",
+    )
+    assert sent == {
+        "MD5OfMessageAttributes": None,
+        "MD5OfMessageBody": "ac7938d40cfc2307e2bf325d28e7884e",  # md5("plain")
+        "MD5OfMessageSystemAttributes": None,
+        "MessageId": sent["MessageId"],
+        "SequenceNumber": None,
+    }
+    received = qjson(server.endpoint_url, {"Action": "ReceiveMessage", "QueueUrl": queue[1]})
+    body = exact(received)
+    handle = body["ReceiveMessageResponse"]["ReceiveMessageResult"]["messages"][0]["ReceiptHandle"]
+    assert isinstance(handle, str) and handle
+    assert body == {  # as recorded on AWS (2024)
+        "ReceiveMessageResponse": {
+            "ReceiveMessageResult": {
+                "messages": [
+                    {
+                        "Attributes": None,
+                        "Body": "plain",
+                        "MD5OfBody": "ac7938d40cfc2307e2bf325d28e7884e",
+                        "MD5OfMessageAttributes": None,
+                        "MessageAttributes": None,
+                        "MessageId": sent["MessageId"],
+                        "ReceiptHandle": handle,
+                    }
+                ]
+            },
+            "ResponseMetadata": {"RequestId": "rid"},
+        }
+    }
+    empty = qjson(server.endpoint_url, {"Action": "ReceiveMessage", "QueueUrl": queue[1]})
+    assert exact(empty) == {
+        "ReceiveMessageResponse": {
+            "ReceiveMessageResult": {"messages": None},
+            "ResponseMetadata": {"RequestId": "rid"},
+        }
+    }
 
 
 def test_send_and_receive_message_with_attributes_in_json(server: Any, queue: tuple[str, str, str]) -> None:
     body = 'quote " cr \r lt < amp &'
+    binary = base64.b64encode(b"\x00\x01\x02").decode()
     sent = qjson(
         server.endpoint_url,
         [
@@ -157,57 +258,64 @@ def test_send_and_receive_message_with_attributes_in_json(server: Any, queue: tu
             ("MessageAttribute.1.Value.StringValue", "Bar"),
             ("MessageAttribute.2.Name", "b"),
             ("MessageAttribute.2.Value.DataType", "Binary"),
-            ("MessageAttribute.2.Value.BinaryValue", base64.b64encode(b"\x00\x01\x02").decode()),
+            ("MessageAttribute.2.Value.BinaryValue", binary),
         ],
     )
     sent_result = result_of(sent, "SendMessage")
-    assert list(sent_result) == ["MD5OfMessageBody", "MD5OfMessageAttributes", "MessageId"]
-    second = result_of(
-        qjson(server.endpoint_url, {"Action": "SendMessage", "QueueUrl": queue[1], "MessageBody": "plain"}),
-        "SendMessage",
-    )
-    assert second["MD5OfMessageBody"] == "ac7938d40cfc2307e2bf325d28e7884e"  # md5("plain")
+    assert list(sent_result) == [
+        "MD5OfMessageAttributes",
+        "MD5OfMessageBody",
+        "MD5OfMessageSystemAttributes",
+        "MessageId",
+        "SequenceNumber",
+    ]
+    assert sent_result["MD5OfMessageSystemAttributes"] is None and sent_result["SequenceNumber"] is None
 
     received = qjson(
         server.endpoint_url,
         [
             ("Action", "ReceiveMessage"),
             ("QueueUrl", queue[1]),
-            ("MaxNumberOfMessages", "10"),
             ("AttributeName.1", "SentTimestamp"),
             ("MessageAttributeName.1", "All"),
         ],
     )
     result = result_of(received, "ReceiveMessage")
-    assert list(result) == ["Message"]
-    messages = {m["MessageId"]: m for m in result["Message"]}
-    assert set(messages) == {sent_result["MessageId"], second["MessageId"]}
-    first = messages[sent_result["MessageId"]]
-    assert list(first) == [
-        "MessageId",
-        "ReceiptHandle",
-        "MD5OfBody",
-        "Body",
-        "Attribute",
-        "MD5OfMessageAttributes",
-        "MessageAttribute",
-    ]
-    assert first["Body"] == body
-    assert first["MD5OfBody"] == sent_result["MD5OfMessageBody"]
-    assert first["MD5OfMessageAttributes"] == sent_result["MD5OfMessageAttributes"]
-    [sent_timestamp] = first["Attribute"]
-    assert sent_timestamp["Name"] == "SentTimestamp" and sent_timestamp["Value"].isdigit()
+    assert list(result) == ["messages"]
+    [message] = result["messages"]
+    [sent_timestamp] = message["Attributes"]
     assert list(sent_timestamp) == ["Name", "Value"]
-    assert first["MessageAttribute"] == [
-        {"Name": "Foo", "Value": {"StringValue": "Bar", "DataType": "String"}},
-        {"Name": "b", "Value": {"BinaryValue": base64.b64encode(b"\x00\x01\x02").decode(), "DataType": "Binary"}},
-    ]
-    plain = messages[second["MessageId"]]
-    assert plain["Attribute"] == [{"Name": "SentTimestamp", "Value": plain["Attribute"][0]["Value"]}]
-    assert "MessageAttribute" not in plain and "MD5OfMessageAttributes" not in plain
-
-    empty = qjson(server.endpoint_url, {"Action": "ReceiveMessage", "QueueUrl": queue[1]})
-    assert result_of(empty, "ReceiveMessage") == {}
+    assert sent_timestamp["Name"] == "SentTimestamp" and sent_timestamp["Value"].isdigit()
+    assert message == {
+        "Attributes": [sent_timestamp],
+        "Body": body,
+        "MD5OfBody": sent_result["MD5OfMessageBody"],
+        "MD5OfMessageAttributes": sent_result["MD5OfMessageAttributes"],
+        "MessageAttributes": [
+            {
+                "Name": "Foo",
+                "Value": {
+                    "BinaryListValues": None,
+                    "BinaryValue": None,
+                    "DataType": "String",
+                    "StringListValues": None,
+                    "StringValue": "Bar",
+                },
+            },
+            {
+                "Name": "b",
+                "Value": {
+                    "BinaryListValues": None,
+                    "BinaryValue": binary,
+                    "DataType": "Binary",
+                    "StringListValues": None,
+                    "StringValue": None,
+                },
+            },
+        ],
+        "MessageId": sent_result["MessageId"],
+        "ReceiptHandle": message["ReceiptHandle"],
+    }
 
 
 def test_batch_with_a_failed_entry_in_json(server: Any, queue: tuple[str, str, str]) -> None:
@@ -222,14 +330,35 @@ def test_batch_with_a_failed_entry_in_json(server: Any, queue: tuple[str, str, s
             ("SendMessageBatchRequestEntry.2.MessageBody", "bad\x00"),
         ],
     )
-    result = result_of(resp, "SendMessageBatch")
-    assert list(result) == ["SendMessageBatchResultEntry", "BatchResultErrorEntry"]
-    [ok] = result["SendMessageBatchResultEntry"]
-    assert ok["Id"] == "first" and ok["MD5OfMessageBody"] == "f97c5d29941bfb1b2fdab0874906ab82"  # md5("one")
-    assert set(ok) == {"Id", "MD5OfMessageBody", "MessageId"}
-    [failed] = result["BatchResultErrorEntry"]
-    assert set(failed) == {"Id", "SenderFault", "Code", "Message"}
-    assert (failed["Id"], failed["SenderFault"], failed["Code"]) == ("second", True, "InvalidMessageContents")
+    body = exact(resp)
+    result = body["SendMessageBatchResponse"]["SendMessageBatchResult"]
+    [failed] = result["Failed"]
+    assert isinstance(failed["Message"], str) and failed["Message"]
+    assert body == {
+        "SendMessageBatchResponse": {
+            "SendMessageBatchResult": {
+                "Failed": [
+                    {
+                        "Code": "InvalidMessageContents",
+                        "Id": "second",
+                        "Message": failed["Message"],
+                        "SenderFault": True,
+                    }
+                ],
+                "Successful": [
+                    {
+                        "Id": "first",
+                        "MD5OfMessageAttributes": None,
+                        "MD5OfMessageBody": "f97c5d29941bfb1b2fdab0874906ab82",  # md5("one")
+                        "MD5OfMessageSystemAttributes": None,
+                        "MessageId": result["Successful"][0]["MessageId"],
+                        "SequenceNumber": None,
+                    }
+                ],
+            },
+            "ResponseMetadata": {"RequestId": "rid"},
+        }
+    }
 
     handle = jcall(server.endpoint_url, "ReceiveMessage", {"QueueUrl": queue[1]}).json()["Messages"][0]
     deleted = qjson(
@@ -239,9 +368,26 @@ def test_batch_with_a_failed_entry_in_json(server: Any, queue: tuple[str, str, s
             ("QueueUrl", queue[1]),
             ("DeleteMessageBatchRequestEntry.1.Id", "d"),
             ("DeleteMessageBatchRequestEntry.1.ReceiptHandle", handle["ReceiptHandle"]),
+            ("DeleteMessageBatchRequestEntry.2.Id", "bad"),
+            ("DeleteMessageBatchRequestEntry.2.ReceiptHandle", "garbage"),
         ],
     )
-    assert result_of(deleted, "DeleteMessageBatch") == {"DeleteMessageBatchResultEntry": [{"Id": "d"}]}
+    result = result_of(deleted, "DeleteMessageBatch")
+    assert result["Successful"] == [{"Id": "d"}]
+    [failed] = result["Failed"]
+    assert list(failed) == ["Code", "Id", "Message", "SenderFault"]
+    assert (failed["Code"], failed["Id"], failed["SenderFault"]) == ("ReceiptHandleIsInvalid", "bad", True)
+    only_failed = qjson(
+        server.endpoint_url,
+        [
+            ("Action", "ChangeMessageVisibilityBatch"),
+            ("QueueUrl", queue[1]),
+            ("ChangeMessageVisibilityBatchRequestEntry.1.Id", "c"),
+            ("ChangeMessageVisibilityBatchRequestEntry.1.ReceiptHandle", "garbage"),
+            ("ChangeMessageVisibilityBatchRequestEntry.1.VisibilityTimeout", "0"),
+        ],
+    )
+    assert result_of(only_failed, "ChangeMessageVisibilityBatch")["Successful"] is None
 
 
 def test_action_without_output_in_json(server: Any, queue: tuple[str, str, str]) -> None:

@@ -321,6 +321,48 @@ def test_query_with_accept_json_is_answered_in_json(app: tuple[Any, FakeBroker])
     }
 
 
+def _without_request_id(resp: Any) -> Any:
+    """The JSON body of ``resp`` with its RequestId (checked against ``x-amzn-RequestId``) replaced by ``"rid"``."""
+    body = resp.json()
+    [response] = body.values()
+    assert response["ResponseMetadata"] == {"RequestId": resp.headers["x-amzn-requestid"]}
+    response["ResponseMetadata"]["RequestId"] = "rid"
+    return body
+
+
+def test_query_list_queues_and_receive_in_json(app: tuple[Any, FakeBroker]) -> None:
+    asgi, broker = app
+    resp = query_call(asgi, {"Action": "ListQueues"}, headers=ACCEPT_JSON)
+    assert resp.headers["content-type"] == "application/json"
+    assert _without_request_id(resp) == {
+        "ListQueuesResponse": {
+            "ListQueuesResult": {
+                "NextExclusiveStartQueueName": None,
+                "NextToken": None,
+                "queueUrls": ["http://localhost:9324/000000000000/q"],
+            },
+            "ResponseMetadata": {"RequestId": "rid"},
+        }
+    }
+    broker.delete_queue(broker.get_queue(DEFAULT, "q"))
+    resp = query_call(asgi, {"Action": "ListQueues"}, headers=ACCEPT_JSON)
+    assert _without_request_id(resp) == {
+        "ListQueuesResponse": {
+            "ListQueuesResult": {"NextExclusiveStartQueueName": None, "NextToken": None, "queueUrls": None},
+            "ResponseMetadata": {"RequestId": "rid"},
+        }
+    }
+    broker.create_queue(DEFAULT, "q", {}, {})
+    params = {"Action": "ReceiveMessage", "QueueUrl": "http://localhost:9324/000000000000/q"}
+    resp = query_call(asgi, params, headers=ACCEPT_JSON)
+    assert _without_request_id(resp) == {
+        "ReceiveMessageResponse": {
+            "ReceiveMessageResult": {"messages": None},
+            "ResponseMetadata": {"RequestId": "rid"},
+        }
+    }
+
+
 def test_query_error_with_accept_json(app: tuple[Any, FakeBroker]) -> None:
     resp = query_call(app[0], {"Action": "ListQueues"}, path="/000000000000/q", headers=ACCEPT_JSON)
     assert resp.status == 400

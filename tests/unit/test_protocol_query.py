@@ -1,4 +1,5 @@
-"""Query decoding (key map and legacy forms, SQS-REFERENCE 1.2) and XML rendering (1.3)."""
+"""Query decoding (key map and legacy forms, SQS-REFERENCE 1.2), XML rendering (1.3) and JSON rendering (``Accept:
+application/json``, in the form recorded on AWS)."""
 
 from __future__ import annotations
 
@@ -362,13 +363,42 @@ def test_json_no_output_response_has_only_response_metadata() -> None:
     }
 
 
-def test_json_empty_result_is_an_empty_object() -> None:
-    assert dec_json(query.encode_json("ReceiveMessage", {}, "r")) == {
-        "ReceiveMessageResponse": {"ReceiveMessageResult": {}, "ResponseMetadata": {"RequestId": "r"}}
+def test_json_list_queues_with_none_and_with_one_queue() -> None:
+    # Recorded on AWS (2020): queueUrls (lower-case q), NextExclusiveStartQueueName and NextToken always present.
+    assert dec_json(query.encode_json("ListQueues", {}, "rid")) == {
+        "ListQueuesResponse": {
+            "ListQueuesResult": {"NextExclusiveStartQueueName": None, "NextToken": None, "queueUrls": None},
+            "ResponseMetadata": {"RequestId": "rid"},
+        }
+    }
+    url = "https://sqs.us-east-1.amazonaws.com/123456789012/a"
+    body = query.encode_json("ListQueues", {"QueueUrls": [url]}, "rid")
+    assert dec_json(body) == {
+        "ListQueuesResponse": {
+            "ListQueuesResult": {"NextExclusiveStartQueueName": None, "NextToken": None, "queueUrls": [url]},
+            "ResponseMetadata": {"RequestId": "rid"},
+        }
+    }
+    assert body.startswith(b'{"ListQueuesResponse":{"ListQueuesResult":{"NextExclusiveStartQueueName":null,')
+    paged = dec_json(query.encode_json("ListQueues", {"QueueUrls": ["u1", "u2"], "NextToken": "t"}, "r"))
+    assert paged["ListQueuesResponse"]["ListQueuesResult"] == {
+        "NextExclusiveStartQueueName": None,
+        "NextToken": "t",
+        "queueUrls": ["u1", "u2"],
     }
 
 
-def test_json_receive_layout() -> None:
+def _attribute_value(data_type: str, string: str | None = None, binary: str | None = None) -> dict[str, Any]:
+    return {
+        "BinaryListValues": None,
+        "BinaryValue": binary,
+        "DataType": data_type,
+        "StringListValues": None,
+        "StringValue": string,
+    }
+
+
+def test_json_receive_message_with_one_message() -> None:
     result = {
         "Messages": [
             {
@@ -382,108 +412,212 @@ def test_json_receive_layout() -> None:
                     "Foo": {"StringValue": "Bar", "DataType": "String"},
                     "b": {"BinaryValue": "AAEC", "DataType": "Binary"},
                 },
-            },
-            {"MessageId": "m-2", "ReceiptHandle": "rh-2", "MD5OfBody": "z", "Body": "two"},
+            }
         ]
     }
-    assert dec_json(query.encode_json("ReceiveMessage", result, "r")) == {
+    body = query.encode_json("ReceiveMessage", result, "r")
+    assert dec_json(body) == {
         "ReceiveMessageResponse": {
             "ReceiveMessageResult": {
-                "Message": [
+                "messages": [
                     {
-                        "MessageId": "m-1",
-                        "ReceiptHandle": "rh-1",
-                        "MD5OfBody": "x",
-                        "Body": '"&quot;\r<a>&',  # JSON needs none of XML's escaping
-                        "Attribute": [
+                        "Attributes": [
                             {"Name": "SentTimestamp", "Value": "1700000000000"},
                             {"Name": "ApproximateReceiveCount", "Value": "1"},
                         ],
+                        "Body": '"&quot;\r<a>&',  # JSON needs none of XML's escaping
+                        "MD5OfBody": "x",
                         "MD5OfMessageAttributes": "y",
-                        "MessageAttribute": [
-                            {"Name": "Foo", "Value": {"StringValue": "Bar", "DataType": "String"}},
-                            {"Name": "b", "Value": {"BinaryValue": "AAEC", "DataType": "Binary"}},
+                        "MessageAttributes": [
+                            {"Name": "Foo", "Value": _attribute_value("String", string="Bar")},
+                            {"Name": "b", "Value": _attribute_value("Binary", binary="AAEC")},
                         ],
-                    },
-                    {"MessageId": "m-2", "ReceiptHandle": "rh-2", "MD5OfBody": "z", "Body": "two"},
+                        "MessageId": "m-1",
+                        "ReceiptHandle": "rh-1",
+                    }
                 ]
             },
             "ResponseMetadata": {"RequestId": "r"},
         }
     }
+    # The recorded member order (ASCII order of the names).
+    message = dec_json(body)["ReceiveMessageResponse"]["ReceiveMessageResult"]["messages"][0]
+    assert list(message) == [
+        "Attributes",
+        "Body",
+        "MD5OfBody",
+        "MD5OfMessageAttributes",
+        "MessageAttributes",
+        "MessageId",
+        "ReceiptHandle",
+    ]
+    assert list(message["MessageAttributes"][0]["Value"]) == [
+        "BinaryListValues",
+        "BinaryValue",
+        "DataType",
+        "StringListValues",
+        "StringValue",
+    ]
 
 
-def test_json_repeated_elements_are_lists_even_with_one_item() -> None:
+def test_json_receive_message_without_attributes_and_with_none() -> None:
+    # Recorded on AWS (2024): a message without (message) attributes has them null; no messages is "messages": null.
+    plain = {"MessageId": "m", "ReceiptHandle": "rh", "MD5OfBody": "x", "Body": "b"}
+    assert dec_json(query.encode_json("ReceiveMessage", {"Messages": [plain]}, "r")) == {
+        "ReceiveMessageResponse": {
+            "ReceiveMessageResult": {
+                "messages": [
+                    {
+                        "Attributes": None,
+                        "Body": "b",
+                        "MD5OfBody": "x",
+                        "MD5OfMessageAttributes": None,
+                        "MessageAttributes": None,
+                        "MessageId": "m",
+                        "ReceiptHandle": "rh",
+                    }
+                ]
+            },
+            "ResponseMetadata": {"RequestId": "r"},
+        }
+    }
+    assert dec_json(query.encode_json("ReceiveMessage", {}, "r")) == {
+        "ReceiveMessageResponse": {
+            "ReceiveMessageResult": {"messages": None},
+            "ResponseMetadata": {"RequestId": "r"},
+        }
+    }
+    empty = {"Messages": [{**plain, "Attributes": {}, "MessageAttributes": {}}]}
+    [message] = dec_json(query.encode_json("ReceiveMessage", empty, "r"))["ReceiveMessageResponse"][
+        "ReceiveMessageResult"
+    ]["messages"]
+    assert message["Attributes"] is None and message["MessageAttributes"] is None
+    assert dec_json(query.encode_json("ReceiveMessage", {"Messages": []}, "r"))["ReceiveMessageResponse"][
+        "ReceiveMessageResult"
+    ] == {"messages": None}
+
+
+def test_json_get_queue_attributes() -> None:
+    arn = "arn:aws:sqs:us-east-1:123456789012:q"
+    result = {"Attributes": {"QueueArn": arn, "ApproximateNumberOfMessages": "0"}}
+    assert dec_json(query.encode_json("GetQueueAttributes", result, "rid")) == {
+        "GetQueueAttributesResponse": {
+            "GetQueueAttributesResult": {
+                "Attributes": [
+                    {"Name": "QueueArn", "Value": arn},
+                    {"Name": "ApproximateNumberOfMessages", "Value": "0"},
+                ]
+            },
+            "ResponseMetadata": {"RequestId": "rid"},
+        }
+    }
+    assert dec_json(query.encode_json("GetQueueAttributes", {}, "rid"))["GetQueueAttributesResponse"][
+        "GetQueueAttributesResult"
+    ] == {"Attributes": None}
+
+
+def test_json_batch_result_with_one_success_and_one_failure() -> None:
+    result = {
+        "Successful": [{"Id": "a", "MD5OfMessageBody": "x", "MessageId": "m"}],
+        "Failed": [{"Id": "b", "SenderFault": True, "Code": "InvalidMessageContents", "Message": "bad"}],
+    }
+    body = query.encode_json("SendMessageBatch", result, "r")
+    assert dec_json(body) == {
+        "SendMessageBatchResponse": {
+            "SendMessageBatchResult": {
+                "Failed": [{"Code": "InvalidMessageContents", "Id": "b", "Message": "bad", "SenderFault": True}],
+                "Successful": [
+                    {
+                        "Id": "a",
+                        "MD5OfMessageAttributes": None,
+                        "MD5OfMessageBody": "x",
+                        "MD5OfMessageSystemAttributes": None,
+                        "MessageId": "m",
+                        "SequenceNumber": None,
+                    }
+                ],
+            },
+            "ResponseMetadata": {"RequestId": "r"},
+        }
+    }
+    assert b'"SenderFault":true' in body  # a boolean, not XML's text
+    result = {"Successful": [{"Id": "a"}], "Failed": [{"Id": "b", "SenderFault": False, "Code": "C", "Message": "m"}]}
+    for action in ("DeleteMessageBatch", "ChangeMessageVisibilityBatch"):
+        assert dec_json(query.encode_json(action, result, "r"))[f"{action}Response"][f"{action}Result"] == {
+            "Failed": [{"Code": "C", "Id": "b", "Message": "m", "SenderFault": False}],
+            "Successful": [{"Id": "a"}],
+        }
+        assert dec_json(query.encode_json(action, {"Successful": [{"Id": "a"}]}, "r"))[f"{action}Response"][
+            f"{action}Result"
+        ] == {"Failed": None, "Successful": [{"Id": "a"}]}
+
+
+def test_json_other_results() -> None:
     def result(action: str, value: dict[str, Any]) -> Any:
         return dec_json(query.encode_json(action, value, "r"))[f"{action}Response"][f"{action}Result"]
 
-    assert result("ListQueues", {"QueueUrls": ["u1"], "NextToken": "t"}) == {"QueueUrl": ["u1"], "NextToken": "t"}
-    assert result("ListDeadLetterSourceQueues", {"queueUrls": ["u"]}) == {"QueueUrl": ["u"]}
-    assert result("ListQueueTags", {"Tags": {"k": "v"}}) == {"Tag": [{"Key": "k", "Value": "v"}]}
-    assert result("GetQueueAttributes", {"Attributes": {"DelaySeconds": "0"}}) == {
-        "Attributes": [{"Name": "DelaySeconds", "Value": "0"}]
+    assert result("CreateQueue", {"QueueUrl": "u"}) == {"QueueUrl": "u"}
+    assert result("GetQueueUrl", {"QueueUrl": "u"}) == {"QueueUrl": "u"}
+    assert result("SendMessage", {"MD5OfMessageBody": "x", "MessageId": "m", "SequenceNumber": "1"}) == {
+        "MD5OfMessageAttributes": None,
+        "MD5OfMessageBody": "x",
+        "MD5OfMessageSystemAttributes": None,
+        "MessageId": "m",
+        "SequenceNumber": "1",
     }
-    assert result("ReceiveMessage", {"Messages": [{"MessageId": "m", "Attributes": {"SenderId": "1"}}]}) == {
-        "Message": [{"MessageId": "m", "Attribute": [{"Name": "SenderId", "Value": "1"}]}]
-    }
-
-
-def test_json_leaves_out_what_xml_leaves_out() -> None:
-    xml_result = parse(query.encode("ListDeadLetterSourceQueues", {"queueUrls": []}, "r"))[0]
-    assert xml_result.tag == NS + "ListDeadLetterSourceQueuesResult" and list(xml_result) == []
-    body = query.encode_json("ListDeadLetterSourceQueues", {"queueUrls": []}, "r")
-    assert dec_json(body)["ListDeadLetterSourceQueuesResponse"]["ListDeadLetterSourceQueuesResult"] == {}
-    result = {"Successful": [{"Id": "a"}], "Failed": []}
-    assert dec_json(query.encode_json("DeleteMessageBatch", result, "r"))["DeleteMessageBatchResponse"][
-        "DeleteMessageBatchResult"
-    ] == {"DeleteMessageBatchResultEntry": [{"Id": "a"}]}
-    message = {"MessageId": "m", "MD5OfMessageAttributes": None, "MessageAttributes": {}}
-    assert dec_json(query.encode_json("ReceiveMessage", {"Messages": [message]}, "r"))["ReceiveMessageResponse"][
-        "ReceiveMessageResult"
-    ] == {"Message": [{"MessageId": "m"}]}
-
-
-def test_json_batch_result_keeps_scalar_types() -> None:
-    result = {
-        "Successful": [{"Id": "a", "MessageId": "m", "MD5OfMessageBody": "x"}],
-        "Failed": [{"Id": "b", "SenderFault": True, "Code": "InvalidMessageContents", "Message": "bad"}],
-    }
-    assert dec_json(query.encode_json("SendMessageBatch", result, "r"))["SendMessageBatchResponse"] == {
-        "SendMessageBatchResult": {
-            "SendMessageBatchResultEntry": [{"Id": "a", "MessageId": "m", "MD5OfMessageBody": "x"}],
-            "BatchResultErrorEntry": [
-                {"Id": "b", "SenderFault": True, "Code": "InvalidMessageContents", "Message": "bad"}
-            ],
-        },
-        "ResponseMetadata": {"RequestId": "r"},
-    }
-    moved = dec_json(query.encode_json("CancelMessageMoveTask", {"ApproximateNumberOfMessagesMoved": 3}, "r"))
-    assert moved["CancelMessageMoveTaskResponse"]["CancelMessageMoveTaskResult"] == {
+    assert result("ListDeadLetterSourceQueues", {"queueUrls": ["u"]}) == {"NextToken": None, "queueUrls": ["u"]}
+    assert result("ListDeadLetterSourceQueues", {"queueUrls": []}) == {"NextToken": None, "queueUrls": None}
+    assert result("ListQueueTags", {"Tags": {"k": "v"}}) == {"Tags": [{"Key": "k", "Value": "v"}]}
+    assert result("ListQueueTags", {}) == {"Tags": None}
+    assert result("StartMessageMoveTask", {"TaskHandle": "h"}) == {"TaskHandle": "h"}
+    assert result("CancelMessageMoveTask", {"ApproximateNumberOfMessagesMoved": 3}) == {
         "ApproximateNumberOfMessagesMoved": 3
     }
+    task = {"TaskHandle": "h", "Status": "RUNNING", "SourceArn": "s", "ApproximateNumberOfMessagesMoved": 0}
+    assert result("ListMessageMoveTasks", {"Results": [{**task, "StartedTimestamp": 5}]}) == {
+        "Results": [
+            {
+                "ApproximateNumberOfMessagesMoved": 0,  # a zero is a value, not an absent member
+                "ApproximateNumberOfMessagesToMove": None,
+                "DestinationArn": None,
+                "FailureReason": None,
+                "MaxNumberOfMessagesPerSecond": None,
+                "SourceArn": "s",
+                "StartedTimestamp": 5,
+                "Status": "RUNNING",
+                "TaskHandle": "h",
+            }
+        ]
+    }
+    assert result("ListMessageMoveTasks", {"Results": []}) == {"Results": None}
 
 
-def _xml_tree(element: ET.Element) -> Any:
-    """An element as ``{child tag: [child trees]}`` (text for a leaf), namespace stripped."""
+def test_json_result_of_every_action_has_every_member() -> None:
+    for action, members in query.JSON_RESULTS.items():
+        expected = {member.name: None for member in members}
+        assert dec_json(query.encode_json(action, {}, "r")) == {
+            f"{action}Response": {f"{action}Result": expected, "ResponseMetadata": {"RequestId": "r"}}
+        }, action
+    assert set(query.JSON_RESULTS) == query.WITH_RESULT
+
+
+def _xml_leaves(element: ET.Element) -> list[str]:
     children = list(element)
     if not children:
-        return element.text or ""
-    out: dict[str, list[Any]] = {}
-    for child in children:
-        out.setdefault(child.tag.removeprefix(NS), []).append(_xml_tree(child))
-    return out
+        return [element.text or ""]
+    return [text for child in children for text in _xml_leaves(child)]
 
 
-def _json_tree(value: Any) -> Any:
-    """A JSON value in ``_xml_tree``'s form: every member a list, scalars as XML text."""
+def _json_leaves(value: Any) -> list[str]:
     if isinstance(value, dict):
-        return {
-            {"Attributes": "Attribute"}.get(k, k): [_json_tree(i) for i in (v if isinstance(v, list) else [v])]
-            for k, v in value.items()
-        }
+        return [text for item in value.values() for text in _json_leaves(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _json_leaves(item)]
+    if value is None:
+        return []
     if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+        return ["true" if value else "false"]
+    return [str(value)]
 
 
 @pytest.mark.parametrize(
@@ -516,9 +650,76 @@ def _json_tree(value: Any) -> Any:
         ("ListMessageMoveTasks", {"Results": [{"TaskHandle": "h", "Status": "RUNNING", "StartedTimestamp": 5}]}),
     ],
 )
-def test_json_and_xml_render_the_same_document(action: str, result: dict[str, Any]) -> None:
-    xml_doc = {action + "Response": [_xml_tree(parse(query.encode(action, result, "r")))]}
-    assert _json_tree(dec_json(query.encode_json(action, result, "r"))) == xml_doc
+def test_json_carries_the_values_xml_carries(action: str, result: dict[str, Any]) -> None:
+    """The two renderings differ in names and layout, not in content: the same texts (map keys included)."""
+    xml_texts = _xml_leaves(parse(query.encode(action, result, "r")))
+    json_texts = _json_leaves(dec_json(query.encode_json(action, result, "r")))
+    assert sorted(json_texts) == sorted(xml_texts)
+
+
+# --- the JSON result table against the API model ----------------------------------------------------------------
+
+# Recorded on AWS, where the JSON differs from the API model: member name → JSON name, and members the model lacks.
+RECORDED_NAMES = {"ListQueues.QueueUrls": "queueUrls", "ReceiveMessage.Messages": "messages"}
+RECORDED_EXTRAS = {"ListQueues.NextExclusiveStartQueueName"}
+SCALAR_TYPES = {"string", "boolean", "integer", "long", "blob"}
+
+
+def _check_structure(path: str, members: tuple[query.JsonMember, ...], shape: Any, seen: set[str]) -> None:
+    """``members`` (the table) lists every member of the model structure ``shape`` under its model name (or its
+    recorded name), with the kind its model type calls for, and nothing else but the recorded extras; adds the
+    paths it checked to ``seen``."""
+    names = [member.name for member in members]
+    assert names == sorted(names), f"{path}: members not in ASCII order"
+    extras = {f"{path}.{member.name}" for member in members if member.model is None}
+    assert extras <= RECORDED_EXTRAS, f"{path}: members the model does not have: {extras - RECORDED_EXTRAS}"
+    seen.update(extras)
+    by_model = {member.model: member for member in members if member.model is not None}
+    assert len(by_model) == len(members) - len(extras), f"{path}: a model member listed twice"
+    assert set(by_model) == set(shape.members), path
+    for name, member_shape in shape.members.items():
+        member = by_model[name]
+        where = f"{path}.{name}"
+        seen.add(where)
+        assert member.name == RECORDED_NAMES.get(where, name), where
+        type_name = member_shape.type_name
+        if type_name in SCALAR_TYPES:
+            assert member.kind is query.JsonKind.SCALAR and not member.members, where
+        elif type_name == "list" and member_shape.member.type_name == "structure":
+            assert member.kind is query.JsonKind.STRUCT_LIST, where
+            _check_structure(where, member.members, member_shape.member, seen)
+        elif type_name == "list":
+            assert member_shape.member.type_name in SCALAR_TYPES, where
+            assert member.kind is query.JsonKind.LIST and not member.members, where
+        elif type_name == "map" and member_shape.value.type_name == "structure":
+            assert member.kind is query.JsonKind.STRUCT_MAP, where
+            _check_structure(where, member.members, member_shape.value, seen)
+        elif type_name == "map":
+            assert member_shape.value.type_name in SCALAR_TYPES, where
+            assert member.kind is query.JsonKind.MAP and not member.members, where
+        else:
+            pytest.fail(f"{where}: model type {type_name} has no JSON rendering")
+
+
+def test_json_results_cover_the_api_model() -> None:
+    """Every output member of every SQS operation in botocore's service model (the installed botocore) is in
+    ``query.JSON_RESULTS``, and nothing else is but the members recorded on AWS."""
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("sqs")
+    with_output = set()
+    seen: set[str] = set()
+    for operation in model.operation_names:
+        output = model.operation_model(operation).output_shape
+        if output is None or not output.members:
+            assert operation not in query.JSON_RESULTS, operation
+            continue
+        with_output.add(operation)
+        assert operation in query.JSON_RESULTS, operation
+        _check_structure(operation, query.JSON_RESULTS[operation], output, seen)
+    assert set(query.JSON_RESULTS) == with_output
+    # Every recorded exception was met (the model still has the member it renames; the table has the extra).
+    assert set(RECORDED_NAMES) <= seen and RECORDED_EXTRAS <= seen
 
 
 def test_json_error_document_matches_xml_error() -> None:
