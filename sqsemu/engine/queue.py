@@ -344,13 +344,15 @@ class Queue:
             )
 
     def _new_message(self, entry: SendEntry, sender_id: str, now_ms: int) -> tuple[Message, int]:
+        """Validate one message to send; returns it (not stored) and its delay in seconds. A message over
+        MaximumMessageSize (body plus message attributes, bytes) raises ``InvalidParameterValue``, worded as AWS was
+        recorded to: "One or more parameters are invalid. Reason: ..." for SendMessage and "One or more parameters
+        cannot be validated. Reason: ..." for a SendMessageBatch entry (an entry is one that has a batch Id)."""
         body = check_body(entry.body)
         size = len(body.encode()) + check_message_attributes(entry.message_attributes, self.limits)
         if size > self.max_message_size:
-            raise InvalidParameterValue(
-                "One or more parameters are invalid. "
-                f"Reason: Message must be shorter than {self.max_message_size} bytes."
-            )
+            lead = "One or more parameters cannot be validated." if entry.id else "One or more parameters are invalid."
+            raise InvalidParameterValue(f"{lead} Reason: Message must be shorter than {self.max_message_size} bytes.")
         trace_header = check_system_attributes(entry.system_attributes) or entry.trace_header
         delay = self._check_delay(entry.delay_seconds)
         self._check_ids(entry)

@@ -178,7 +178,7 @@ def test_size_limit_follows_queue_maximum_message_size(sqs, make_queue):
     with pytest.raises(ClientError) as exc:
         sqs.send_message(QueueUrl=url, MessageBody="a" * 1025)
     assert error_code(exc) == "InvalidParameterValue"
-    assert "Message must be shorter than 1024 bytes" in error_message(exc)
+    assert error_message(exc) == "One or more parameters are invalid. Reason: Message must be shorter than 1024 bytes."
 
 
 def test_multibyte_characters_count_as_utf8_bytes(sqs, make_queue):
@@ -528,7 +528,9 @@ def test_send_message_batch_oversize_entry_fails_only_that_entry(sqs, make_queue
     assert failed["Id"] == "big"
     assert failed["SenderFault"] is True
     assert failed["Code"] == "InvalidParameterValue"
-    assert "Message must be shorter than 1024 bytes" in failed.get("Message", "")
+    assert failed["Message"] == (
+        "One or more parameters cannot be validated. Reason: Message must be shorter than 1024 bytes."
+    )
 
 
 def test_send_message_batch_invalid_attribute_fails_only_that_entry(sqs, make_queue):
