@@ -228,7 +228,8 @@ class SQLiteStore:
                 queue.restore_message(self._message_from(row, now))
                 self._rows.setdefault(row[0], {})[row[1]] = row[2]
         for uid, key, expires, message_id, sequence_number in db.execute(
-            "SELECT queue_uid, key, expires_ms, message_id, sequence_number FROM deduplication WHERE expires_ms > ?",
+            "SELECT queue_uid, key, expires_ms, message_id, sequence_number FROM deduplication WHERE expires_ms > ? "
+            "ORDER BY expires_ms",
             (now,),
         ):
             fifo_queue = queues.get(uid)

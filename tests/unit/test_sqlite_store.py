@@ -271,6 +271,27 @@ def test_expired_deduplication_keys_are_not_restored(node: Node, data_dir: Path)
         node.close()
 
 
+
+def test_a_deduplication_key_expires_on_time_after_a_restart_whatever_its_name(node: Node, data_dir: Path) -> None:
+    """Keys come back in expiry order: a key that sorts after a later-expiring one by name ("b-early" sent at t0,
+    "a-late" at t0 + 200 s) still expires 5 minutes after its own send, so a send with it past then is stored."""
+    q = node.queue("q.fifo", FifoQueue="true")
+    early = node.broker.send_message(q, SendEntry("e", group_id="g", deduplication_id="b-early"), "000000000000")
+    node.advance(200)
+    late = node.broker.send_message(q, SendEntry("l", group_id="g", deduplication_id="a-late"), "000000000000")
+    node = restart(node, data_dir)
+    try:
+        node.advance(101)  # t0 + 301 s
+        q = node.get("q.fifo")
+        again = node.broker.send_message(q, SendEntry("e2", group_id="g", deduplication_id="b-early"), "000000000000")
+        assert again.message_id != early.message_id
+        assert [m.body for m in q.messages.values()] == ["e", "l", "e2"]
+        duplicate = node.broker.send_message(q, SendEntry("l2", group_id="g", deduplication_id="a-late"), "0")
+        assert duplicate.message_id == late.message_id
+        assert len(q.messages) == 3
+    finally:
+        node.close()
+
 def test_dead_lettered_messages_and_move_tasks_are_restored(node: Node, data_dir: Path) -> None:
     dlq = node.queue("dlq")
     src = node.queue("src", RedrivePolicy=json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1}))
