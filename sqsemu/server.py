@@ -134,12 +134,16 @@ class ServerThread:
 
     Attributes (valid once started): ``port`` (int), ``endpoint_url`` (``"http://host:port"``), ``clock`` and
     ``broker`` (the live objects; they belong to the server's event loop thread: reach them through
-    :meth:`call` or :meth:`advance`), ``app`` and ``config``.
+    :meth:`call` or :meth:`advance`), ``app`` and ``config``. The server (and, in durable mode, its data file) is
+    built by :meth:`start`: a ``ServerThread`` that is never started holds nothing open.
     """
+
+    app: ASGIApp
+    broker: Broker
+    clock: Clock
 
     def __init__(self, config: Config | None = None) -> None:
         self.config = config if config is not None else Config()
-        self.app, self.broker, self.clock = build(self.config)
         self.port: int = 0
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -163,6 +167,8 @@ class ServerThread:
         if self._thread is not None:
             raise RuntimeError("ServerThread already started")
         import uvicorn
+
+        self.app, self.broker, self.clock = build(self.config)
 
         family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)

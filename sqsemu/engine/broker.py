@@ -256,6 +256,7 @@ class Broker:
         if queues.get(queue.name) is queue:
             del queues[queue.name]
         queue.drop()
+        self.move_tasks.forget(queue)
         if self.journal is not None:
             self.journal.queue_deleted(queue)
         if self.strict:
@@ -277,6 +278,7 @@ class Broker:
         for queue in doomed:
             self.namespaces.get(queue.namespace, {}).pop(queue.name, None)
             queue.drop()
+            self.move_tasks.forget(queue)
             if self.journal is not None:
                 self.journal.queue_deleted(queue)
         for ns in [ns for ns, queues in self.namespaces.items() if not queues]:

@@ -4,7 +4,9 @@ derived again from the clock (ARCHITECTURE principle 7).
 A visibility timeout or delay running out changes nothing that needs telling: a message's state follows from its
 ``visible_at_ms`` and the time, so a restored message whose deadline has passed is simply visible. The engine
 calls these methods synchronously, on its own thread, right after the change; a subscriber must copy what it
-needs before returning, since the objects keep changing.
+needs before returning, since the objects keep changing. A subscriber must not raise: the engine may call it in
+the middle of a change, which an exception would leave half done. It handles its own failures (the durable store
+marks itself failed and refuses every request from then on).
 """
 
 from __future__ import annotations

@@ -167,6 +167,10 @@ class FifoQueue(Queue):
         return deduplication_id
 
     def _forget_expired(self, now_ms: int) -> None:
+        """Forget deduplication keys and receive attempts whose window ended by ``now_ms`` (epoch ms), from the
+        front of their orders (rising expiry as long as entries arrive in time order). This only frees memory: a
+        key or attempt out of order is forgotten late, and ``_accept`` and ``replay_attempt`` check the expiry of
+        what they find themselves."""
         order, dedup = self._dedup_order, self.dedup
         while order and order[0][0] <= now_ms:
             expires, key = order.popleft()
@@ -187,6 +191,11 @@ class FifoQueue(Queue):
         self._forget_expired(now_ms)
         key = self._dedup_key(message.group_id or "", message.deduplication_id)
         seen = self.dedup.get(key)
+        if seen is not None and seen[0] <= now_ms:
+            # Expired, though ``_forget_expired`` did not reach it (it stops at the first live key of the order):
+            # never let a key past its window drop a send.
+            del self.dedup[key]
+            seen = None
         if seen is not None:
             # A duplicate: answered like a send (this request's body digests) with the original ids, not stored.
             message.message_id, message.sequence_number = seen[1], seen[2]
@@ -259,6 +268,9 @@ class FifoQueue(Queue):
         self._forget_expired(now_ms)
         attempt = self.attempts.get(attempt_id)
         if attempt is None:
+            return None
+        if attempt.expires_ms <= now_ms:  # past its window, whatever the order of ``_attempt_order``
+            del self.attempts[attempt_id]
             return None
         for message, serial, visible_at in attempt.entries:
             changed = message.receipt_serial != serial or message.visible_at_ms != visible_at
@@ -352,7 +364,8 @@ class FifoQueue(Queue):
         self._sequence = max(self._sequence, last)
 
     def restore_deduplication(self, key: str, expires_ms: int, message_id: str, sequence_number: str) -> None:
-        """Remember a saved deduplication key until ``expires_ms`` (epoch ms)."""
+        """Remember a saved deduplication key until ``expires_ms`` (epoch ms). Keys must come in rising
+        ``expires_ms`` order: ``_forget_expired`` forgets keys from the front of that order."""
         self.dedup[key] = (expires_ms, message_id, sequence_number)
         self._dedup_order.append((expires_ms, key))
         self._sequence = max(self._sequence, int(sequence_number))

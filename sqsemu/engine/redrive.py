@@ -251,6 +251,18 @@ class MoveTasks(Generic[Q]):
             self._tasks[source.arn] = tasks
         return tasks
 
+    def forget(self, source: Q) -> None:
+        """Drop the tasks of ``source``, a deleted queue: nothing can list or cancel them any more (a running one
+        only ends FAILED at its next tick), and they would keep the queue object alive."""
+        tasks = self._tasks.get(source.arn)
+        if tasks is None:
+            return
+        kept = [task for task in tasks if task.source is not source]
+        if kept:
+            self._tasks[source.arn] = kept
+        else:
+            del self._tasks[source.arn]
+
     def _prune(self, source_arn: str) -> None:
         tasks = self._tasks.get(source_arn)
         if not tasks:

@@ -22,13 +22,15 @@ the cost is one truth test.
 
 The ASGI lifespan calls ``broker.start()`` on startup (inside the running loop) and ``broker.close()`` on shutdown
 (then closes the durable store, if any). In durable mode a request is answered only once the changes it made are
-committed (``Store.durable()``); an SQS error answer does not wait (errors change nothing).
+committed (``Store.durable()``); an SQS error answer does not wait (errors change nothing). Once the store has
+failed, every request is answered InternalError (HTTP 500): nothing is acknowledged that is not on disk.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -42,7 +44,7 @@ from sqsemu.clock import Clock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker
 from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterValue, SQSError, UnknownOperation
-from sqsemu.persistence import Store
+from sqsemu.persistence import Store, StoreError
 from sqsemu.protocol import json as jsonproto
 from sqsemu.protocol import query
 from sqsemu.protocol.detect import Detected, Protocol, detect, looks_like_json
@@ -160,13 +162,26 @@ class SQSApp:
             await self._lifespan(receive, send)
 
     def _after_commit(self, send: Send) -> Send:
-        """``send`` holding back an admin answer until the changes made so far are committed (durable mode)."""
+        """``send`` holding back an admin answer until the changes made so far are committed (durable mode). Once
+        the store has failed, the answer is replaced by ``{"error": why}`` with HTTP 500."""
         store = self.store
         assert store is not None
+        failed = False
 
         async def send_committed(message: Message) -> None:
+            nonlocal failed
             if message["type"] == "http.response.start":
-                await store.durable()
+                try:
+                    await store.durable()
+                except StoreError as exc:
+                    failed = True
+                    body = json.dumps({"error": str(exc)}).encode()
+                    headers = [(_CONTENT_TYPE, b"application/json"), (_CONTENT_LENGTH, str(len(body)).encode())]
+                    await send({"type": "http.response.start", "status": 500, "headers": headers})
+                    await send({"type": "http.response.body", "body": body})
+                    return
+            elif failed:
+                return  # the body of the answer replaced above
             await send(message)
 
         return send_committed
@@ -287,6 +302,11 @@ class SQSApp:
             query_json = False
         except SQSError as error:
             status, query_error, payload = self._render_error(error, is_json, query_json, request_id)
+        except StoreError:
+            # The durable store failed (it logged why, once): its changes are not on disk, so no success answer.
+            status, query_error, payload = self._render_error(
+                InternalError("We encountered an internal error. Please try again."), is_json, query_json, request_id
+            )
         except Exception:
             logger.exception("internal error handling %s (request id %s)", action or "request", request_id)
             status, query_error, payload = self._render_error(

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 
 class StoreError(Exception):
-    """The data folder cannot be used (corrupt, foreign or unreadable file); the server must not start."""
+    """The data folder cannot be used (corrupt, foreign or unreadable file): the server must not start. Also raised
+    for changes that could not be committed, and for every request once the store has failed."""
 
 
 class Store(Protocol):
@@ -29,7 +30,8 @@ class Store(Protocol):
         """Commit what was recorded so far, synchronously (start-up and shutdown, outside the event loop)."""
 
     async def durable(self) -> None:
-        """Return once every change recorded so far is committed."""
+        """Return once every change recorded so far is committed. Raises ``StoreError`` if they could not be, and
+        for every call once the store has failed (a failed store stays failed)."""
 
     def close(self) -> None:
-        """Commit what is pending and close the database."""
+        """Commit what is pending, answer the requests still waiting for a commit and close the database."""

@@ -16,7 +16,16 @@ Group commit: one writer task commits the pending batch in a worker thread; ever
 under way goes into the next one. ``durable()`` returns once the batch holding the caller's changes is committed,
 so a request is answered only after its change is on disk, and throughput does not fall to one commit per request.
 ``fsync="normal"`` (``PRAGMA synchronous=NORMAL`` in WAL mode) survives a crash of the process; ``"full"`` also
-survives a power loss or OS crash.
+survives a power loss or OS crash. A batch also deletes the deduplication keys whose 5-minute window has ended
+(by the engine's clock), so that table holds about five minutes of FIFO sends.
+
+Failure: recording an event never raises into the engine (it calls the journal in the middle of its changes). If
+recording or a commit fails, the store is failed for good: it logs why once, in one line, writes nothing more, and
+``durable()`` raises ``StoreError`` for every request waiting or still to come, so nothing is acknowledged that is
+not on disk. The file keeps the last batch committed before the failure.
+
+A new file gets its tables and its ``application_id`` stamp in one transaction, so a start-up that stops half way
+leaves a file that the next one takes as new, not one it refuses as another application's.
 """
 
 from __future__ import annotations
@@ -26,10 +35,11 @@ import base64
 import json
 import logging
 import sqlite3
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from sqsemu.clock import Clock
 from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.engine.fifo import FifoQueue
 from sqsemu.engine.message import Message, MessageAttributeValue, MessageState
@@ -64,6 +74,9 @@ CREATE TABLE move_tasks (
     started_ms INTEGER NOT NULL, to_move INTEGER NOT NULL, moved INTEGER NOT NULL, status TEXT NOT NULL,
     failure_reason TEXT);
 """
+# Expired deduplication keys are deleted as batches commit; this index finds them without scanning the table. A
+# file made before it existed gets it when opened (older versions read a file with it unchanged).
+_DEDUP_EXPIRY_INDEX = "CREATE INDEX IF NOT EXISTS deduplication_expiry ON deduplication (expires_ms)"
 # Measured on the roundtrip pattern (append new rows, update and delete recent ones, one transaction per batch):
 # together +31% rows/s. Some SQLite builds zero-fill deleted rows (secure_delete); a larger page cache keeps the hot
 # end of the table in memory; checkpointing every ~40 MB of WAL instead of ~4 MB writes a page rewritten by many
@@ -151,8 +164,15 @@ class SQLiteStore:
         self._sequences: dict[str, str] = {}  # FIFO queue uid -> highest sequence number issued (20 digits: text)
         self._pending = False
         self._writing = False
+        self._writer_task: asyncio.Task[None] | None = None
+        self._committing: Future[None] | None = None  # the commit under way in the worker thread
         self._next_waiters: list[asyncio.Future[None]] = []
         self._current_waiters: list[asyncio.Future[None]] = []
+        self._clock: Clock | None = None  # set by attach(): the time that expires deduplication keys
+        # The earliest expires_ms among the deduplication rows on disk (None: no row); worker thread only.
+        self._dedup_due: int | None = connection.execute("SELECT MIN(expires_ms) FROM deduplication").fetchone()[0]
+        self._failure: str | None = None
+        self._closed = False
 
     # ----------------------------------------------------------------- opening
 
@@ -168,17 +188,37 @@ class SQLiteStore:
         if not folder.is_dir():
             raise StoreError(f"the data folder {folder} is not a folder")
         path = folder / FILE_NAME
-        existed = path.exists() and path.stat().st_size > 0
         try:
             connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {path}: {exc}") from None
+        try:
+            cls._prepare(connection, path, fsync)
+        except BaseException:
+            connection.close()
+            raise
+        return cls(connection, path)
+
+    @staticmethod
+    def _prepare(connection: sqlite3.Connection, path: Path, fsync: str) -> None:
+        """Check the file, set the connection up and, for a new file, create the schema and stamp it (one
+        transaction: a file is either empty or a complete, stamped sqsemu store)."""
+        try:
             application_id = connection.execute("PRAGMA application_id").fetchone()[0]
-            if existed:
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            # New: no stamp, no version, no table. That is an empty file, or one left by a start-up that stopped
+            # before its schema transaction committed (switching to WAL mode already writes the file header).
+            new = (
+                application_id == 0
+                and version == 0
+                and connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+            )
+            if not new:
                 if application_id != APPLICATION_ID:
                     raise StoreError(
                         f"{path} is an SQLite database of another application, not a sqsemu data file; "
                         "point --data-dir at another folder"
                     )
-                version = connection.execute("PRAGMA user_version").fetchone()[0]
                 if version != SCHEMA_VERSION:
                     raise StoreError(f"{path} has schema version {version}; this sqsemu reads version {SCHEMA_VERSION}")
                 check = connection.execute("PRAGMA quick_check").fetchone()[0]
@@ -190,20 +230,28 @@ class SQLiteStore:
             connection.execute(f"PRAGMA synchronous={'FULL' if fsync == 'full' else 'NORMAL'}")
             for pragma in _TUNING:
                 connection.execute(pragma)
-            if not existed:
-                connection.executescript(_SCHEMA)
-                connection.execute(f"PRAGMA application_id={APPLICATION_ID}")
-                connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path} is corrupt or not an SQLite database: {exc}") from None
-        return cls(connection, path)
+        try:
+            if new:
+                connection.executescript(
+                    f"BEGIN; {_SCHEMA} {_DEDUP_EXPIRY_INDEX}; PRAGMA application_id={APPLICATION_ID}; "
+                    f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;"
+                )
+            else:
+                connection.execute(_DEDUP_EXPIRY_INDEX)
+        except sqlite3.Error as exc:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise StoreError(f"cannot create the tables of {path}: {exc}") from None
 
     # ----------------------------------------------------------------- restore
 
     def restore(self, broker: Broker) -> None:
         """Load the saved state into ``broker``: queues with their identity and timestamps, messages in enqueue
         order (in flight until their deadline, delays and retention counting from their original times),
-        unexpired deduplication keys and move tasks (a running one carries on)."""
+        unexpired deduplication keys and move tasks (a running one carries on). Deletes the rows of deleted
+        queues that an earlier version left behind."""
         db = self._db
         now = broker.clock.now_ms()
         queues: dict[str, Queue] = {}
@@ -228,7 +276,8 @@ class SQLiteStore:
                 queue.restore_message(self._message_from(row, now))
                 self._rows.setdefault(row[0], {})[row[1]] = row[2]
         for uid, key, expires, message_id, sequence_number in db.execute(
-            "SELECT queue_uid, key, expires_ms, message_id, sequence_number FROM deduplication WHERE expires_ms > ?",
+            "SELECT queue_uid, key, expires_ms, message_id, sequence_number FROM deduplication WHERE expires_ms > ? "
+            "ORDER BY expires_ms",
             (now,),
         ):
             fifo_queue = queues.get(uid)
@@ -246,6 +295,9 @@ class SQLiteStore:
             source = queues.get(source_uid)
             if source is not None:
                 broker.move_tasks.restore(source, task_id, destination, rate, started, to_move, moved, status, reason)
+        # Sequence numbers and move tasks of deleted queues that an earlier version left behind.
+        db.execute("DELETE FROM fifo_sequences WHERE queue_uid NOT IN (SELECT uid FROM queues)")
+        db.execute("DELETE FROM move_tasks WHERE source_uid NOT IN (SELECT uid FROM queues)")
 
     @staticmethod
     def _message_from(row: tuple[Any, ...], now_ms: int) -> Message:
@@ -283,20 +335,25 @@ class SQLiteStore:
         return message
 
     def attach(self, broker: Broker) -> None:
-        """Subscribe to ``broker``'s changes."""
+        """Subscribe to ``broker``'s changes; its clock tells which deduplication keys have expired."""
+        self._clock = broker.clock
         broker.set_journal(self)
 
     # ----------------------------------------------------------------- recording (the engine's Journal)
+    #
+    # Each Journal method turns the event into row data through its ``_record_*`` helper. A failure there (a bug,
+    # memory) is never raised into the engine, which calls these methods in the middle of its own changes: it marks
+    # the store failed instead (``_fail``).
 
     def _recorded(self) -> None:
         self._pending = True
-        if not self._writing:
+        if not self._writing and not self._closed:
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 return  # start-up: commit_pending() writes it
             self._writing = True
-            loop.create_task(self._writer())
+            self._writer_task = loop.create_task(self._writer())
 
     def _forget_queue(self, uid: str) -> None:
         rows = self._rows.pop(uid, None)
@@ -308,23 +365,43 @@ class SQLiteStore:
 
     def queue_saved(self, queue: Queue) -> None:
         """Journal: save the queue row."""
-        self._queue_ops.append(("save", _queue_row(queue)))
-        self._recorded()
+        if self._failure is None:
+            try:
+                self._queue_ops.append(("save", _queue_row(queue)))
+                self._recorded()
+            except Exception as exc:
+                self._fail(f"to record queue {queue.name}", exc)
 
     def queue_deleted(self, queue: Queue) -> None:
-        """Journal: drop the queue with its messages, keys and tasks."""
-        self._forget_queue(queue.uid)
-        self._queue_ops.append(("delete", queue.uid))
-        self._recorded()
+        """Journal: drop the queue with its messages, keys, sequence number and tasks."""
+        if self._failure is None:
+            try:
+                self._forget_queue(queue.uid)
+                self._sequences.pop(queue.uid, None)
+                self._queue_ops.append(("delete", queue.uid))
+                self._recorded()
+            except Exception as exc:
+                self._fail(f"to record the deletion of queue {queue.name}", exc)
 
     def queue_purged(self, queue: Queue) -> None:
         """Journal: drop the queue's messages and keys; save its purge time."""
-        self._forget_queue(queue.uid)
-        self._queue_ops.append(("purge", _queue_row(queue)))
-        self._recorded()
+        if self._failure is None:
+            try:
+                self._forget_queue(queue.uid)
+                self._queue_ops.append(("purge", _queue_row(queue)))
+                self._recorded()
+            except Exception as exc:
+                self._fail(f"to record the purge of queue {queue.name}", exc)
 
     def message_added(self, queue: Queue, message: Message) -> None:
         """Journal: a new message row (numbered in enqueue order)."""
+        if self._failure is None:
+            try:
+                self._record_added(queue, message)
+            except Exception as exc:
+                self._fail(f"to record a new message of queue {queue.name}", exc)
+
+    def _record_added(self, queue: Queue, message: Message) -> None:
         row = (
             queue.uid,
             message.message_id,
@@ -355,6 +432,13 @@ class SQLiteStore:
 
     def message_changed(self, queue: Queue, message: Message) -> None:
         """Journal: new receive count, receipt and deadline of a message."""
+        if self._failure is None:
+            try:
+                self._record_changed(queue, message)
+            except Exception as exc:
+                self._fail(f"to record a change of message {message.message_id} of queue {queue.name}", exc)
+
+    def _record_changed(self, queue: Queue, message: Message) -> None:
         key = self._rows[queue.uid][message.message_id]
         entry = self._messages.get(key)
         if entry is None:
@@ -367,6 +451,13 @@ class SQLiteStore:
 
     def message_deleted(self, queue: Queue, message: Message) -> None:
         """Journal: the message row goes (nothing at all if it was added in this same batch)."""
+        if self._failure is None:
+            try:
+                self._record_deleted(queue, message)
+            except Exception as exc:
+                self._fail(f"to record the deletion of message {message.message_id} of queue {queue.name}", exc)
+
+    def _record_deleted(self, queue: Queue, message: Message) -> None:
         key = self._rows[queue.uid].pop(message.message_id)
         entry = self._messages.get(key)
         if entry is not None and entry[0] is not None:
@@ -379,38 +470,86 @@ class SQLiteStore:
         self, queue: Queue, key: str, expires_ms: int, message_id: str, sequence_number: str
     ) -> None:
         """Journal: a FIFO deduplication key and its expiry."""
-        self._dedup[(queue.uid, key)] = (queue.uid, key, expires_ms, message_id, sequence_number)
-        self._recorded()
+        if self._failure is None:
+            try:
+                self._dedup[(queue.uid, key)] = (queue.uid, key, expires_ms, message_id, sequence_number)
+                self._recorded()
+            except Exception as exc:
+                self._fail(f"to record a deduplication key of queue {queue.name}", exc)
 
     def task_saved(self, task: MoveTask[Queue]) -> None:
         """Journal: a move task's row (none for a task whose source queue is gone: its rows went with it)."""
-        if task.source.deleted:
+        if self._failure is None and not task.source.deleted:
+            try:
+                self._tasks[task.task_id] = (
+                    task.task_id,
+                    task.source.uid,
+                    task.destination_arn,
+                    task.max_per_second,
+                    task.started_ms,
+                    task.to_move,
+                    task.moved,
+                    task.status.value,
+                    task.failure_reason,
+                )
+                self._recorded()
+            except Exception as exc:
+                self._fail(f"to record move task {task.task_id}", exc)
+
+    # ----------------------------------------------------------------- failing
+
+    @property
+    def failure(self) -> str | None:
+        """What made the store fail (one line), or None while it works. Once set it stays set."""
+        return self._failure
+
+    def _fail(self, what: str, exc: BaseException) -> None:
+        """Mark the store failed, for good: log it once in one line, drop what is pending (it will never be
+        written) and fail every request waiting for a commit. From then on nothing is recorded or committed, and
+        ``durable()`` raises ``StoreError`` for every request, so none is acknowledged: the engine's state has
+        moved on from what the file can hold. The file keeps the last batch committed before the failure."""
+        if self._failure is not None:
             return
-        self._tasks[task.task_id] = (
-            task.task_id,
-            task.source.uid,
-            task.destination_arn,
-            task.max_per_second,
-            task.started_ms,
-            task.to_move,
-            task.moved,
-            task.status.value,
-            task.failure_reason,
-        )
-        self._recorded()
+        reason = " ".join(str(exc).split()) or "no detail"
+        self._failure = f"the durable store {self.path} failed {what}: {type(exc).__name__}: {reason}"
+        logger.error("%s; no request is acknowledged from now on", self._failure)
+        self._queue_ops, self._messages, self._dedup, self._tasks, self._sequences = [], {}, {}, {}, {}
+        self._pending = False
+        waiters = self._current_waiters + self._next_waiters
+        self._current_waiters, self._next_waiters = [], []
+        self._settle(waiters)
+
+    def _settle(self, waiters: list[asyncio.Future[None]]) -> None:
+        """Answer requests waiting for a commit: done, or ``StoreError`` once the store has failed."""
+        failure = self._failure
+        for waiter in waiters:
+            if not waiter.done():
+                if failure is None:
+                    waiter.set_result(None)
+                else:
+                    waiter.set_exception(StoreError(failure))
 
     # ----------------------------------------------------------------- committing
 
     def _take(self) -> tuple[Any, ...]:
-        batch = (self._queue_ops, self._messages, self._dedup, self._tasks, self._sequences)
+        now_ms = None if self._clock is None else self._clock.now_ms()
+        batch = (self._queue_ops, self._messages, self._dedup, self._tasks, self._sequences, now_ms)
         self._queue_ops, self._messages, self._dedup, self._tasks, self._sequences = [], {}, {}, {}, {}
         self._pending = False
         return batch
 
     def _write(self, batch: tuple[Any, ...]) -> None:
-        """Commit one batch in one transaction (worker thread, or start-up/shutdown with no writer running)."""
-        queue_ops, messages, dedup, tasks, sequences = batch
+        """Commit one batch in one transaction (worker thread, or start-up/shutdown with no writer running).
+
+        The batch also deletes the deduplication keys expired by its time (``now_ms``, epoch ms; None: none), when
+        the earliest key on disk is due: the table holds about five minutes of FIFO sends, not all of them.
+        """
+        queue_ops, messages, dedup, tasks, sequences, now_ms = batch
         db = self._db
+        dedup_due = self._dedup_due
+        if dedup:
+            earliest = min(row[2] for row in dedup.values())
+            dedup_due = earliest if dedup_due is None else min(dedup_due, earliest)
         db.execute("BEGIN")
         try:
             for op in queue_ops:
@@ -441,36 +580,40 @@ class SQLiteStore:
             db.executemany("INSERT OR REPLACE INTO deduplication VALUES (?,?,?,?,?)", dedup.values())
             db.executemany("INSERT OR REPLACE INTO move_tasks VALUES (?,?,?,?,?,?,?,?,?)", tasks.values())
             db.executemany("INSERT OR REPLACE INTO fifo_sequences VALUES (?,?)", sequences.items())
+            if now_ms is not None and dedup_due is not None and dedup_due <= now_ms:
+                db.execute("DELETE FROM deduplication WHERE expires_ms <= ?", (now_ms,))
+                dedup_due = db.execute("SELECT MIN(expires_ms) FROM deduplication").fetchone()[0]
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        self._dedup_due = dedup_due
 
     async def _writer(self) -> None:
-        loop = asyncio.get_running_loop()
         try:
-            while self._pending:
+            while self._pending and self._failure is None:
                 batch = self._take()
                 waiters = self._current_waiters = self._next_waiters
                 self._next_waiters = []
                 try:
-                    await loop.run_in_executor(self._executor, self._write, batch)
+                    job = self._committing = self._executor.submit(self._write, batch)
+                    await asyncio.wrap_future(job)
                 except Exception as exc:
-                    logger.exception("the durable store failed to commit")
-                    for waiter in waiters:
-                        if not waiter.done():
-                            waiter.set_exception(StoreError(f"could not commit to {self.path}: {exc}"))
-                else:
-                    for waiter in waiters:
-                        if not waiter.done():
-                            waiter.set_result(None)
+                    self._fail("to commit", exc)
+                self._committing = None
                 self._current_waiters = []
+                self._settle(waiters)
         finally:
             self._writing = False
 
     async def durable(self) -> None:
-        """Return once every change recorded so far is committed. Raises ``StoreError`` if its commit failed."""
+        """Return once every change recorded so far is committed. Raises ``StoreError`` if its commit failed, and
+        for every call once the store has failed (``failure``)."""
+        if self._failure is not None:
+            raise StoreError(self._failure)
         if self._pending:
+            if self._closed:
+                raise StoreError(f"the durable store {self.path} is closed")
             waiters = self._next_waiters
             if not self._writing:
                 self._recorded()  # changes recorded before the loop ran: start the writer now
@@ -483,12 +626,45 @@ class SQLiteStore:
         await future
 
     def commit_pending(self) -> None:
-        """Commit what is pending synchronously (no writer task may be running)."""
-        if self._pending:
-            self._write(self._take())
+        """Commit what is pending synchronously (no writer task may be running) and answer the requests waiting
+        for it. Raises ``StoreError`` if the commit fails or the store has failed before."""
+        if self._failure is None and self._pending:
+            waiters, self._next_waiters = self._next_waiters, []
+            try:
+                self._write(self._take())
+            except Exception as exc:
+                self._fail("to commit", exc)
+            self._settle(waiters)
+        if self._failure is not None:
+            raise StoreError(self._failure)
 
     def close(self) -> None:
-        """Wait for the writer thread, commit what is left, and close the database."""
-        self._executor.shutdown(wait=True)
-        self.commit_pending()
-        self._db.close()
+        """Let a commit under way finish, commit what is left, end the writer task and close the database.
+
+        Every request still waiting for a commit is answered (``StoreError`` if that commit failed). A failed
+        store commits nothing more. Raises ``StoreError`` if the last commit fails. Closing twice does nothing.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._executor.shutdown(wait=True)
+            job = self._committing
+            if job is not None:  # finished now; its writer task is cancelled below, so settle its waiters here
+                self._committing = None
+                error = job.exception()
+                if error is not None:
+                    self._fail("to commit", error)
+                self._settle(self._current_waiters)
+                self._current_waiters = []
+            task = self._writer_task
+            if task is not None and not task.done():
+                task.cancel()
+            self._writer_task = None
+            self._writing = False
+            if self._failure is None:
+                self.commit_pending()
+        finally:
+            self._settle(self._next_waiters)
+            self._next_waiters = []
+            self._db.close()

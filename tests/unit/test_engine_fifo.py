@@ -160,6 +160,21 @@ def test_purge_clears_deduplication(engine: Engine) -> None:
     assert bodies(engine.receive(q)) == ["x"]
 
 
+def test_a_deduplication_key_past_its_window_never_drops_a_send(engine: Engine) -> None:
+    """A key is dead once its 5 minutes are over, even when the keys are not held in expiry order (restored out
+    of order here): the send is stored, not answered as a duplicate."""
+    q = fifo(engine)
+    now = engine.clock.now_ms()
+    q.restore_deduplication("late", now + 200_000, "id-late", "1")  # type: ignore[attr-defined]
+    q.restore_deduplication("early", now + 100_000, "id-early", "2")  # type: ignore[attr-defined]
+    engine.clock.advance(150)  # "early" expired, "late" not
+    fresh = send(engine, q, "x", dedup="early")
+    assert fresh.message_id != "id-early"
+    assert bodies(engine.receive(q, max_number_of_messages=10)) == ["x"]
+    assert send(engine, q, "y", dedup="late").message_id == "id-late"
+    assert engine.counts(q) == (0, 1, 0)
+
+
 def test_sequence_numbers_increase(engine: Engine) -> None:
     q = fifo(engine)
     numbers = [int(send(engine, q, f"m{i}").sequence_number) for i in range(5)]
@@ -206,6 +221,21 @@ def test_receive_request_attempt_id_replays(engine: Engine) -> None:
     engine.broker.change_message_visibility(q, first[0][1], 0)
     other = engine.receive(q, max_number_of_messages=1, receive_request_attempt_id="att")
     assert other[0][1] != first[0][1]
+
+
+def test_a_receive_attempt_past_its_window_is_not_replayed(engine: Engine) -> None:
+    """A ReceiveRequestAttemptId is replayed for 5 minutes only, even when attempts are not held in expiry order
+    (simulated by recording one with a later time first): afterwards the retry is an ordinary receive."""
+    q = fifo(engine, VisibilityTimeout="900")
+    send(engine, q, "a1", "a")
+    send(engine, q, "b1", "b")
+    other = engine.receive(q, max_number_of_messages=1)
+    assert bodies(other) == ["a1"]
+    q.record_attempt("late", other, engine.clock.now_ms() + 100_000)
+    first = engine.receive(q, max_number_of_messages=1, receive_request_attempt_id="early")
+    assert bodies(first) == ["b1"]
+    engine.clock.advance(350)  # "early" expired, "late" not; both messages still in flight
+    assert engine.receive(q, max_number_of_messages=1, receive_request_attempt_id="early") == []
 
 
 def test_fifo_handles_expire_with_the_visibility_timeout(engine: Engine) -> None:

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -57,10 +60,14 @@ class Node(Engine):
 
     def commit(self) -> None:
         """Let a writer task started by an in-loop change finish, then commit what is left synchronously."""
+        self.settle()
+        self.store.commit_pending()
+
+    def settle(self) -> None:
+        """Let the tasks started in the loop (the store's writer) finish."""
         pending = [task for task in asyncio.all_tasks(self.loop) if not task.done()]
         if pending:
             self.loop.run_until_complete(asyncio.gather(*pending))
-        self.store.commit_pending()
 
     def get(self, name: str) -> Queue:
         return self.broker.get_queue(NS, name)
@@ -69,7 +76,12 @@ class Node(Engine):
         self.clock.advance(seconds)
 
     def close(self) -> None:
-        self.commit()
+        """Commit and close (a failed store commits nothing: just close it)."""
+        self.settle()
+        try:
+            self.store.commit_pending()
+        except StoreError:
+            pass  # a failed store commits nothing more (the tests that make it fail check that)
         super().close()
         self.store.close()
 
@@ -267,6 +279,27 @@ def test_expired_deduplication_keys_are_not_restored(node: Node, data_dir: Path)
         again = node.broker.send_message(q, SendEntry("m", group_id="g", deduplication_id="d"), "000000000000")
         assert again.message_id != first.message_id
         assert len(q.messages) == 2
+    finally:
+        node.close()
+
+
+def test_a_deduplication_key_expires_on_time_after_a_restart_whatever_its_name(node: Node, data_dir: Path) -> None:
+    """Keys come back in expiry order: a key that sorts after a later-expiring one by name ("b-early" sent at t0,
+    "a-late" at t0 + 200 s) still expires 5 minutes after its own send, so a send with it past then is stored."""
+    q = node.queue("q.fifo", FifoQueue="true")
+    early = node.broker.send_message(q, SendEntry("e", group_id="g", deduplication_id="b-early"), "000000000000")
+    node.advance(200)
+    late = node.broker.send_message(q, SendEntry("l", group_id="g", deduplication_id="a-late"), "000000000000")
+    node = restart(node, data_dir)
+    try:
+        node.advance(101)  # t0 + 301 s
+        q = node.get("q.fifo")
+        again = node.broker.send_message(q, SendEntry("e2", group_id="g", deduplication_id="b-early"), "000000000000")
+        assert again.message_id != early.message_id
+        assert [m.body for m in q.messages.values()] == ["e", "l", "e2"]
+        duplicate = node.broker.send_message(q, SendEntry("l2", group_id="g", deduplication_id="a-late"), "0")
+        assert duplicate.message_id == late.message_id
+        assert len(q.messages) == 3
     finally:
         node.close()
 
@@ -545,3 +578,276 @@ def test_messages_past_their_retention_while_down_are_gone_after_a_restart(node:
         assert rows(data_dir, "SELECT COUNT(*) FROM messages") == [(0,)]
     finally:
         node.close()
+
+
+# --------------------------------------------------------------------------------------------- journal failures
+
+
+class _BrokenIndex(dict[str, dict[str, int]]):
+    """The store's row index (``SQLiteStore._rows``) failing on every lookup by queue: capturing a change or a
+    deletion of a message raises."""
+
+    def __getitem__(self, key: str) -> dict[str, int]:
+        raise RuntimeError("row index unavailable")
+
+
+def test_a_failing_journal_call_leaves_the_engine_consistent_and_the_store_failed(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A deletion whose recording raises inside the store still completes in the engine (the next message of the
+    FIFO group is receivable); the store fails for good: nothing more is acknowledged as durable, the failure is
+    logged once in one line, and the file keeps the last commit made before it."""
+    node = Node(data_dir)
+    try:
+        q = node.queue("q.fifo", FifoQueue="true", VisibilityTimeout="60")
+        other = node.queue("other")
+        for body in ("m1", "m2"):
+            node.broker.send_message(q, SendEntry(body, group_id="g", deduplication_id=body), "000000000000")
+        ((first, handle),) = node.receive(q, max_number_of_messages=1)
+        assert first.body == "m1"
+        node.commit()
+        monkeypatch.setattr(node.store, "_rows", _BrokenIndex(node.store._rows))
+
+        async def scenario() -> None:
+            node.send(other, "acknowledged?")  # recorded: its request waits for the commit
+            waiting = asyncio.ensure_future(node.store.durable())
+            await asyncio.sleep(0)
+            node.broker.delete_message(q, handle)  # recording the deletion raises inside the store
+            with pytest.raises(StoreError, match="deletion of message"):
+                await waiting
+            # the engine finished the deletion: the group is not stuck behind m1
+            got = await node.broker.receive_message(q, max_number_of_messages=10, wait_time_seconds=0)
+            assert [m.body for m, _ in got] == ["m2"]
+            # and nothing after the failure is acknowledged either
+            node.send(other, "later")
+            with pytest.raises(StoreError, match="deletion of message"):
+                await node.store.durable()
+            node.broker.get_queue_attributes(q, ["All"])  # changes nothing
+            with pytest.raises(StoreError):
+                await node.store.durable()
+
+        with caplog.at_level(logging.ERROR, logger="sqsemu.persistence"):
+            node.run(scenario())
+        assert node.store.failure is not None and "RuntimeError: row index unavailable" in node.store.failure
+        with pytest.raises(StoreError):
+            node.store.commit_pending()
+        logged = [r for r in caplog.records if r.name == "sqsemu.persistence"]
+        assert len(logged) == 1 and "\n" not in logged[0].getMessage() and logged[0].exc_info is None
+        assert "deletion of message" in logged[0].getMessage()
+    finally:
+        node.close()
+    node = Node(data_dir)
+    try:  # the file holds the state of the last commit before the failure
+        assert [m.body for m in node.get("q.fifo").messages.values()] == ["m1", "m2"]
+        # "acknowledged?" may have been committed before the failure (its request was refused all the same)
+        assert "later" not in [m.body for m in node.get("other").messages.values()]
+    finally:
+        node.close()
+
+
+def test_a_failed_commit_fails_the_store_for_good(node: Node, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a commit fails, later changes are not acknowledged either (a later batch could build on the lost
+    one), even once the disk works again."""
+    q = node.queue("q")
+    node.commit()
+    write = node.store._write
+
+    def failing_write(batch: Any) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(node.store, "_write", failing_write)
+
+    async def scenario() -> None:
+        node.send(q, "m")
+        with pytest.raises(StoreError, match="disk I/O error"):
+            await node.store.durable()
+        monkeypatch.setattr(node.store, "_write", write)
+        node.send(q, "n")
+        with pytest.raises(StoreError, match="disk I/O error"):
+            await node.store.durable()
+
+    node.run(scenario())
+
+
+def test_requests_are_answered_internal_error_once_the_store_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Over HTTP: a request whose change cannot be recorded, and every request after it (even one changing
+    nothing), gets an SQS InternalError (HTTP 500) in its own wire format, never a success; admin routes answer
+    ``{"error": ...}`` with HTTP 500. Only the store logs, once."""
+    from sqsemu.config import Config
+    from sqsemu.persistence import sqlite as sqlite_module
+    from sqsemu.server import build
+    from tests.unit.test_app_fakes import call_asgi, json_call, query_call
+
+    app, broker, _clock = build(Config(clock="manual", data_dir=str(tmp_path / "data")))
+    store = app.store  # type: ignore[attr-defined]
+    broker.start()
+    try:
+        created = json_call(app, "CreateQueue", {"QueueName": "q"})
+        assert created.status == 200
+        url = json.loads(created.body)["QueueUrl"]
+
+        def broken(attributes: dict[str, MessageAttributeValue]) -> str | None:
+            raise MemoryError("no memory for the row")
+
+        monkeypatch.setattr(sqlite_module, "_attributes_json", broken)
+        with caplog.at_level(logging.ERROR):
+            sent = json_call(app, "SendMessage", {"QueueUrl": url, "MessageBody": "m"})
+            later = json_call(app, "GetQueueUrl", {"QueueName": "q"})
+            later_query = query_call(app, {"Action": "GetQueueUrl", "QueueName": "q"})
+            health = asyncio.run(call_asgi(app, "GET", "/health", {"Host": "localhost"}))
+        for response in (sent, later):
+            assert response.status == 500
+            assert json.loads(response.body)["__type"] == "com.amazon.coral.service#InternalFailure"
+        assert later_query.status == 500
+        assert b"<Code>InternalError</Code>" in later_query.body
+        assert health.status == 500 and "failed to record a new message" in json.loads(health.body)["error"]
+        assert [r.name for r in caplog.records] == ["sqsemu.persistence"]  # logged once, by the store
+    finally:
+        broker.close()
+        store.close()
+
+
+# ------------------------------------------------------------------------------------------------ growth
+
+
+def test_expired_deduplication_keys_are_deleted_as_writes_go_on(node: Node, data_dir: Path) -> None:
+    q = node.queue("q.fifo", FifoQueue="true")
+    other = node.queue("other")
+    for key in ("d1", "d2"):
+        node.broker.send_message(q, SendEntry(key, group_id="g", deduplication_id=key), "000000000000")
+    node.advance(200)
+    node.broker.send_message(q, SendEntry("d3", group_id="g", deduplication_id="d3"), "000000000000")
+    node.commit()
+    assert len(rows(data_dir, "SELECT key FROM deduplication")) == 3
+    node.advance(101)  # the window of d1 and d2 is over
+    node.send(other, "x")
+    node.commit()
+    now = node.clock.now_ms()
+    assert rows(data_dir, f"SELECT COUNT(*) FROM deduplication WHERE expires_ms <= {now}") == [(0,)]
+    assert rows(data_dir, "SELECT key FROM deduplication") == [("d3",)]
+
+
+# ------------------------------------------------------------------------------------------------ leaks
+
+
+def test_a_deleted_queue_leaves_no_row_behind(node: Node, data_dir: Path) -> None:
+    """Deleting a queue drops its sequence number, keys and move tasks too, whether they were committed before
+    the deletion or are in the same batch, on disk and in memory."""
+    committed = node.queue("committed.fifo", FifoQueue="true")
+    node.broker.send_message(committed, SendEntry("a", group_id="g", deduplication_id="a"), "000000000000")
+    dlq = node.queue("dlq")
+    src = node.queue("src", RedrivePolicy=json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1}))
+    for i in range(3):
+        node.send(src, f"m{i}")
+    node.receive(src, max_number_of_messages=10, visibility_timeout=0)
+    assert node.receive(src, max_number_of_messages=10) == []  # all dead-lettered
+    node.broker.start_message_move_task(NS, dlq.arn, None, 1)
+    node.advance(1)
+    node.commit()
+    assert rows(data_dir, "SELECT COUNT(*) FROM move_tasks") == [(1,)]
+    same_batch = node.queue("same-batch.fifo", FifoQueue="true")
+    node.broker.send_message(same_batch, SendEntry("b", group_id="g", deduplication_id="b"), "000000000000")
+    for q in (committed, dlq, same_batch):
+        node.broker.delete_queue(q)
+    node.advance(2)  # the move task's next tick finds its source gone
+    node.commit()
+    assert rows(data_dir, "SELECT name FROM queues") == [("src",)]
+    for table in ("deduplication", "fifo_sequences", "move_tasks"):
+        assert rows(data_dir, f"SELECT COUNT(*) FROM {table}") == [(0,)], table
+    assert dlq.arn not in node.broker.move_tasks._tasks  # in memory too: nothing could list them any more
+
+
+def test_rows_of_deleted_queues_left_by_an_earlier_version_are_dropped_at_start(data_dir: Path) -> None:
+    node = Node(data_dir)
+    node.queue("kept.fifo", FifoQueue="true")
+    node.close()
+    connection = sqlite3.connect(data_dir / FILE_NAME)
+    connection.execute("INSERT INTO fifo_sequences VALUES ('gone', '17000000000000000000')")
+    connection.execute("INSERT INTO move_tasks VALUES ('t', 'gone', NULL, NULL, 0, 1, 0, 'RUNNING', NULL)")
+    connection.commit()
+    connection.close()
+    node = Node(data_dir)
+    try:
+        assert rows(data_dir, "SELECT COUNT(*) FROM fifo_sequences") == [(0,)]
+        assert rows(data_dir, "SELECT COUNT(*) FROM move_tasks") == [(0,)]
+    finally:
+        node.close()
+
+
+def test_closing_answers_requests_waiting_for_a_commit(
+    node: Node, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closing while a commit is under way lets it finish, commits what came after, answers every waiting
+    request and leaves no writer task running."""
+    q = node.queue("q")
+    node.commit()
+    write = node.store._write
+
+    def slow_write(batch: Any) -> None:
+        time.sleep(0.2)
+        write(batch)
+
+    monkeypatch.setattr(node.store, "_write", slow_write)
+
+    async def scenario() -> None:
+        node.send(q, "first")
+        first = asyncio.ensure_future(node.store.durable())
+        await asyncio.sleep(0.05)  # the writer is committing "first" in its thread
+        node.send(q, "second")
+        second = asyncio.ensure_future(node.store.durable())
+        await asyncio.sleep(0)
+        node.store.close()  # as the server's shutdown does, on the event loop
+        await asyncio.wait_for(asyncio.gather(first, second), 5)
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert [task for task in asyncio.all_tasks() if task is not asyncio.current_task()] == []
+
+    node.run(scenario())
+    assert sorted(r[0] for r in rows(data_dir, "SELECT body FROM messages")) == ["first", "second"]
+    node.broker.close()
+    node.loop.close()
+
+
+def test_a_failed_schema_creation_leaves_a_folder_that_can_be_used(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Creating the tables and stamping the file as sqsemu's is one transaction: a start-up that fails in
+    between leaves no half-made file that the next start would refuse as another application's database."""
+    from sqsemu.persistence import sqlite as sqlite_module
+
+    monkeypatch.setattr(sqlite_module, "_SCHEMA", sqlite_module._SCHEMA + "SELECT no_such_function();\n")
+    with pytest.raises(StoreError):
+        SQLiteStore.open(str(data_dir))
+    monkeypatch.undo()
+    store = SQLiteStore.open(str(data_dir))
+    store.close()
+    assert rows(data_dir, "PRAGMA application_id") != [(0,)]
+
+
+def _open_files_under(folder: Path) -> list[str]:
+    """Paths under ``folder`` this process holds open (Linux: /proc/self/fd; elsewhere: none known)."""
+    found = []
+    fd_dir = Path("/proc/self/fd")
+    for fd in fd_dir.iterdir() if fd_dir.is_dir() else []:
+        try:
+            target = str(fd.readlink())
+        except OSError:
+            continue
+        if target.startswith(str(folder)):
+            found.append(target)
+    return found
+
+
+def test_a_server_thread_that_never_starts_holds_nothing_open(tmp_path: Path) -> None:
+    """A durable ServerThread opens its data file (and the store's worker thread) in start(), not when built."""
+    from sqsemu.config import Config
+    from sqsemu.server import ServerThread
+
+    threads = set(threading.enumerate())
+    server = ServerThread(Config(clock="manual", data_dir=str(tmp_path / "data")))
+    assert _open_files_under(tmp_path) == []
+    assert set(threading.enumerate()) <= threads
+    server.stop()
+    assert _open_files_under(tmp_path) == []
