@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from botocore.exceptions import ClientError
 from harness import ServerProcess, client_for, http_get, http_post_json, start_long_poll
 
 from sqsemu.testing import new_account
@@ -241,8 +242,9 @@ def test_reset_one_account_leaves_the_others(manual_server, manual_sqs, manual_m
         assert (status, data) == (200, {"deleted_queues": 3})
         assert client.list_queues().get("QueueUrls", []) == []
         assert kept in manual_sqs.list_queues().get("QueueUrls", [])
-        with pytest.raises(Exception, match="NonExistentQueue|QueueDoesNotExist"):
+        with pytest.raises(ClientError) as exc:
             client.send_message(QueueUrl=client_url, MessageBody="gone")
+        assert exc.value.response["Error"]["Code"] == "AWS.SimpleQueueService.NonExistentQueue"
     finally:
         client.close()
     for body in ({"account": "123"}, {"account": 1}, {"acount": account}, [1]):

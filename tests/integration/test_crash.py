@@ -9,7 +9,9 @@ Each round (all rounds share one data folder and one queue, so later rounds also
 3. start a new server on the same folder and collect the queue's messages by receiving with a long visibility
    timeout (nothing is deleted meanwhile) until every expected body is seen and the visibility timeouts the
    client had set have surely run out;
-4. check: every acknowledged send not acknowledged as deleted is there, and no acknowledged delete came back;
+4. check: every acknowledged send not acknowledged as deleted is there, no acknowledged delete came back, and
+   every body there that was never acknowledged as sent comes from a send under way at a kill (see
+   ``_not_in_flight_at_a_kill``);
 5. delete everything collected (logging those deletes too), so the next round starts from an empty queue, and
    must not see any of them again.
 
@@ -21,11 +23,13 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -41,6 +45,9 @@ CLIENT_VISIBILITY_S = 2  # crash_client.VISIBILITY_TIMEOUT_S
 COLLECT_VISIBILITY_S = 60
 COLLECT_DEADLINE_S = 20.0
 COLLECT_THREADS = 4
+CLIENT_SENDERS = 2  # crash_client.SENDERS
+MAX_BATCH = 10  # entries of one SendMessageBatch
+BODY = re.compile(r"r([0-9]+)-s([0-9]+)-([0-9]+)")  # crash_client: <tag>-s<sender>-<n>, tag r<round>
 
 
 class Ledger:
@@ -84,6 +91,30 @@ class Ledger:
         acknowledged may have been committed just before the kill; an acknowledged one is in ``deleted`` or
         ``unsure``, both of which were asked for.)"""
         return set(self.sent) - self.deleting - self.deleted - self.unsure
+
+
+def _not_in_flight_at_a_kill(unacknowledged: Iterable[str], acknowledged: Iterable[str], rounds: int) -> list[str]:
+    """The bodies among ``unacknowledged`` (found in the queue, never acknowledged as sent) that cannot come from a
+    send under way when a round's server was killed. Each of a round's senders (``r<round>-s<i>``) makes one call at
+    a time and numbers its bodies 1, 2, ... in order, so such a send is that sender's last call: its bodies are the
+    (at most ``MAX_BATCH``) numbers right after the highest one acknowledged. Anything else was committed by a call
+    the server answered with an error, or was never sent at all."""
+    highest: dict[tuple[int, int], int] = {}
+    for body in acknowledged:
+        match = BODY.fullmatch(body)
+        assert match, f"the load client sent an unexpected body {body!r}"
+        sender = (int(match[1]), int(match[2]))
+        highest[sender] = max(highest.get(sender, 0), int(match[3]))
+    wrong = []
+    for body in unacknowledged:
+        match = BODY.fullmatch(body)
+        if not match or not 1 <= int(match[1]) <= rounds or not 0 <= int(match[2]) < CLIENT_SENDERS:
+            wrong.append(body)
+            continue
+        last = highest.get((int(match[1]), int(match[2])), 0)
+        if not last < int(match[3]) <= last + MAX_BATCH:
+            wrong.append(body)
+    return sorted(wrong)
 
 
 def _collect(endpoint: str, queue_url: str, expected: set[str], settle_until: float) -> dict[str, dict[str, Any]]:
@@ -204,18 +235,22 @@ def test_acknowledged_work_survives_sigkill(tmp_path: Path) -> None:
             queue_url = f"{server.endpoint_url}/000000000000/crash"
             seen = _collect(server.endpoint_url, queue_url, expected, killed_at + CLIENT_VISIBILITY_S + 1.0)
             unanswered = len(ledger.deleting - ledger.deleted - ledger.unsure)
+            unknown = seen.keys() - set(ledger.sent)  # sends committed but not acknowledged
             print(
                 f"round {round_number}: client {counts}; acknowledged sent {len(ledger.sent)}, deleted "
                 f"{len(ledger.deleted)}, unsure {len(ledger.unsure)}, delete unanswered {unanswered}; "
-                f"expected {len(expected)}, seen {len(seen)}"
+                f"expected {len(expected)}, seen {len(seen)} (never acknowledged as sent: {len(unknown)})"
             )
             assert counts["sent"] > 0, "the load client got no send acknowledged"
             missing = expected - seen.keys()
             assert not missing, f"round {round_number} (seed {seed}): acknowledged sends lost: {sorted(missing)[:20]}"
             back = ledger.deleted & seen.keys()
             assert not back, f"round {round_number} (seed {seed}): acknowledged deletes came back: {sorted(back)[:20]}"
-            unknown = seen.keys() - set(ledger.sent)
-            assert all(body.startswith("r") for body in unknown), unknown  # sends committed but not acknowledged
+            wrong = _not_in_flight_at_a_kill(unknown, ledger.sent, round_number)
+            assert not wrong, (
+                f"round {round_number} (seed {seed}): bodies found that no send under way at a kill can have "
+                f"committed (client {counts}): {wrong[:20]}"
+            )
             for body in seen.keys() & set(ledger.sent):
                 assert seen[body]["MessageId"] == ledger.sent[body], body
             ledger.append_deleted(_delete_all(server.endpoint_url, queue_url, list(seen.values())))

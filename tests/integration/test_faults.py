@@ -10,6 +10,7 @@ import json
 import random
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -143,11 +144,18 @@ def test_one_internal_error_from_send_message_batch(sqs: Any, make_queue: Any, a
     assert not answer.get("Failed")
 
 
-def test_slow_receive_still_answers(server: ServerProcess, sqs: Any, make_queue: Any, add_fault: AddFault) -> None:
+def test_slow_receive_is_delayed_and_still_answers(
+    server: ServerProcess, sqs: Any, make_queue: Any, add_fault: AddFault
+) -> None:
     url = make_queue(f"slow-{_tag()}")
     sqs.send_message(QueueUrl=url, MessageBody="eventually")
-    rule = add_fault(action="ReceiveMessage", queue=_name(url), latency_ms=200)
+    rule = add_fault(action="ReceiveMessage", queue=_name(url), latency_ms=300)
+    started = time.monotonic()
     messages = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)["Messages"]
+    took = time.monotonic() - started
+    # The message is there at once, so without the latency the call answers in a few milliseconds. A lower bound
+    # only (never an upper one), with 10 ms of slack for the server's timer granularity.
+    assert took >= 0.29, f"ReceiveMessage answered {took:.3f} s after it was sent, before the 300 ms latency"
     assert [m["Body"] for m in messages] == ["eventually"]
     assert _rule(server, rule["id"])["fired"] == 1
 

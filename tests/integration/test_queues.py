@@ -135,7 +135,8 @@ def test_create_queue_rejects_invalid_name(sqs, name):
 def test_create_queue_rejects_empty_name(sqs):
     with pytest.raises(ClientError) as exc:
         sqs.create_queue(QueueName="")
-    assert error_code(exc) in ("InvalidParameterValue", "MissingParameter")
+    assert error_code(exc) == "MissingParameter"
+    assert http_status(exc) == 400
 
 
 def test_create_queue_accepts_80_char_name_of_all_allowed_characters(sqs):

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -13,10 +14,11 @@ from dataclasses import fields
 from typing import Any
 
 import pytest
-from harness import ServerProcess, free_port, http_get, wait_for_health
+from harness import ServerProcess, free_port, http_get, json_client, wait_for_health
 
 from sqsemu import __version__
 from sqsemu.config import Config
+from sqsemu.testing import new_account
 
 pytestmark = pytest.mark.integration
 
@@ -69,12 +71,45 @@ def test_sigterm_also_exits_0() -> None:
     assert srv.stop(signal.SIGTERM) == 0, srv.log_tail()
 
 
-def test_default_host_is_loopback_and_default_port_is_9324() -> None:
-    # The documented defaults, read from the program's own help rather than from the code.
-    result = _sqsemu("--help")
-    assert result.returncode == 0, result.stderr
-    assert "127.0.0.1" in result.stdout
-    assert "9324" in result.stdout
+DEFAULT_PORT = 9324
+PORT_FREE_DEADLINE_S = 30.0
+
+
+def _wait_until_free(port: int, deadline_s: float) -> None:
+    """Wait (polling) until ``port`` can be bound on 127.0.0.1: another program may hold it for a moment. Bound as
+    the server binds (SO_REUSEADDR), so the closed connections of an earlier server on the port do not count."""
+    started = time.monotonic()
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("127.0.0.1", port))
+                return
+            except OSError:
+                pass
+        if time.monotonic() - started > deadline_s:
+            pytest.fail(f"port {port} stayed in use for {deadline_s:.0f} s: this test needs it free")
+        time.sleep(0.1)
+
+
+def test_without_host_and_port_it_serves_on_loopback_port_9324() -> None:
+    """The documented defaults, seen from outside: ``sqsemu`` with neither ``--host``/``--port`` nor SQSEMU_HOST /
+    SQSEMU_PORT answers on 127.0.0.1:9324, and not on another address of this machine."""
+    _wait_until_free(DEFAULT_PORT, PORT_FREE_DEADLINE_S)
+    account = new_account()  # tells this server apart from anything else that might answer on the port
+    srv = ServerProcess(pass_host_port=False, port=DEFAULT_PORT, env={"SQSEMU_ACCOUNT_ID": account}).start()
+    try:
+        sqs = json_client(f"http://127.0.0.1:{DEFAULT_PORT}")
+        try:
+            url = sqs.create_queue(QueueName="defaults")["QueueUrl"]
+        finally:
+            sqs.close()
+        assert url == f"http://127.0.0.1:{DEFAULT_PORT}/{account}/defaults"
+        # on Linux every 127.x.y.z is this machine: a server listening on all interfaces would answer there too
+        with pytest.raises(OSError):
+            http_get(f"http://127.0.0.2:{DEFAULT_PORT}/health", timeout=2)
+    finally:
+        assert srv.stop() == 0, srv.log_tail()
 
 
 def test_python_m_help_lists_one_flag_and_env_var_per_config_field() -> None:

@@ -9,8 +9,10 @@ from sqsemu.engine.errors import (
     InvalidAttributeName,
     InvalidAttributeValue,
     InvalidParameterValue,
+    MissingParameter,
     QueueDoesNotExist,
     QueueNameExists,
+    SQSError,
 )
 from tests.unit.engine_helpers import NS, START_MS, Engine
 
@@ -25,11 +27,21 @@ def test_create_is_idempotent_for_equal_attributes(engine: Engine) -> None:
     assert engine.queue("a", DelaySeconds="5") is q
 
 
-@pytest.mark.parametrize("name", ["", "x" * 81, "bad name", "a/b", "q.fifo", "ü"])
-def test_queue_name_rules(engine: Engine, name: str) -> None:
-    with pytest.raises((InvalidParameterValue, Exception)) as info:
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        ("", MissingParameter),  # no name at all: as if QueueName were left out
+        ("x" * 81, InvalidParameterValue),
+        ("bad name", InvalidParameterValue),
+        ("a/b", InvalidParameterValue),
+        ("q.fifo", InvalidParameterValue),
+        ("ü", InvalidParameterValue),
+    ],
+)
+def test_queue_name_rules(engine: Engine, name: str, error: type[SQSError]) -> None:
+    with pytest.raises(error) as info:
         engine.queue(name)
-    assert info.value.shape in ("InvalidParameterValue", "MissingParameter")
+    assert info.value.shape == error.shape
 
 
 def test_eighty_character_name_is_fine(engine: Engine) -> None:

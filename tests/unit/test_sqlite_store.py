@@ -15,8 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+import sqsemu.server
+from sqsemu import cli
 from sqsemu.clock import ManualClock
+from sqsemu.config import Config
 from sqsemu.engine.broker import Broker, Queue
 from sqsemu.engine.message import Message, MessageAttributeValue, MessageState, SendEntry
 from sqsemu.persistence import StoreError
@@ -452,6 +456,79 @@ def test_an_empty_file_is_taken_as_a_new_store(tmp_path: Path) -> None:
     store = SQLiteStore.open(str(tmp_path))
     store.close()
     assert rows(tmp_path, "SELECT COUNT(*) FROM queues") == [(0,)]
+
+
+# ------------------------------------------------------------------------------------------------ sync level
+
+# PRAGMA synchronous of the connection the store writes with: NORMAL (1) survives a crash of the process, FULL (2)
+# also syncs the WAL at every commit, so a commit survives a power loss too. A SIGKILL cannot tell them apart.
+SYNC_MODE = {"normal": 1, "full": 2}
+
+
+def _record_connections(monkeypatch: pytest.MonkeyPatch) -> list[sqlite3.Connection]:
+    """Every connection that ``sqlite3.connect`` opens from now on (the store's own among them)."""
+    opened: list[sqlite3.Connection] = []
+    connect = sqlite3.connect
+
+    def recording(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection = connect(*args, **kwargs)
+        opened.append(connection)
+        return connection
+
+    monkeypatch.setattr(sqlite3, "connect", recording)
+    return opened
+
+
+def _sync_mode(connection: sqlite3.Connection) -> tuple[int, str]:
+    """(PRAGMA synchronous, PRAGMA journal_mode) of ``connection``: per connection, not stored in the file."""
+    (synchronous,) = connection.execute("PRAGMA synchronous").fetchone()
+    (journal_mode,) = connection.execute("PRAGMA journal_mode").fetchone()
+    return synchronous, journal_mode
+
+
+@pytest.mark.parametrize("fsync", ["normal", "full"])
+def test_the_fsync_level_is_the_sync_mode_the_store_writes_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fsync: str
+) -> None:
+    opened = _record_connections(monkeypatch)
+    store = SQLiteStore.open(str(tmp_path), fsync=fsync)
+    try:
+        (connection,) = opened
+        assert _sync_mode(connection) == (SYNC_MODE[fsync], "wal")
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "fsync"),
+    [
+        ([], {}, "normal"),
+        (["--fsync", "normal"], {}, "normal"),
+        (["--fsync", "full"], {}, "full"),
+        ([], {"SQSEMU_FSYNC": "full"}, "full"),
+        (["--fsync", "normal"], {"SQSEMU_FSYNC": "full"}, "normal"),
+    ],
+    ids=["default", "flag-normal", "flag-full", "env-full", "flag-over-env"],
+)
+def test_the_fsync_option_sets_the_sync_mode_of_the_server_it_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str], fsync: str
+) -> None:
+    """``sqsemu --data-dir DIR [--fsync LEVEL]``: the server it would run (``run`` replaced, built as ``run`` builds
+    it) writes its data file with the sync mode of LEVEL."""
+    configs: list[Config] = []
+    monkeypatch.setattr(sqsemu.server, "run", configs.append)
+    clean: dict[str, str | None] = {f"SQSEMU_{name.upper()}": None for name in Config.field_names()}
+    result = CliRunner().invoke(cli.main, ["--data-dir", str(tmp_path), *args], env={**clean, **env})
+    assert result.exit_code == 0, result.output
+    (config,) = configs
+    opened = _record_connections(monkeypatch)
+    sqsemu.server.build(config)
+    (connection,) = opened
+    try:
+        assert connection.execute("PRAGMA database_list").fetchone()[2] == str(tmp_path / FILE_NAME)
+        assert _sync_mode(connection) == (SYNC_MODE[fsync], "wal")
+    finally:
+        connection.close()
 
 
 # ----------------------------------------------------------------------------------------------- group commit
