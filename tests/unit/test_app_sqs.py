@@ -9,9 +9,12 @@ from typing import Any
 
 import pytest
 
+from sqsemu.clock import Clock, ManualClock
 from sqsemu.config import Config
-from sqsemu.engine.broker import Namespace
-from tests.unit.test_app_fakes import FakeBroker, call_asgi, json_call, make_app, query_call
+from sqsemu.engine.broker import Broker, Namespace, Queue, Received
+from sqsemu.engine.message import SendEntry
+from tests.unit.app_helpers import call_asgi, json_call, make_app, query_call
+from tests.unit.engine_helpers import START_MS
 
 NS = "{http://queue.amazonaws.com/doc/2012-11-05/}"
 JSON_CT = "application/x-amz-json-1.0"
@@ -23,13 +26,13 @@ def xml(resp: Any) -> ET.Element:
 
 
 @pytest.fixture
-def app() -> tuple[Any, FakeBroker]:
+def app() -> tuple[Any, Broker]:
     app, broker = make_app()
     broker.create_queue(DEFAULT, "q", {}, {})
     return app, broker
 
 
-def test_query_send_and_receive_round_trip(app: tuple[Any, FakeBroker]) -> None:
+def test_query_send_and_receive_round_trip(app: tuple[Any, Broker]) -> None:
     asgi, broker = app
     body = '"&quot;&quot;\r\n<x>'
     resp = query_call(
@@ -66,28 +69,29 @@ def test_query_send_and_receive_round_trip(app: tuple[Any, FakeBroker]) -> None:
     assert set(names) == {"SenderId", "SentTimestamp", "ApproximateReceiveCount", "ApproximateFirstReceiveTimestamp"}
 
 
-def test_query_empty_receive(app: tuple[Any, FakeBroker]) -> None:
+def test_query_empty_receive(app: tuple[Any, Broker]) -> None:
     resp = query_call(app[0], {"Action": "ReceiveMessage", "QueueUrl": "q", "WaitTimeSeconds": "0"})
     assert b"<ReceiveMessageResult/>" in resp.body
 
 
-def test_query_to_queue_url_path(app: tuple[Any, FakeBroker]) -> None:
+def test_query_to_queue_url_path(app: tuple[Any, Broker]) -> None:
     asgi, broker = app
     broker.create_queue(DEFAULT, "other", {}, {})
     resp = query_call(asgi, {"Action": "SendMessage", "MessageBody": "x"}, path="/000000000000/q/")
     assert resp.status == 200
-    assert len(broker.queues[(DEFAULT, "q")].messages) == 1
+    assert len(broker.get_queue(DEFAULT, "q").messages) == 1
     # the QueueUrl parameter wins over the path
     resp = query_call(asgi, {"Action": "SendMessage", "MessageBody": "x", "QueueUrl": "other"}, path="/000000000000/q")
     assert resp.status == 200
-    assert len(broker.queues[(DEFAULT, "other")].messages) == 1
+    assert len(broker.get_queue(DEFAULT, "other").messages) == 1
+    assert len(broker.get_queue(DEFAULT, "q").messages) == 1
     # GetQueueUrl works on another queue's URL
     resp = query_call(asgi, {"Action": "GetQueueUrl", "QueueName": "other"}, path="/000000000000/q")
     assert xml(resp).findtext(f"{NS}GetQueueUrlResult/{NS}QueueUrl") == "http://localhost:9324/000000000000/other"
 
 
 @pytest.mark.parametrize("action", ["CreateQueue", "ListQueues", "Bogus"])
-def test_invalid_action_on_queue_url(app: tuple[Any, FakeBroker], action: str) -> None:
+def test_invalid_action_on_queue_url(app: tuple[Any, Broker], action: str) -> None:
     resp = query_call(app[0], {"Action": action, "QueueName": "x"}, method="GET", path="/000000000000/q")
     assert resp.status == 400
     root = xml(resp)
@@ -96,20 +100,20 @@ def test_invalid_action_on_queue_url(app: tuple[Any, FakeBroker], action: str) -
     assert resp.headers["x-amzn-query-error"] == "InvalidAction;Sender"
 
 
-def test_unknown_query_action_on_root(app: tuple[Any, FakeBroker]) -> None:
+def test_unknown_query_action_on_root(app: tuple[Any, Broker]) -> None:
     resp = query_call(app[0], {"Action": "Bogus"})
     assert resp.status == 400
     assert xml(resp).findtext(f"{NS}Error/{NS}Code") == "InvalidAction"
 
 
-def test_no_action_is_404(app: tuple[Any, FakeBroker]) -> None:
+def test_no_action_is_404(app: tuple[Any, Broker]) -> None:
     resp = asyncio.run(call_asgi(app[0], "GET", "/000000000000/q", {"Host": "h"}))
     assert resp.status == 404
     assert resp.body == b"<UnknownOperationException/>"
     assert resp.headers["x-amzn-requestid"]
 
 
-def test_query_errors(app: tuple[Any, FakeBroker]) -> None:
+def test_query_errors(app: tuple[Any, Broker]) -> None:
     resp = query_call(app[0], {"Action": "SendMessage", "QueueUrl": "nope", "MessageBody": "x"})
     assert resp.status == 400
     root = xml(resp)
@@ -120,21 +124,23 @@ def test_query_errors(app: tuple[Any, FakeBroker]) -> None:
     assert xml(resp).findtext(f"{NS}Error/{NS}Message") == "The request must contain the parameter QueueUrl."
 
 
-def test_query_create_queue_legacy(app: tuple[Any, FakeBroker]) -> None:
+def test_query_create_queue_legacy(app: tuple[Any, Broker]) -> None:
     asgi, broker = app
     resp = query_call(asgi, {"Action": "CreateQueue", "QueueName": "new", "DefaultVisibilityTimeout": "45"})
     assert resp.status == 200
-    assert broker.queues[(DEFAULT, "new")].attributes == {"VisibilityTimeout": "45"}
+    assert broker.get_queue_attributes(broker.get_queue(DEFAULT, "new"), ["VisibilityTimeout"]) == {
+        "VisibilityTimeout": "45"
+    }
 
 
-def test_query_no_output_response(app: tuple[Any, FakeBroker]) -> None:
+def test_query_no_output_response(app: tuple[Any, Broker]) -> None:
     resp = query_call(app[0], {"Action": "PurgeQueue", "QueueUrl": "q"})
     root = xml(resp)
     assert root.tag == NS + "PurgeQueueResponse"
     assert root.find(NS + "PurgeQueueResult") is None
 
 
-def test_json_error_headers(app: tuple[Any, FakeBroker]) -> None:
+def test_json_error_headers(app: tuple[Any, Broker]) -> None:
     resp = json_call(app[0], "SendMessage", {"QueueUrl": "nope", "MessageBody": "x"})
     assert resp.status == 400
     assert resp.headers["content-type"] == "application/x-amz-json-1.0"
@@ -146,14 +152,14 @@ def test_json_error_headers(app: tuple[Any, FakeBroker]) -> None:
     }
 
 
-def test_json_missing_queue_url(app: tuple[Any, FakeBroker]) -> None:
+def test_json_missing_queue_url(app: tuple[Any, Broker]) -> None:
     resp = json_call(app[0], "DeleteQueue", {})
     assert resp.status == 400
     assert resp.json()["message"] == "The request must contain the parameter QueueUrl."
     assert resp.headers["x-amzn-query-error"] == "MissingParameter;Sender"
 
 
-def test_json_serialization_error(app: tuple[Any, FakeBroker]) -> None:
+def test_json_serialization_error(app: tuple[Any, Broker]) -> None:
     resp = asyncio.run(
         call_asgi(
             app[0],
@@ -167,7 +173,7 @@ def test_json_serialization_error(app: tuple[Any, FakeBroker]) -> None:
     assert resp.json()["__type"].endswith("#SerializationException")
 
 
-def test_json_unknown_and_missing_target(app: tuple[Any, FakeBroker]) -> None:
+def test_json_unknown_and_missing_target(app: tuple[Any, Broker]) -> None:
     resp = json_call(app[0], "Bogus", {})
     assert resp.status == 400
     assert resp.json()["__type"].endswith("#InvalidAction")
@@ -176,7 +182,7 @@ def test_json_unknown_and_missing_target(app: tuple[Any, FakeBroker]) -> None:
     assert resp.json()["__type"].endswith("#UnknownOperationException")
 
 
-def test_json_on_queue_path_and_trace_header(app: tuple[Any, FakeBroker]) -> None:
+def test_json_on_queue_path_and_trace_header(app: tuple[Any, Broker]) -> None:
     asgi, broker = app
     resp = json_call(
         asgi,
@@ -187,15 +193,20 @@ def test_json_on_queue_path_and_trace_header(app: tuple[Any, FakeBroker]) -> Non
     )
     assert resp.status == 200
     assert set(resp.json()) == {"MD5OfMessageBody", "MessageId"}
-    entry = next(c[1] for c in broker.calls if c[0] == "send_message")
-    assert entry.trace_header == "Root=1-abc"
+    stored = broker.get_queue(DEFAULT, "q").messages[resp.json()["MessageId"]]
+    assert stored.trace_header == "Root=1-abc"
 
 
-def test_fifo_sequence_number(app: tuple[Any, FakeBroker]) -> None:
+def test_fifo_sequence_number(app: tuple[Any, Broker]) -> None:
     asgi, broker = app
-    broker.create_queue(DEFAULT, "f.fifo", {}, {})
-    resp = json_call(asgi, "SendMessage", {"QueueUrl": "f.fifo", "MessageBody": "x", "MessageGroupId": "g"})
-    assert resp.json()["SequenceNumber"] == "18888888888888888888"
+    queue = broker.create_queue(DEFAULT, "f.fifo", {"FifoQueue": "true", "ContentBasedDeduplication": "true"}, {})
+    numbers = []
+    for body in ("x", "y"):
+        resp = json_call(asgi, "SendMessage", {"QueueUrl": "f.fifo", "MessageBody": body, "MessageGroupId": "g"})
+        sent = resp.json()
+        assert sent["SequenceNumber"] == queue.messages[sent["MessageId"]].sequence_number
+        numbers.append(int(sent["SequenceNumber"]))
+    assert numbers[0] < numbers[1]
 
 
 def test_base_url_config() -> None:
@@ -239,13 +250,15 @@ def test_chunked_body() -> None:
     assert resp.json() == {"QueueUrl": "http://h:1/000000000000/c"}
 
 
-class _Boom(FakeBroker):
-    def list_queues(self, ns: Namespace, prefix: str | None) -> list[Any]:
+class _Boom(Broker):
+    """The real broker, except that ListQueues fails unexpectedly (to reach the InternalError path)."""
+
+    def list_queues(self, ns: Namespace, prefix: str | None) -> list[Queue]:
         raise RuntimeError("boom")
 
 
 def test_internal_error_both_formats(caplog: pytest.LogCaptureFixture) -> None:
-    asgi, _ = make_app(broker=_Boom())
+    asgi, _ = make_app(broker=_Boom(ManualClock(START_MS)))
     resp = json_call(asgi, "ListQueues", {})
     assert resp.status == 500
     assert resp.headers["x-amzn-query-error"] == "InternalError;Receiver"
@@ -256,7 +269,7 @@ def test_internal_error_both_formats(caplog: pytest.LogCaptureFixture) -> None:
     assert "RuntimeError: boom" in caplog.text
 
 
-def test_long_poll_disconnect(app: tuple[Any, FakeBroker]) -> None:
+def test_long_poll_disconnect(app: tuple[Any, Broker]) -> None:
     asgi, broker = app
 
     async def scenario() -> Any:
@@ -271,20 +284,60 @@ def test_long_poll_disconnect(app: tuple[Any, FakeBroker]) -> None:
                 disconnect_after_body=gone,
             )
         )
-        await asyncio.sleep(0.05)
+        for _ in range(100):
+            if queue.waiters.waiting_count():
+                break
+            await asyncio.sleep(0)
+        assert queue.waiters.waiting_count() == 1  # parked: the manual clock never ends its 20 s wait
         gone.set()
         return await asyncio.wait_for(task, 2)
 
+    queue = broker.get_queue(DEFAULT, "q")
     resp = asyncio.run(scenario())
-    assert broker.disconnect_seen
     assert resp.json() == {}
+    assert not queue.waiters  # the disconnect took the waiter out of the line
 
 
-def test_short_poll_has_no_disconnect_watch(app: tuple[Any, FakeBroker]) -> None:
-    asgi, broker = app
-    json_call(asgi, "ReceiveMessage", {"QueueUrl": "q", "WaitTimeSeconds": 0, "MaxNumberOfMessages": 3})
-    call = next(c[1] for c in broker.calls if c[0] == "receive_message")
-    assert call == (3, None, 0, None)
+class _Watched(Broker):
+    """The real broker, recording each ReceiveMessage's ``disconnected`` future (None: no disconnect watch)."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(clock)
+        self.watches: list[asyncio.Future[None] | None] = []
+
+    async def receive_message(
+        self,
+        queue: Queue,
+        *,
+        max_number_of_messages: int | None = None,
+        visibility_timeout: int | None = None,
+        wait_time_seconds: int | None = None,
+        receive_request_attempt_id: str | None = None,
+        disconnected: asyncio.Future[None] | None = None,
+    ) -> list[Received]:
+        self.watches.append(disconnected)
+        return await super().receive_message(
+            queue,
+            max_number_of_messages=max_number_of_messages,
+            visibility_timeout=visibility_timeout,
+            wait_time_seconds=wait_time_seconds,
+            receive_request_attempt_id=receive_request_attempt_id,
+            disconnected=disconnected,
+        )
+
+
+def test_short_poll_has_no_disconnect_watch() -> None:
+    broker = _Watched(ManualClock(START_MS))
+    asgi, _ = make_app(broker=broker)
+    queue = broker.create_queue(DEFAULT, "q", {}, {})
+    for body in "abcd":
+        broker.send_message(queue, SendEntry(body), "000000000000")
+    resp = json_call(asgi, "ReceiveMessage", {"QueueUrl": "q", "WaitTimeSeconds": 0, "MaxNumberOfMessages": 3})
+    assert [m["Body"] for m in resp.json()["Messages"]] == ["a", "b", "c"]
+    assert broker.watches == [None]
+    resp = json_call(asgi, "ReceiveMessage", {"QueueUrl": "q", "WaitTimeSeconds": 1})
+    assert [m["Body"] for m in resp.json()["Messages"]] == ["d"]
+    assert len(broker.watches) == 2 and broker.watches[1] is not None  # a long poll watches
 
 
 def test_presigned_credential_sets_namespace() -> None:
@@ -297,7 +350,7 @@ def test_presigned_credential_sets_namespace() -> None:
     resp = query_call(asgi, params, method="GET", headers={"Authorization": ""})
     assert resp.status == 200
     assert xml(resp).findtext(f"{NS}CreateQueueResult/{NS}QueueUrl") == "http://localhost:9324/123456789012/pre"
-    assert (Namespace("123456789012", "eu-west-1"), "pre") in broker.queues
+    assert broker.get_queue(Namespace("123456789012", "eu-west-1"), "pre").name == "pre"
 
 
 # --- Query response negotiation (Accept: application/json) ---------------------------------------------------------
@@ -305,7 +358,7 @@ def test_presigned_credential_sets_namespace() -> None:
 ACCEPT_JSON = {"Accept": "application/json"}
 
 
-def test_query_with_accept_json_is_answered_in_json(app: tuple[Any, FakeBroker]) -> None:
+def test_query_with_accept_json_is_answered_in_json(app: tuple[Any, Broker]) -> None:
     resp = query_call(app[0], {"Action": "GetQueueUrl", "QueueName": "q"}, headers=ACCEPT_JSON)
     assert resp.status == 200
     assert resp.headers["content-type"] == "application/json"
@@ -330,7 +383,7 @@ def _without_request_id(resp: Any) -> Any:
     return body
 
 
-def test_query_list_queues_and_receive_in_json(app: tuple[Any, FakeBroker]) -> None:
+def test_query_list_queues_and_receive_in_json(app: tuple[Any, Broker]) -> None:
     asgi, broker = app
     resp = query_call(asgi, {"Action": "ListQueues"}, headers=ACCEPT_JSON)
     assert resp.headers["content-type"] == "application/json"
@@ -363,7 +416,7 @@ def test_query_list_queues_and_receive_in_json(app: tuple[Any, FakeBroker]) -> N
     }
 
 
-def test_query_error_with_accept_json(app: tuple[Any, FakeBroker]) -> None:
+def test_query_error_with_accept_json(app: tuple[Any, Broker]) -> None:
     resp = query_call(app[0], {"Action": "ListQueues"}, path="/000000000000/q", headers=ACCEPT_JSON)
     assert resp.status == 400
     assert resp.headers["content-type"] == "application/json"
@@ -378,21 +431,21 @@ def test_query_error_with_accept_json(app: tuple[Any, FakeBroker]) -> None:
     }
 
 
-def test_query_without_json_accept_stays_xml(app: tuple[Any, FakeBroker]) -> None:
+def test_query_without_json_accept_stays_xml(app: tuple[Any, Broker]) -> None:
     for headers in ({}, {"Accept": "*/*"}, {"Accept": "text/xml"}):
         resp = query_call(app[0], {"Action": "GetQueueUrl", "QueueName": "q"}, headers=headers)
         assert resp.headers["content-type"] == "text/xml"
         assert xml(resp).tag == NS + "GetQueueUrlResponse"
 
 
-def test_no_action_with_accept_json_is_still_the_xml_404(app: tuple[Any, FakeBroker]) -> None:
+def test_no_action_with_accept_json_is_still_the_xml_404(app: tuple[Any, Broker]) -> None:
     resp = asyncio.run(call_asgi(app[0], "GET", "/000000000000/q", {"Host": "h", **ACCEPT_JSON}))
     assert resp.status == 404
     assert resp.headers["content-type"] == "text/xml"
     assert resp.body == b"<UnknownOperationException/>"
 
 
-def test_json_protocol_ignores_accept(app: tuple[Any, FakeBroker]) -> None:
+def test_json_protocol_ignores_accept(app: tuple[Any, Broker]) -> None:
     resp = json_call(app[0], "GetQueueUrl", {"QueueName": "q"}, headers=ACCEPT_JSON)
     assert resp.headers["content-type"] == "application/x-amz-json-1.0"
     assert resp.json() == {"QueueUrl": "http://localhost:9324/000000000000/q"}
@@ -406,7 +459,7 @@ def test_errors_before_detection_and_internal_errors_follow_accept() -> None:
     assert resp.status == 400
     assert resp.headers["content-type"] == "application/json"
     assert resp.json()["Error"]["Code"] == "InvalidParameterValue"
-    asgi, _ = make_app(broker=_Boom())
+    asgi, _ = make_app(broker=_Boom(ManualClock(START_MS)))
     resp = query_call(asgi, {"Action": "ListQueues"}, headers=ACCEPT_JSON)
     assert resp.status == 500
     assert resp.json()["Error"] == {
@@ -419,7 +472,7 @@ def test_errors_before_detection_and_internal_errors_follow_accept() -> None:
 # --- detection: X-Amz-Target alone does not make a request JSON ----------------------------------------------------
 
 
-def test_form_body_with_versioned_target_is_query(app: tuple[Any, FakeBroker]) -> None:
+def test_form_body_with_versioned_target_is_query(app: tuple[Any, Broker]) -> None:
     asgi, broker = app
     resp = query_call(
         asgi,
@@ -428,17 +481,17 @@ def test_form_body_with_versioned_target_is_query(app: tuple[Any, FakeBroker]) -
     )
     assert resp.status == 200
     assert xml(resp).tag == NS + "CreateQueueResponse"
-    assert (DEFAULT, "perl") in broker.queues
+    assert broker.get_queue(DEFAULT, "perl").name == "perl"
 
 
-def test_target_without_content_type_is_not_json(app: tuple[Any, FakeBroker]) -> None:
+def test_target_without_content_type_is_not_json(app: tuple[Any, Broker]) -> None:
     headers = {"X-Amz-Target": "AmazonSQS.ListQueues", "Host": "h"}
     resp = asyncio.run(call_asgi(app[0], "POST", "/", headers, b"{}"))
     assert resp.status == 404
     assert resp.body == b"<UnknownOperationException/>"
 
 
-def test_application_json_with_target_is_json(app: tuple[Any, FakeBroker]) -> None:
+def test_application_json_with_target_is_json(app: tuple[Any, Broker]) -> None:
     headers = {"X-Amz-Target": "AmazonSQS.GetQueueUrl", "Content-Type": "application/json", "Host": "h:1"}
     resp = asyncio.run(call_asgi(app[0], "POST", "/", headers, b'{"QueueName": "q"}'))
     assert resp.status == 200
@@ -449,21 +502,24 @@ def test_application_json_with_target_is_json(app: tuple[Any, FakeBroker]) -> No
 # --- JSON 1.0 batch results leave out empty lists -----------------------------------------------------------------
 
 
-def test_json_batch_results_leave_out_empty_lists(app: tuple[Any, FakeBroker]) -> None:
+def test_json_batch_results_leave_out_empty_lists(app: tuple[Any, Broker]) -> None:
     asgi, _ = app
     sent = json_call(asgi, "SendMessageBatch", {"QueueUrl": "q", "Entries": [{"Id": "a", "MessageBody": "x"}]})
     assert set(sent.json()) == {"Successful"}
     failed = json_call(asgi, "SendMessageBatch", {"QueueUrl": "q", "Entries": [{"Id": "b", "MessageBody": ""}]})
     assert set(failed.json()) == {"Failed"}
     handle = json_call(asgi, "ReceiveMessage", {"QueueUrl": "q"}).json()["Messages"][0]["ReceiptHandle"]
-    for action in ("ChangeMessageVisibilityBatch", "DeleteMessageBatch"):
-        ok = json_call(asgi, action, {"QueueUrl": "q", "Entries": [{"Id": "a", "ReceiptHandle": handle}]})
+    for action, extra in (("ChangeMessageVisibilityBatch", {"VisibilityTimeout": 5}), ("DeleteMessageBatch", {})):
+        ok_entry = {"Id": "a", "ReceiptHandle": handle, **extra}
+        ok = json_call(asgi, action, {"QueueUrl": "q", "Entries": [ok_entry]})
         assert ok.json() == {"Successful": [{"Id": "a"}]}
-        bad = json_call(asgi, action, {"QueueUrl": "q", "Entries": [{"Id": "z", "ReceiptHandle": "garbage"}]})
+        bad_entry = {"Id": "z", "ReceiptHandle": "garbage", **extra}
+        bad = json_call(asgi, action, {"QueueUrl": "q", "Entries": [bad_entry]})
         assert set(bad.json()) == {"Failed"}
+        assert bad.json()["Failed"][0]["Code"] == "ReceiptHandleIsInvalid"
 
 
-def test_query_batch_result_with_only_failures(app: tuple[Any, FakeBroker]) -> None:
+def test_query_batch_result_with_only_failures(app: tuple[Any, Broker]) -> None:
     params = {
         "Action": "SendMessageBatch",
         "QueueUrl": "q",

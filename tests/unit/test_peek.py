@@ -16,8 +16,8 @@ from sqsemu.admin.app import admin_app
 from sqsemu.config import Config
 from sqsemu.engine.broker import Namespace, Queue
 from sqsemu.engine.message import Message, MessageAttributeValue, SendEntry
+from tests.unit.app_helpers import call_asgi
 from tests.unit.engine_helpers import NS, START_MS, Engine
-from tests.unit.test_app_fakes import call_asgi
 
 OTHER = Namespace("111111111111", "us-east-1")
 WEST = Namespace("000000000000", "eu-west-1")

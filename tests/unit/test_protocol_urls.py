@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from sqsemu.clock import ManualClock
 from sqsemu.config import Config
-from sqsemu.engine.broker import Namespace
+from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.protocol.urls import (
     caller_namespace,
     credential_from_authorization,
@@ -40,13 +41,9 @@ def test_path_queue() -> None:
     assert path_queue("/123456789012/q/") == ("123456789012", "q")
 
 
-class _Q:
-    name = "q"
-    namespace = Namespace("123456789012", "us-east-1")
-
-
 def test_queue_url_and_base() -> None:
-    assert queue_url("http://h:1", _Q()) == "http://h:1/123456789012/q"  # type: ignore[arg-type]
+    queue = Broker(ManualClock(0)).create_queue(Namespace("123456789012", "us-east-1"), "q", {}, {})
+    assert queue_url("http://h:1", queue) == "http://h:1/123456789012/q"
     assert url_base(Config(), "http", "localhost:4000") == "http://localhost:4000"
     assert url_base(Config(base_url="https://sqs.example"), "http", "localhost:4000") == "https://sqs.example"
     assert url_base(Config(port=9999), "http", None) == "http://127.0.0.1:9999"
