@@ -755,7 +755,7 @@ def test_requests_are_answered_internal_error_once_the_store_failed(
     from sqsemu.config import Config
     from sqsemu.persistence import sqlite as sqlite_module
     from sqsemu.server import build
-    from tests.unit.test_app_fakes import call_asgi, json_call, query_call
+    from tests.unit.app_helpers import call_asgi, json_call, query_call
 
     app, broker, _clock = build(Config(clock="manual", data_dir=str(tmp_path / "data")))
     store = app.store  # type: ignore[attr-defined]
