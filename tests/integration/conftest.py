@@ -66,8 +66,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def _start(name: str, args: list[str]) -> ServerProcess:
     srv = ServerProcess(args).start()
-    args = " ".join(srv.args) or "defaults"
-    _startup_report.append(f"{name} ({args}): /health answered 200 {srv.startup_seconds:.3f} s after spawn")
+    shown = " ".join(srv.args) or "defaults"
+    _startup_report.append(f"{name} ({shown}): /health answered 200 {srv.startup_seconds:.3f} s after spawn")
     return srv
 
 

@@ -48,7 +48,9 @@ def fifo(make_queue: Any, **attributes: Any) -> str:
     return make_queue(FifoQueue=True, **attributes)
 
 
-def send(client: Any, url: str, body: str, group: str = "g1", dedup: str | None = "auto", **kwargs: Any) -> dict:
+def send(
+    client: Any, url: str, body: str, group: str | None = "g1", dedup: str | None = "auto", **kwargs: Any
+) -> dict:
     """SendMessage to a FIFO queue; ``dedup="auto"`` picks a fresh MessageDeduplicationId, None sends none."""
     if dedup == "auto":
         dedup = uuid.uuid4().hex

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import struct
 import uuid
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
@@ -412,7 +413,7 @@ def test_system_attributes_do_not_change_message_attribute_md5(sqs, make_queue):
 
 def test_send_message_batch_sends_every_entry(sqs, make_queue):
     url = make_queue()
-    entries = [{"Id": f"e{i}", "MessageBody": f"body {i}"} for i in range(10)]
+    entries: list[dict[str, Any]] = [{"Id": f"e{i}", "MessageBody": f"body {i}"} for i in range(10)]
     entries[3]["MessageAttributes"] = {"Foo": {"DataType": "String", "StringValue": "Bar"}}
     got = sqs.send_message_batch(QueueUrl=url, Entries=entries)
     assert got.get("Failed", []) == []

@@ -52,6 +52,7 @@ def strip_ns(root: ET.Element) -> ET.Element:
 def raw(endpoint: str, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None,
         timeout: float = 30) -> Response:
     parsed = urlparse(endpoint)
+    assert parsed.hostname is not None
     conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=timeout)
     try:
         conn.request(method, path, body=body or None, headers=headers or {})
@@ -110,7 +111,9 @@ def queue_url_of(resp: Response, protocol: str) -> str:
     assert resp.status == 200, resp.body
     if protocol == "json":
         return resp.json()["QueueUrl"]
-    return resp.xml().findtext("CreateQueueResult/QueueUrl") or resp.xml().findtext("GetQueueUrlResult/QueueUrl")
+    url = resp.xml().findtext("CreateQueueResult/QueueUrl") or resp.xml().findtext("GetQueueUrlResult/QueueUrl")
+    assert url is not None, resp.body
+    return url
 
 
 def uname(prefix: str = "wire") -> str:
@@ -155,7 +158,7 @@ def test_query_request_gets_xml_response_with_result_and_request_id(server):
         root = ET.fromstring(resp.body)
         assert root.tag == f"{{{NS}}}CreateQueueResponse"
         strip_ns(root)
-        assert root.findtext("CreateQueueResult/QueueUrl").endswith(f"/000000000000/{name}")
+        assert (root.findtext("CreateQueueResult/QueueUrl") or "").endswith(f"/000000000000/{name}")
         assert root.findtext("ResponseMetadata/RequestId")
     finally:
         jcall(server.endpoint_url, "DeleteQueue", {"QueueUrl": f"{server.endpoint_url}/000000000000/{name}"})
@@ -233,6 +236,7 @@ def test_query_receive_message_xml_layout(server, queue):
     ])
     assert resp.status == 200, resp.body
     sent = resp.xml().find("SendMessageResult")
+    assert sent is not None
     assert sent.findtext("MD5OfMessageBody") == "098f6bcd4621d373cade4e832627b4f6"
     assert sent.findtext("MessageId")
     assert sent.findtext("MD5OfMessageAttributes")
@@ -246,15 +250,17 @@ def test_query_receive_message_xml_layout(server, queue):
     assert message.findtext("ReceiptHandle")
     assert message.findtext("MD5OfBody") == "098f6bcd4621d373cade4e832627b4f6"
     assert message.findtext("Body") == "test"
-    assert [(a.findtext("Name"), a.findtext("Value").isdigit()) for a in message.findall("Attribute")] == [
+    assert [(a.findtext("Name"), (a.findtext("Value") or "").isdigit()) for a in message.findall("Attribute")] == [
         ("SentTimestamp", True)
     ]
     assert message.findtext("MD5OfMessageAttributes") == sent.findtext("MD5OfMessageAttributes")
     attrs = {a.findtext("Name"): a.find("Value") for a in message.findall("MessageAttribute")}
-    assert attrs["Foo"].findtext("StringValue") == "Bar"
-    assert attrs["Foo"].findtext("DataType") == "String"
-    assert base64.b64decode(attrs["b"].findtext("BinaryValue")) == b"\x00\x01\x02"
-    assert attrs["b"].findtext("DataType") == "Binary"
+    foo, b = attrs["Foo"], attrs["b"]
+    assert foo is not None and b is not None
+    assert foo.findtext("StringValue") == "Bar"
+    assert foo.findtext("DataType") == "String"
+    assert base64.b64decode(b.findtext("BinaryValue") or "") == b"\x00\x01\x02"
+    assert b.findtext("DataType") == "Binary"
 
 
 def test_query_xml_escapes_carriage_return_so_it_round_trips(server, queue):

@@ -46,6 +46,7 @@ class Response:
 
 def raw(endpoint: str, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None) -> Response:
     parsed = urlparse(endpoint)
+    assert parsed.hostname is not None
     conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
     try:
         conn.request(method, path, body=body or None, headers=headers or {})

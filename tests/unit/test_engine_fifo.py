@@ -112,12 +112,10 @@ def test_an_older_fifo_receipt_handle_has_expired_even_while_the_message_is_in_f
     send(engine, q, "m1")
     ((_, old),) = engine.receive(q, visibility_timeout=0)
     ((_, new),) = engine.receive(q, visibility_timeout=30)
-    for call in (
-        lambda: engine.broker.delete_message(q, old),
-        lambda: engine.broker.change_message_visibility(q, old, 0),
-    ):
-        with pytest.raises(InvalidParameterValue, match="The receipt handle has expired"):
-            call()
+    with pytest.raises(InvalidParameterValue, match="The receipt handle has expired"):
+        engine.broker.delete_message(q, old)
+    with pytest.raises(InvalidParameterValue, match="The receipt handle has expired"):
+        engine.broker.change_message_visibility(q, old, 0)
     assert engine.counts(q) == (0, 1, 0)
     engine.broker.delete_message(q, new)
     assert engine.counts(q) == (0, 0, 0)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 
 from sqsemu.engine.broker import Queue
+from sqsemu.engine.message import Message
 from tests.unit.engine_helpers import Engine
 
 
-def _poll(engine: Engine, q: Queue, **kwargs: object) -> asyncio.Task[list[tuple[object, str]]]:
+def _poll(engine: Engine, q: Queue, **kwargs: object) -> asyncio.Task[list[tuple[Message, str]]]:
     kwargs.setdefault("wait_time_seconds", 20)
     task = engine.loop.create_task(engine.broker.receive_message(q, **kwargs))  # type: ignore[arg-type]
     engine.run(asyncio.sleep(0))

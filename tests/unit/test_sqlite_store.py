@@ -471,7 +471,7 @@ def _record_connections(monkeypatch: pytest.MonkeyPatch) -> list[sqlite3.Connect
     connect = sqlite3.connect
 
     def recording(*args: Any, **kwargs: Any) -> sqlite3.Connection:
-        connection = connect(*args, **kwargs)
+        connection: sqlite3.Connection = connect(*args, **kwargs)
         opened.append(connection)
         return connection
 
