@@ -13,9 +13,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /opt/sqsemu
 COPY pyproject.toml README.md ./
 COPY sqsemu ./sqsemu
-# /data is where durable mode keeps its state (SQSEMU_DATA_DIR=/data, a volume in docker-compose.yml); a new named
-# volume takes this folder's owner, so the unprivileged user can write there.
-RUN pip install . \
+# The auth extra (botocore) lets the image run --auth sigv4 (SQSEMU_AUTH=sigv4). /data is where durable mode keeps
+# its state (SQSEMU_DATA_DIR=/data, a volume in docker-compose.yml); a new named volume takes this folder's owner, so
+# the unprivileged user can write there.
+RUN pip install .[auth] \
     && useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin sqsemu \
     && mkdir /data \
     && chown sqsemu:sqsemu /data

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from sqsemu import __version__
-from sqsemu.config import CLOCKS, FIDELITIES, FSYNC_LEVELS, LOG_LEVELS, Config
+from sqsemu.config import AUTH_MODES, CLOCKS, FIDELITIES, FSYNC_LEVELS, LOG_LEVELS, Config
 
 _DEFAULTS = Config()
 _LOADED = "sqsemu.config_file"  # ctx.meta key of the LoadedFile read by --config
@@ -64,16 +64,40 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: str) -> str:
     return value
 
 
+def _usage_error(option: str, message: str) -> click.BadParameter:
+    ctx = click.get_current_context()
+    param = next(p for p in ctx.command.params if p.name == option)
+    return click.BadParameter(message, ctx=ctx, param=param)
+
+
+def _security_config(options: dict[str, Any], **declarations: Any) -> Config:
+    """``Config(**options, **declarations)``; what only the whole configuration can check (``--auth sigv4`` needs
+    credentials, and botocore) is a usage error (exit status 2) naming the field."""
+    try:
+        config = Config(**options, **declarations)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if config.auth == "sigv4":
+        from sqsemu.security.sigv4 import botocore_missing
+
+        missing = botocore_missing()
+        if missing:
+            raise _usage_error("auth", missing)
+    return config
+
+
 def _config(options: dict[str, Any]) -> Config:
     """The Config of the parsed options plus the declarations of the ``--config`` file, checked (exit 2 if bad)."""
     loaded = click.get_current_context().meta.get(_LOADED)
     if loaded is None:
-        return Config(**options)
+        return _security_config(options)
     from sqsemu.declare import DeclarationError, check_declarations
 
     for key, value in loaded.server.items():
         options.setdefault(key, value)  # a [server] key that has no flag of its own
-    config = Config(**options, queues=loaded.queues, fault_rules=loaded.fault_rules)
+    config = _security_config(
+        options, queues=loaded.queues, fault_rules=loaded.fault_rules, credentials=loaded.credentials
+    )
     try:
         check_declarations(config)
     except DeclarationError as exc:
@@ -195,6 +219,50 @@ def _config(options: dict[str, Any]) -> Config:
     help="Durable mode: normal survives a process crash; full also a power loss (an fsync per group commit).",
 )
 @click.option(
+    "--cors-origins",
+    "cors_origins",
+    default=_DEFAULTS.cors_origins,
+    metavar="ORIGINS",
+    envvar=_env("cors_origins"),
+    show_envvar=True,
+    callback=_check("cors_origins"),
+    help="Comma-separated browser origins allowed to call sqsemu cross-site, with CORS answers "
+    "(https://app.example.com,http://localhost:3000; * for any)  [default: none: browsers' cross-site requests "
+    "are refused]",
+)
+@click.option(
+    "--auth",
+    "auth",
+    type=click.Choice(AUTH_MODES),
+    default=_DEFAULTS.auth,
+    show_default=True,
+    envvar=_env("auth"),
+    show_envvar=True,
+    help="sigv4: every SQS request must be signed (Signature Version 4) with a key of the config file's "
+    "[[credentials]]; none: any credentials are accepted.",
+)
+@click.option(
+    "--admin-token",
+    "admin_token",
+    default=_DEFAULTS.admin_token,
+    metavar="TOKEN",
+    envvar=_env("admin_token"),
+    show_envvar=True,
+    callback=_check("admin_token"),
+    help="Require this token in the X-Sqsemu-Admin-Token header of the /_sqsemu/* admin routes  [default: none: "
+    "the admin routes are open]",
+)
+@click.option(
+    "--admin/--no-admin",
+    "admin",
+    default=_DEFAULTS.admin,
+    show_default=True,
+    envvar=_env("admin"),
+    show_envvar=True,
+    help="Serve the /_sqsemu/* admin routes (clock, peek, reset, faults); --no-admin answers them 404. /health "
+    "stays.",
+)
+@click.option(
     "--config",
     "config",
     default=_DEFAULTS.config,
@@ -203,8 +271,8 @@ def _config(options: dict[str, Any]) -> Config:
     show_envvar=True,
     is_eager=True,
     callback=_load_config,
-    help="TOML file with [server] options, [[queues]] to create and [[faults]] rules (README, 'Configuration "
-    "file'); flags and SQSEMU_* variables win over its [server] values.",
+    help="TOML file with [server] options, [[queues]] to create, [[faults]] rules and [[credentials]] (README, "
+    "'Configuration file'); flags and SQSEMU_* variables win over its [server] values.",
 )
 @click.version_option(__version__, "--version", "-V", prog_name="sqsemu")
 def main(**options: Any) -> None:

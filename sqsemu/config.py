@@ -1,8 +1,8 @@
 """The one configuration object: the CLI, SQSEMU_* environment variables, Docker and tests all fill it.
 
 Every field maps 1:1 onto a ``--flag`` of ``sqsemu`` and an ``SQSEMU_<FIELD>``
-environment variable (upper case), except the declarations (``queues``, ``fault_rules``), which come from a
-configuration file (``--config``, see :mod:`sqsemu.declare`) or from code.
+environment variable (upper case), except the declarations (``queues``, ``fault_rules``, ``credentials``), which
+come from a configuration file (``--config``, see :mod:`sqsemu.declare`) or from code.
 """
 
 from __future__ import annotations
@@ -13,13 +13,23 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 ACCOUNT_RE = re.compile(r"^\d{12}$")
+AUTH_MODES = ("none", "sigv4")
 CLOCKS = ("system", "manual")
 FIDELITIES = ("relaxed", "strict")
 FSYNC_LEVELS = ("normal", "full")
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 REGION_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")  # us-east-1, eu-central-1, also a local name such as "local"
+ACCESS_KEY_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+"""An access key id sqsemu accepts in ``[[credentials]]``: AWS's are 16 to 128 letters and digits (``AKIA...``);
+``_``, ``.`` and ``-`` are allowed for local names (``test-key``). Never ``/``, ``,`` or blanks, which delimit the
+SigV4 ``Credential=`` value."""
+ADMIN_TOKEN_RE = re.compile(r"^[\x21-\x7e]{1,1024}$")
+"""An admin token: 1 to 1024 visible ASCII characters (it travels as an HTTP header value)."""
+CORS_ORIGIN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s,]+$")
+"""One ``--cors-origins`` entry besides ``*`` and ``null``: ``scheme://host[:port]``, no path (a browser's
+``Origin`` header: https://app.example.com, http://localhost:3000)."""
 _TYPES: dict[str, type] = {"str": str, "int": int, "bool": bool}
-_NOT_OPTIONS = {"queues", "fault_rules"}
+_NOT_OPTIONS = {"queues", "fault_rules", "credentials"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,28 @@ class QueueDeclaration:
     tags: tuple[tuple[str, str], ...] = ()
     dead_letter_queue: str | None = None
     max_receive_count: int | None = None
+
+
+@dataclass(frozen=True)
+class Credential:
+    """One access key sqsemu accepts with ``auth = "sigv4"`` (a ``[[credentials]]`` entry of the configuration file).
+
+    - ``access_key_id``: the key id clients sign with (``ACCESS_KEY_ID_RE``).
+    - ``secret_access_key``: its secret (not shown by ``repr``).
+    - ``account``: the 12-digit account the key acts as; ``None`` means the key id itself when it is 12 digits,
+      else the server's ``account_id`` (the same rule as without authentication).
+    """
+
+    access_key_id: str
+    secret_access_key: str = field(repr=False)
+    account: str | None = None
+
+    def account_for(self, default: str) -> str:
+        """The account this key acts as, ``default`` being the server's ``account_id``."""
+        if self.account is not None:
+            return self.account
+        key = self.access_key_id
+        return key if ACCOUNT_RE.match(key) else default
 
 
 @dataclass(frozen=True)
@@ -70,6 +102,17 @@ class Config:
     - ``queues``: :class:`QueueDeclaration` s created at start-up, idempotently (not a flag: from the file or code).
     - ``fault_rules``: fault-rule objects (as ``POST /_sqsemu/faults`` takes) added at start-up, before those of the
       ``faults`` file (not a flag; not compared: two configs differing only here are equal).
+    - ``cors_origins``: comma-separated browser origins allowed to call the server cross-site
+      (``https://app.example.com,http://localhost:3000``; ``*`` for any; empty, the default, for none). Requests a
+      browser marks as cross-site or same-site (``Sec-Fetch-Site``) or whose ``Origin`` is another origin are
+      refused (403) unless their origin is listed; listed origins get CORS answers (see :mod:`sqsemu.security`).
+    - ``auth``: ``none`` (default: any credentials are accepted) or ``sigv4``: every SQS request must be signed
+      (Signature Version 4) with one of ``credentials``.
+    - ``admin_token``: when set, the ``/_sqsemu/*`` admin routes require it in the ``X-Sqsemu-Admin-Token``
+      header (not shown by ``repr``); ``/health`` stays open.
+    - ``admin``: ``False`` switches the ``/_sqsemu/*`` admin routes off (404); ``/health`` stays.
+    - ``credentials``: the :class:`Credential` s that ``auth = "sigv4"`` accepts (not a flag: from the file's
+      ``[[credentials]]`` or code); ``sigv4`` needs at least one.
     """
 
     host: str = "127.0.0.1"
@@ -85,8 +128,13 @@ class Config:
     data_dir: str = ""
     fsync: str = "normal"
     config: str = ""
+    cors_origins: str = ""
+    auth: str = "none"
+    admin_token: str = field(default="", repr=False)
+    admin: bool = True
     queues: tuple[QueueDeclaration, ...] = ()
     fault_rules: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
+    credentials: tuple[Credential, ...] = ()
 
     def __post_init__(self) -> None:
         """Check every field once, whoever filled it (CLI, environment, file or code): a bad value raises
@@ -119,6 +167,45 @@ class Config:
         for declared in self.queues:
             if not isinstance(declared, QueueDeclaration):
                 raise ValueError(f"queues must hold QueueDeclaration objects, got {declared!r}")
+        self._check_security()
+
+    def _check_security(self) -> None:
+        """``cors_origins``, ``auth``, ``admin_token`` and ``credentials`` (stored as a tuple)."""
+        for origin in self.cors_origins.split(","):
+            origin = origin.strip()
+            if origin and origin not in ("*", "null") and not CORS_ORIGIN_RE.fullmatch(origin):
+                raise ValueError(
+                    "cors_origins must be a comma-separated list of origins like https://app.example.com or "
+                    f"http://localhost:3000 (scheme://host[:port], no path), or *, got {origin!r}"
+                )
+        if self.auth not in AUTH_MODES:
+            raise ValueError(f"auth must be one of {', '.join(AUTH_MODES)}, got {self.auth!r}")
+        if self.admin_token and not ADMIN_TOKEN_RE.fullmatch(self.admin_token):
+            raise ValueError("admin_token must be 1 to 1024 visible ASCII characters (no blanks)")
+        object.__setattr__(self, "credentials", tuple(self.credentials))
+        seen: set[str] = set()
+        for credential in self.credentials:
+            if not isinstance(credential, Credential):
+                raise ValueError(f"credentials must hold Credential objects, got {type(credential).__name__}")
+            key = credential.access_key_id
+            if not isinstance(key, str) or not ACCESS_KEY_ID_RE.fullmatch(key):
+                raise ValueError(
+                    f"credentials: access_key_id must be 1 to 128 letters, digits, '_', '.' or '-', got {key!r}"
+                )
+            if key in seen:
+                raise ValueError(f"credentials: access_key_id {key!r} is declared twice")
+            seen.add(key)
+            if not isinstance(credential.secret_access_key, str) or not credential.secret_access_key:
+                raise ValueError(f"credentials: the secret_access_key of {key!r} must be a non-empty string")
+            if credential.account is not None and (
+                not isinstance(credential.account, str) or not ACCOUNT_RE.fullmatch(credential.account)
+            ):
+                raise ValueError(f"credentials: the account of {key!r} must be 12 digits, got {credential.account!r}")
+        if self.auth == "sigv4" and not self.credentials:
+            raise ValueError(
+                'auth "sigv4" needs at least one access key: declare [[credentials]] in the configuration file '
+                '(access_key_id, secret_access_key, account)'
+            )
 
     def _check_types(self) -> None:
         """Each option field holds its declared type (a bool is not accepted for an int)."""
@@ -141,7 +228,7 @@ class Config:
     @classmethod
     def from_file(cls, path: str, **overrides: Any) -> Config:
         """The configuration a TOML file declares (see :mod:`sqsemu.declare`), with ``overrides`` winning over the
-        file's ``[server]`` values, and its queues and fault rules.
+        file's ``[server]`` values, and its queues, fault rules and credentials.
 
         Raises :class:`sqsemu.declare.ConfigFileError` (a ``ValueError``) naming the file and the key at fault.
         """
@@ -150,5 +237,6 @@ class Config:
         loaded = load_file(path)
         values: dict[str, Any] = {**loaded.server, "config": str(path), "queues": loaded.queues}
         values["fault_rules"] = loaded.fault_rules
+        values["credentials"] = loaded.credentials
         values.update(overrides)
         return cls(**values)

@@ -1,6 +1,6 @@
 """The configuration file (``sqsemu --config sqsemu.toml``): server options, declared queues and fault rules.
 
-The file is TOML (read with the standard library's ``tomllib``) with three optional top-level entries::
+The file is TOML (read with the standard library's ``tomllib``) with four optional top-level entries::
 
     [server]                      # keys are Config field names (see sqsemu.config.Config)
     region = "eu-west-1"
@@ -20,6 +20,12 @@ The file is TOML (read with the standard library's ``tomllib``) with three optio
     queue = "orders"
     error = "ThrottlingException"
     every = 3
+
+    [[credentials]]               # the keys [server] auth = "sigv4" accepts (sqsemu.config.Credential)
+    access_key_id = "AKIDEXAMPLE"
+    secret_access_key = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+    account = "123456789012"      # optional, a quoted 12-digit string; default: the key id if it is 12 digits,
+                                  # else the server's account_id
 
 Attribute values may be strings, integers or booleans (``60`` → ``"60"``, ``true`` → ``"true"``); ``Policy`` and
 ``RedriveAllowPolicy`` may also be tables (sent as compact JSON). ``RedrivePolicy`` is not accepted as an
@@ -48,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqsemu.config import Config, QueueDeclaration
+from sqsemu.config import Config, Credential, QueueDeclaration
 
 if TYPE_CHECKING:
     from sqsemu.engine.broker import Broker
@@ -64,8 +70,10 @@ __all__ = [
     "parse_document",
 ]
 
-TOP_KEYS = ("server", "queues", "faults")
+TOP_KEYS = ("server", "queues", "faults", "credentials")
 QUEUE_KEYS = ("name", "account", "region", "attributes", "tags", "dead_letter_queue", "max_receive_count")
+CREDENTIAL_KEYS = ("access_key_id", "secret_access_key", "account")
+_PROBE_CREDENTIAL = Credential("probe", "probe")  # lets [server] auth = "sigv4" be checked on its own
 PATH_KEYS = ("faults", "data_dir")  # relative values are taken from the config file's folder
 JSON_ATTRIBUTES = ("Policy", "RedriveAllowPolicy")  # may be given as TOML tables
 
@@ -95,12 +103,14 @@ class LoadedFile:
       ``faults``/``data_dir`` paths made relative to the current folder.
     - ``queues``: the ``[[queues]]`` entries, in file order.
     - ``fault_rules``: the ``[[faults]]`` entries, validated, as written.
+    - ``credentials``: the ``[[credentials]]`` entries as :class:`~sqsemu.config.Credential` s, validated.
     """
 
     path: str
     server: dict[str, Any] = field(default_factory=dict)
     queues: tuple[QueueDeclaration, ...] = ()
     fault_rules: tuple[dict[str, Any], ...] = ()
+    credentials: tuple[Credential, ...] = ()
 
 
 # ------------------------------------------------------------------------------------------------- reading
@@ -149,7 +159,10 @@ def parse_document(document: Mapping[str, Any], source: str, base_dir: Path | No
         error = _fault_rules_error(rules)
         if error is not None:
             raise ConfigFileError(f"{prefix}: [[faults]] {error}")
-    return LoadedFile(source, server, queues, rules)
+    credentials = _parse_credentials(document.get("credentials", []), prefix)
+    if server.get("auth") == "sigv4" and not credentials:
+        raise ConfigFileError(f'{prefix}: [server] auth = "sigv4" needs at least one [[credentials]] entry')
+    return LoadedFile(source, server, queues, rules, credentials)
 
 
 def _names(keys: Sequence[str]) -> str:
@@ -176,7 +189,7 @@ def _parse_server(table: Any, prefix: str, base_dir: Path | None) -> dict[str, A
             hint = ' (quote it: account_id = "000000000000")' if key == "account_id" else ""
             raise ConfigFileError(f"{where} must be a string, got {value!r}{hint}")
         try:
-            Config(**{key: value})
+            Config(**{key: value}, credentials=(_PROBE_CREDENTIAL,) if key == "auth" else ())
         except ValueError as exc:
             raise ConfigFileError(f"{where}: {exc}") from None
         if key in PATH_KEYS and value and base_dir is not None and not Path(value).is_absolute():
@@ -259,6 +272,38 @@ def _parse_queue(entry: Any, n: int, prefix: str) -> QueueDeclaration:
         missing = "max_receive_count" if count is None else "dead_letter_queue"
         raise ConfigFileError(f"{where}: dead_letter_queue and max_receive_count go together: {missing} is missing")
     return QueueDeclaration(name, account, region, attributes, tags, dlq, count)
+
+
+def _parse_credentials(entries: Any, prefix: str) -> tuple[Credential, ...]:
+    """The ``[[credentials]]`` entries, each checked by the rules of :class:`~sqsemu.config.Config`."""
+    if not isinstance(entries, list):
+        raise ConfigFileError(f"{prefix}: credentials must be an array of tables ([[credentials]])")
+    credentials: list[Credential] = []
+    for n, entry in enumerate(entries, 1):
+        where = f"{prefix}: [[credentials]] #{n}"
+        if not isinstance(entry, dict):
+            raise ConfigFileError(f"{where} must be a table")
+        key = entry.get("access_key_id")
+        if isinstance(key, str) and key:
+            where = f"{where} ({key!r})"
+        unknown = sorted(set(entry) - set(CREDENTIAL_KEYS))
+        if unknown:
+            raise ConfigFileError(
+                f"{where}: unknown key(s) {_names(unknown)} (allowed: {', '.join(CREDENTIAL_KEYS)})"
+            )
+        for name in ("access_key_id", "secret_access_key"):
+            if not isinstance(entry.get(name), str) or not entry[name]:
+                raise ConfigFileError(f"{where}: {name} is required and must be a non-empty string")
+        account = entry.get("account")
+        if account is not None and not isinstance(account, str):
+            raise ConfigFileError(f'{where}: account must be a quoted 12-digit string (account = "123456789012")')
+        credential = Credential(entry["access_key_id"], entry["secret_access_key"], account)
+        try:
+            Config(credentials=(*credentials, credential))
+        except ValueError as exc:
+            raise ConfigFileError(f"{where}: {exc}") from None
+        credentials.append(credential)
+    return tuple(credentials)
 
 
 def _fault_rules_error(rules: Sequence[Any], faults_file: str = "") -> str | None:

@@ -20,6 +20,13 @@ before it runs; a firing rule may add latency, answer an injected error in the r
 connection (the response is started and never finished, so the client sees the connection close). With no rules
 the cost is one truth test.
 
+Security (``sqsemu.security``): a request carrying ``Origin`` or ``Sec-Fetch-Site`` (browsers only) goes through
+the cross-site rule (403 AccessDenied, or CORS headers for an allowed origin, preflights answered here); a Host
+header that is not a valid ``host[:port]`` is refused (400) unless ``--base-url`` is set (valid hosts are
+remembered, so the check is one set lookup); with ``--auth sigv4`` each request's signature is verified once its
+body is read, and the verified key decides the account. With the defaults an SDK request pays two more header-name
+comparisons per header and the host lookup. The admin routes sit behind ``sqsemu.security.admin.AdminGate``.
+
 The ASGI lifespan calls ``broker.start()`` on startup (inside the running loop) and ``broker.close()`` on shutdown
 (then closes the durable store, if any). In durable mode a request is answered only once the changes it made are
 committed (``Store.durable()``); an SQS error answer does not wait (errors change nothing). Once the store has
@@ -42,7 +49,7 @@ from sqsemu.admin.app import admin_app
 from sqsemu.admin.faults import injector_for
 from sqsemu.clock import Clock
 from sqsemu.config import Config
-from sqsemu.engine.broker import Broker
+from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterValue, SQSError, UnknownOperation
 from sqsemu.persistence import Store, StoreError
 from sqsemu.protocol import json as jsonproto
@@ -56,6 +63,9 @@ from sqsemu.protocol.urls import (
     path_queue,
     url_base,
 )
+from sqsemu.security.admin import AdminGate
+from sqsemu.security.crosssite import CrossSitePolicy
+from sqsemu.security.host import GOOD_HOSTS, invalid_host, valid_host
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -148,7 +158,14 @@ class SQSApp:
         self.faults = injector_for(broker)
         if config.faults:
             self.faults.load_file(config.faults)
-        self.admin = admin_app(config, broker, clock)
+        self.cross_site = CrossSitePolicy(config)
+        self.check_host = not config.base_url
+        self.verifier = None
+        if config.auth == "sigv4":
+            from sqsemu.security.sigv4 import SigV4Verifier
+
+            self.verifier = SigV4Verifier(config)
+        self.admin = AdminGate(config, admin_app(config, broker, clock), self.cross_site)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -241,7 +258,7 @@ class SQSApp:
 
     async def _sqs(self, scope: Scope, receive: Receive, send: Send) -> None:
         target = content_type = authorization = host = trace = None
-        content_length = accept = None
+        content_length = accept = origin = fetch_site = None
         for name, value in scope["headers"]:
             if name == b"x-amz-target":
                 target = value.decode("latin-1")
@@ -257,6 +274,10 @@ class SQSApp:
                 content_length = value
             elif name == b"accept":
                 accept = value
+            elif name == b"origin":
+                origin = value
+            elif name == b"sec-fetch-site":
+                fetch_site = value
         request_id = next_request_id()
         is_json = looks_like_json(target, content_type)
         query_json = accept is not None and not is_json and query.wants_json(accept)
@@ -282,13 +303,27 @@ class SQSApp:
         action: str | None = None
         status = 200
         query_error: bytes | None = None
+        cors: list[tuple[bytes, bytes]] | None = None
+        namespace: Namespace | None = None
         try:
+            if origin is not None or fetch_site is not None:
+                cors = self.cross_site.decide(origin, fetch_site, scope.get("scheme", "http"), host)
+                if cors and scope["method"] == "OPTIONS":
+                    preflight = self.cross_site.preflight(scope["headers"], cors)
+                    if preflight is not None:
+                        await send({"type": "http.response.start", "status": 200, "headers": preflight})
+                        await send({"type": "http.response.body", "body": b""})
+                        return
+            if host is not None and self.check_host and host not in GOOD_HOSTS and not valid_host(host):
+                raise invalid_host(host)
             body = await self._read_body(receive, content_length)
+            if self.verifier is not None:
+                namespace = self.verifier.verify(scope, body)
             detected = detect(scope["method"], target, content_type, scope["query_string"], body)
             is_json = detected.protocol is Protocol.JSON
             action = detected.action
             payload = await self._dispatch(
-                scope, detected, body, authorization, host, trace, request_id, watch_disconnect, query_json
+                scope, detected, body, authorization, host, trace, request_id, watch_disconnect, query_json, namespace
             )
             if self.store is not None:
                 await self.store.durable()
@@ -322,6 +357,8 @@ class SQSApp:
         ]
         if query_error is not None:
             headers.append((_QUERY_ERROR, query_error))
+        if cors:
+            headers.extend(cors)
         try:
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": payload})
@@ -384,8 +421,10 @@ class SQSApp:
         request_id: str,
         watch_disconnect: Callable[[], asyncio.Future[None]],
         query_json: bool = False,
+        namespace: Namespace | None = None,
     ) -> bytes:
-        """Decode, run and encode one SQS call; ``query_json`` renders a Query response as JSON."""
+        """Decode, run and encode one SQS call; ``query_json`` renders a Query response as JSON; ``namespace`` is
+        the caller's when a verified signature decided it (else it comes from the credential scope)."""
         action = detected.action
         credential = credential_from_authorization(authorization) if authorization else None
         queue_path: tuple[str, str] | None = None
@@ -413,7 +452,7 @@ class SQSApp:
         config = self.config
         ctx = Context(
             self.broker,
-            caller_namespace(credential, config),
+            namespace or caller_namespace(credential, config),
             url_base(config, scope.get("scheme", "http"), host),
             queue_path,
             trace,

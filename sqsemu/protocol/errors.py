@@ -80,6 +80,14 @@ ERRORS: dict[str, ErrorInfo] = {
     "InvalidParameterValue": ErrorInfo(CORAL_NS + "InvalidParameterValueException", "InvalidParameterValue", 400),
     "MissingParameter": ErrorInfo(CORAL_NS + "MissingRequiredParameterException", "MissingParameter", 400),
     "AccessDenied": ErrorInfo(CORAL_NS + "AccessDeniedException", "AccessDenied", 403),
+    # Authentication (sqsemu.security; AWS "Common Errors"). JSON clients read the code from x-amzn-query-error.
+    "MissingAuthenticationToken": ErrorInfo(
+        CORAL_NS + "MissingAuthenticationTokenException", "MissingAuthenticationToken", 403
+    ),
+    "InvalidClientTokenId": ErrorInfo(CORAL_NS + "UnrecognizedClientException", "InvalidClientTokenId", 403),
+    "SignatureDoesNotMatch": ErrorInfo(CORAL_NS + "InvalidSignatureException", "SignatureDoesNotMatch", 403),
+    "RequestExpired": ErrorInfo(CORAL_NS + "RequestExpired", "RequestExpired", 400),
+    "IncompleteSignature": ErrorInfo(CORAL_NS + "IncompleteSignatureException", "IncompleteSignature", 400),
     "InvalidAction": ErrorInfo(CORAL_NS + "InvalidAction", "InvalidAction", 400),
     "UnknownOperationException": ErrorInfo(CORAL_NS + "UnknownOperationException", "UnknownOperation", 404),
     "SerializationException": ErrorInfo(CORAL_NS + "SerializationException", "SerializationException", 400),

@@ -4,13 +4,15 @@ A queue URL is ``<base>/<account-id>/<queue-name>``; ``<base>`` is ``Config.base
 ``<scheme>://<Host header>``. A ``QueueUrl`` parameter is parsed by its last two path segments, with any host,
 a trailing ``/`` tolerated, and a bare queue name meaning "the caller's account". The caller's namespace comes from
 the SigV4 credential scope (``Authorization`` header or presigned ``X-Amz-Credential``): a 12-digit access key id
-is the account (otherwise ``Config.account_id``), the scope's region is the region (otherwise ``Config.region``).
+is the account (otherwise ``Config.account_id``), the scope's region is the region when it looks like one
+(``sqsemu.security.region``; otherwise ``Config.region``).
 """
 
 from __future__ import annotations
 
 from sqsemu.config import Config
 from sqsemu.engine.broker import Namespace, Queue
+from sqsemu.security.region import valid_region
 
 _CACHE_LIMIT = 4096
 _url_cache: dict[str, tuple[str | None, str]] = {}
@@ -91,7 +93,8 @@ def caller_namespace(credential: str | None, config: Config) -> Namespace:
     """The namespace (account, region) of the caller whose SigV4 credential scope is ``credential``.
 
     A 12-digit access key id is the account; anything else (or no credential) maps to ``config.account_id``.
-    The region is the scope's, else ``config.region``.
+    The region is the scope's when it looks like a region (``us-east-1``; not ``a<b>&c`` or
+    ``us-east-1:999999999999:evil``), else ``config.region``.
     """
     key = (credential, config.account_id, config.region)
     ns = _ns_cache.get(key)
@@ -102,7 +105,7 @@ def caller_namespace(credential: str | None, config: Config) -> Namespace:
         akid, scope_region = _credential(credential)
         if len(akid) == 12 and akid.isdigit() and akid.isascii():
             account = akid
-        if scope_region:
+        if scope_region and valid_region(scope_region):
             region = scope_region
     ns = Namespace(account, region)
     if len(_ns_cache) >= _CACHE_LIMIT:

@@ -56,12 +56,18 @@ class AdminAPIError(RuntimeError):
 _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never send loopback calls to a proxy
 
 
-def _admin_call(method: str, url: str, payload: Any = None) -> Any:
-    """One JSON admin request; returns the decoded answer or raises ``AdminAPIError``."""
+ADMIN_TOKEN_HEADER = "X-Sqsemu-Admin-Token"
+
+
+def _admin_call(method: str, url: str, payload: Any = None, token: str = "") -> Any:
+    """One JSON admin request (with the admin ``token`` when not empty); returns the decoded answer or raises
+    ``AdminAPIError``."""
     data = None if payload is None else json.dumps(payload).encode()
     request = urllib.request.Request(url, data=data, method=method)
     if data is not None:
         request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header(ADMIN_TOKEN_HEADER, token)
     try:
         with _opener.open(request, timeout=ADMIN_TIMEOUT_S) as response:
             raw = response.read()
@@ -76,19 +82,22 @@ def _admin_call(method: str, url: str, payload: Any = None) -> Any:
 
 
 class ServerClock:
-    """The clock of a running server, through ``/_sqsemu/clock``: ``now_ms()`` and ``advance(seconds)``."""
+    """The clock of a running server, through ``/_sqsemu/clock``: ``now_ms()`` and ``advance(seconds)``.
 
-    def __init__(self, endpoint_url: str) -> None:
+    ``admin_token`` is sent when the server requires one (``--admin-token``)."""
+
+    def __init__(self, endpoint_url: str, admin_token: str = "") -> None:
         self._url = endpoint_url
+        self._token = admin_token
 
     def now_ms(self) -> int:
         """The server's current time, epoch milliseconds."""
-        return int(_admin_call("GET", f"{self._url}/_sqsemu/clock")["now_ms"])
+        return int(_admin_call("GET", f"{self._url}/_sqsemu/clock", token=self._token)["now_ms"])
 
     @property
     def mode(self) -> str:
         """``"manual"`` or ``"system"``."""
-        return str(_admin_call("GET", f"{self._url}/_sqsemu/clock")["mode"])
+        return str(_admin_call("GET", f"{self._url}/_sqsemu/clock", token=self._token)["mode"])
 
     def advance(self, seconds: float) -> int:
         """Move a manual clock forward by ``seconds`` (>= 0), firing every timer that falls due (visibility
@@ -96,7 +105,8 @@ class ServerClock:
 
         Raises ``AdminAPIError`` (400) when the server clock is not manual or ``seconds`` is invalid.
         """
-        return int(_admin_call("POST", f"{self._url}/_sqsemu/clock/advance", {"seconds": seconds})["now_ms"])
+        answer = _admin_call("POST", f"{self._url}/_sqsemu/clock/advance", {"seconds": seconds}, self._token)
+        return int(answer["now_ms"])
 
 
 class SQSServer:
@@ -114,6 +124,11 @@ class SQSServer:
     ``log_level`` defaults to ``warning``. With ``clock="manual"`` time moves only through :meth:`advance`: a long
     poll (``WaitTimeSeconds`` > 0) then ends only when a message arrives or the clock is advanced (from another
     thread, since the client call blocks).
+
+    Security options work too: with ``admin_token`` the admin calls (:meth:`peek`, :meth:`advance`, :meth:`reset`,
+    :meth:`inject`...) send it; with ``auth="sigv4"`` and ``credentials`` (:class:`~sqsemu.config.Credential` s)
+    :meth:`client` signs with the key of the account it is asked for. ``admin=False`` leaves those admin calls
+    failing with ``AdminAPIError`` (404).
 
     Attributes once started: ``endpoint_url`` (``http://127.0.0.1:<port>``), ``clock`` (:class:`ServerClock`),
     ``config``.
@@ -137,7 +152,7 @@ class SQSServer:
         from sqsemu.server import ServerThread
 
         self._thread = ServerThread(self.config).start()
-        self._clock = ServerClock(self._thread.endpoint_url)
+        self._clock = ServerClock(self._thread.endpoint_url, self.config.admin_token)
         return self
 
     def stop(self) -> None:
@@ -202,6 +217,9 @@ class SQSServer:
         ``account`` (12 digits) becomes the access key id, which sqsemu takes as the caller's account (default:
         the server's ``account_id``). Region is the server's, the secret a dummy, retries are off. ``kwargs`` go
         to ``boto3.session.Session().client`` and override those defaults (e.g. ``config=``).
+
+        With ``auth="sigv4"`` the client signs with the first configured credential acting as ``account``
+        (``ValueError`` when none does), unless ``kwargs`` give ``aws_access_key_id`` themselves.
         """
         import boto3
         from botocore.config import Config as BotoConfig
@@ -209,20 +227,30 @@ class SQSServer:
         account = account if account is not None else self.account_id
         if not ACCOUNT_RE.match(account):
             raise ValueError(f"account must be a 12-digit account id, got {account!r}")
+        key_id, secret = account, DUMMY_SECRET
+        if self.config.auth == "sigv4" and "aws_access_key_id" not in kwargs:
+            key_id, secret = self._credential_for(account)
         options: dict[str, Any] = {
             "endpoint_url": self.endpoint_url,
             "region_name": self.region,
-            "aws_access_key_id": account,
-            "aws_secret_access_key": DUMMY_SECRET,
+            "aws_access_key_id": key_id,
+            "aws_secret_access_key": secret,
             "config": BotoConfig(retries={"total_max_attempts": 1, "mode": "standard"}),
         }
         options.update(kwargs)
         return boto3.session.Session().client("sqs", **options)
 
+    def _credential_for(self, account: str) -> tuple[str, str]:
+        """``(access key id, secret)`` of the first configured credential acting as ``account``."""
+        for credential in self.config.credentials:
+            if credential.account_for(self.account_id) == account:
+                return credential.access_key_id, credential.secret_access_key
+        raise ValueError(f"no configured credential acts as account {account!r} (auth is sigv4)")
+
     # ----------------------------------------------------------------- admin API
 
     def _admin(self, method: str, path: str, payload: Any = None) -> Any:
-        return _admin_call(method, f"{self.endpoint_url}{path}", payload)
+        return _admin_call(method, f"{self.endpoint_url}{path}", payload, self.config.admin_token)
 
     def queues(self) -> list[dict[str, Any]]:
         """Every queue of every account and region (``GET /_sqsemu/queues``), sorted by (account, region, name):

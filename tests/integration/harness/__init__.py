@@ -3,7 +3,8 @@
 - :class:`ServerProcess` - ``python -m sqsemu`` on 127.0.0.1:<free port>, health-checked, stopped with SIGINT.
 - :func:`client_for` - a boto3-shaped SQS client speaking ``"json"`` (current boto3) or ``"query"``
   (boto3 1.28.64 in its own venv, see :mod:`harness.legacy`).
-- :func:`free_port`, :func:`http_get`, :func:`http_post_json`, :func:`wait_for_health` - small helpers.
+- :func:`free_port`, :func:`http_get`, :func:`http_post_json`, :func:`wait_for_health` - small helpers;
+  :func:`raw_request` sends exactly the headers it is given (``Host``, ``Origin``...).
 - :func:`start_long_poll`, :func:`wait_for_long_polls`, :func:`waiting_long_polls`, :class:`Receiver` - long polls
   in background threads, synchronised on the server's count of waiting long polls (see :mod:`harness.longpoll`).
 """
@@ -14,10 +15,12 @@ from .clients import PROTOCOLS, client_for, json_client
 from .legacy import LegacySQSClient, ensure_legacy_venv
 from .longpoll import Receiver, start_long_poll, wait_for_long_polls, waiting_long_polls
 from .process import ServerProcess, free_port, http_get, http_post_json, wait_for_health
+from .raw import RawResponse, raw_request
 
 __all__ = [
     "PROTOCOLS",
     "LegacySQSClient",
+    "RawResponse",
     "Receiver",
     "ServerProcess",
     "client_for",
@@ -26,6 +29,7 @@ __all__ = [
     "http_get",
     "http_post_json",
     "json_client",
+    "raw_request",
     "start_long_poll",
     "wait_for_health",
     "wait_for_long_polls",
