@@ -9,7 +9,7 @@ from sqsemu.clock import ManualClock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker
 from sqsemu.http.app import create_app
-from tests.unit.test_app_fakes import call_asgi
+from tests.unit.app_helpers import call_asgi
 
 TOKEN = "s3cr3t-t0ken"
 

@@ -13,7 +13,7 @@ from sqsemu.config import Config
 from sqsemu.engine.broker import Namespace
 from sqsemu.security.crosssite import CrossSitePolicy
 from sqsemu.security.errors import CrossSiteRefused
-from tests.unit.test_app_fakes import call_asgi, json_call, make_app, query_call
+from tests.unit.app_helpers import call_asgi, json_call, make_app, query_call
 
 EVIL = "https://evil.example"
 APP = "http://localhost:3000"
@@ -138,14 +138,14 @@ def test_a_cross_site_form_post_purge_is_refused_in_query_xml() -> None:
     assert "<Code>AccessDenied</Code>" in resp.text and "is denied." in resp.text
     assert resp.headers["x-amzn-query-error"] == "AccessDenied;Sender"
     assert "access-control-allow-origin" not in resp.headers
-    assert len(broker.queues[(DEFAULT, "q")].messages) == 1
+    assert broker.get_queue(DEFAULT, "q").message_count() == 1
 
 
 def test_a_cross_site_get_create_queue_is_refused() -> None:
     app, broker = make_app()
     resp = query_call(app, {"Action": "CreateQueue", "QueueName": "x"}, method="GET", headers=browser(None))
     assert resp.status == 403 and "<Code>AccessDenied</Code>" in resp.text
-    assert not broker.queues
+    assert not broker.all_queues()
 
 
 def test_a_cross_site_json_request_is_refused_in_json() -> None:
@@ -207,7 +207,7 @@ def test_admin_reset_and_faults_refuse_cross_site_requests_in_json() -> None:
     resp = _admin(app, "POST", "/_sqsemu/reset", {**browser(), "Content-Type": "text/plain"}, b"{}")
     assert resp.status == 403
     assert "is denied" in resp.json()["error"]
-    assert broker.queues, "the reset ran"
+    assert broker.all_queues(), "the reset ran"
     resp = _admin(app, "POST", "/_sqsemu/faults", browser(None), json.dumps({"action": "*"}).encode())
     assert resp.status == 403 and "Sec-Fetch-Site: cross-site" in resp.json()["error"]
     assert _admin(app, "GET", "/health", browser()).status == 200  # changes nothing, stays open

@@ -12,7 +12,7 @@ from sqsemu.engine.broker import Namespace
 from sqsemu.protocol.urls import caller_namespace
 from sqsemu.security.host import valid_host
 from sqsemu.security.region import valid_region
-from tests.unit.test_app_fakes import call_asgi, json_call, make_app, query_call
+from tests.unit.app_helpers import call_asgi, json_call, make_app, query_call
 
 DEFAULT = Namespace("000000000000", "us-east-1")
 
@@ -96,7 +96,7 @@ def test_an_invalid_host_is_a_400_in_query_xml_and_creates_nothing() -> None:
     assert resp.status == 400
     assert "<Code>InvalidParameterValue</Code>" in resp.text and "Host header" in resp.text
     assert "attacker.example:443/x?/" not in resp.text
-    assert not broker.queues
+    assert not broker.all_queues()
 
 
 def test_an_invalid_host_is_a_400_in_json() -> None:
@@ -132,7 +132,7 @@ def test_a_bad_scope_region_lands_in_the_default_region(bad: str) -> None:
     auth = f"AWS4-HMAC-SHA256 Credential=123456789012/20240101/{bad}/sqs/aws4_request, SignedHeaders=host, Signature=x"
     resp = json_call(app, "CreateQueue", {"QueueName": "q"}, headers={"Authorization": auth})
     assert resp.status == 200
-    assert list(broker.queues) == [(Namespace("123456789012", "us-east-1"), "q")]
+    assert [(q.namespace, q.name) for q in broker.all_queues()] == [(Namespace("123456789012", "us-east-1"), "q")]
     resp = query_call(app, {"Action": "CreateQueue", "QueueName": "r"}, headers={"Authorization": auth})
     assert resp.status == 200
-    assert (Namespace("123456789012", "us-east-1"), "r") in broker.queues
+    assert (Namespace("123456789012", "us-east-1"), "r") in [(q.namespace, q.name) for q in broker.all_queues()]

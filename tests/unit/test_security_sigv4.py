@@ -26,7 +26,7 @@ from sqsemu.security.errors import (
     SignatureDoesNotMatch,
 )
 from sqsemu.security.sigv4 import SigV4Verifier
-from tests.unit.test_app_fakes import FakeBroker, call_asgi, make_app
+from tests.unit.app_helpers import call_asgi, make_app
 
 KEY, SECRET, ACCOUNT = "AKIDSQSEMU", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "123456789012"
 SIGNED_AT = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -269,7 +269,7 @@ def _send(app: Any, request: AWSRequest) -> Any:
 
 
 def test_the_app_serves_signed_requests_and_refuses_others_in_their_protocol() -> None:
-    app, broker = make_app(CONFIG, FakeBroker())
+    app, broker = make_app(CONFIG)
     now = datetime.now(UTC)
     create = signed(
         body=json.dumps({"QueueName": "q"}).encode(),
@@ -278,7 +278,7 @@ def test_the_app_serves_signed_requests_and_refuses_others_in_their_protocol() -
     )
     resp = _send(app, create)
     assert resp.status == 200, resp.text
-    assert list(broker.queues) == [(Namespace(ACCOUNT, "us-east-1"), "q")]
+    assert [q.name for q in broker.list_queues(Namespace(ACCOUNT, "us-east-1"), None)] == ["q"]
 
     resp = _send(app, signed(secret="wrong", at=now))
     assert resp.status == 403

@@ -37,6 +37,7 @@ def raw_request(
     """Send ``method path`` to ``endpoint`` (``http://host:port``) with exactly ``headers`` (plus ``Host`` unless
     given, and ``Content-Length`` for a body) and return the answer."""
     parts = urlsplit(endpoint)
+    assert parts.hostname is not None, endpoint
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     try:
         given = {k.lower() for k in (headers or {})}
