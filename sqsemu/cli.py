@@ -5,7 +5,9 @@ as a key of the ``[server]`` table of the configuration file (``--config``, see 
 command-line flag > environment variable > configuration file > default (click's ``default_map``, filled from the
 file by the eager ``--config`` option before the other options are read). Invalid values, and a configuration file
 that cannot be read or holds a bad key or declaration, are reported by click (exit status 2); a declaration that
-conflicts with existing state (a restored queue with another attribute value) stops the start-up with exit status 1.
+conflicts with existing state (a restored queue with another attribute value) stops the start-up with exit status 1,
+as does a data folder that cannot be used (in use by another sqsemu, not writable, corrupt). A durable store that
+fails while serving (a full disk, an I/O error) stops the server with exit status 3, after one log line saying why.
 """
 
 from __future__ import annotations
@@ -283,11 +285,13 @@ def main(**options: Any) -> None:
     from sqsemu.server import run
 
     try:
-        run(config)
+        status = run(config)
     except StoreError as exc:
         raise click.ClickException(f"cannot start: {exc}") from None
     except DeclarationError as exc:  # e.g. a restored queue with another value for a declared attribute
         raise click.ClickException(str(exc)) from None
+    if status:  # the durable store failed while serving; it logged why (exit status 3: restart from the disk)
+        click.get_current_context().exit(status)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,7 +1,8 @@
 """Build the ASGI app from a :class:`~sqsemu.config.Config`, serve it with uvicorn, or run it in a thread.
 
 - :func:`build` wires clock -> broker -> app and returns all three.
-- :func:`run` serves in the foreground until Ctrl-C / SIGTERM and then returns normally (exit status 0).
+- :func:`run` serves in the foreground until Ctrl-C / SIGTERM and then returns normally (exit status 0); in durable
+  mode it also stops when the store fails, returning ``STORE_FAILED_EXIT_STATUS`` (3).
 - :class:`ServerThread` serves in a background thread on a free port: for in-process tests.
 
 Imports of uvicorn, the app and the engine happen inside the functions so that ``import sqsemu`` and
@@ -26,8 +27,9 @@ if TYPE_CHECKING:
 
     from sqsemu.clock import Clock
     from sqsemu.engine.broker import Broker
+    from sqsemu.persistence import Store
 
-__all__ = ["ASGIApp", "ServerThread", "build", "make_clock", "run"]
+__all__ = ["STORE_FAILED_EXIT_STATUS", "ASGIApp", "ServerThread", "build", "make_clock", "run"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -38,6 +40,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 T = TypeVar("T")
 
 STARTUP_TIMEOUT_S = 30.0
+STORE_FAILED_EXIT_STATUS = 3
+"""The exit status of ``sqsemu`` after its durable store failed (a commit or a journal call): restart it, and it
+starts from what is on disk."""
 
 
 def make_clock(config: Config) -> Clock:
@@ -66,11 +71,17 @@ def build(config: Config) -> tuple[ASGIApp, Broker, Clock]:
         from sqsemu.persistence.sqlite import SQLiteStore
 
         store = SQLiteStore.open(config.data_dir, fsync=config.fsync)
-        store.restore(broker)
-        store.attach(broker)
-    apply_declarations(broker, config)
-    if store is not None:
-        store.commit_pending()
+    try:
+        if store is not None:
+            store.restore(broker)
+            store.attach(broker)
+        apply_declarations(broker, config)
+        if store is not None:
+            store.commit_pending()
+    except BaseException:
+        if store is not None:
+            store.close(commit=False)  # a start-up that fails changes nothing and leaves the data folder free
+        raise
     app: ASGIApp = create_app(config, broker, clock, store)
     return app, broker, clock
 
@@ -96,17 +107,20 @@ def _uvicorn_config(config: Config, app: ASGIApp) -> uvicorn.Config:
     )
 
 
-def run(config: Config) -> None:
-    """Serve ``config`` in the foreground until SIGINT (Ctrl-C) or SIGTERM, then shut down and return.
+def run(config: Config) -> int:
+    """Serve ``config`` in the foreground until SIGINT (Ctrl-C) or SIGTERM, then shut down and return the process's
+    exit status: 0.
 
     Shutdown is graceful (open requests finish, the lifespan closes the broker). The signal that stopped the
     server is *not* re-raised, so a process whose main function is ``run`` exits with status 0. A failure to
-    start (e.g. the port is taken) exits with status 1, as uvicorn does.
+    start (e.g. the port is taken) exits with status 1, as uvicorn does. In durable mode a failure of the store
+    also stops the server, and ``run`` returns ``STORE_FAILED_EXIT_STATUS`` (see :func:`_stop_on_store_failure`).
     """
     import uvicorn
 
-    app, _broker, _clock = build(config)
+    app, broker, _clock = build(config)
     server = uvicorn.Server(_uvicorn_config(config, app))
+    exit_status = _stop_on_store_failure(app, broker, server)
 
     # uvicorn installs its own SIGINT/SIGTERM handlers while serving and, once it has shut down, re-raises the
     # captured signal against the handlers that were in place before. Put harmless ones there so that the
@@ -120,6 +134,35 @@ def run(config: Config) -> None:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    return exit_status()
+
+
+def _stop_on_store_failure(app: ASGIApp, broker: Broker, server: uvicorn.Server) -> Callable[[], int]:
+    """Make a failure of ``app``'s durable store (if it has one) stop ``server``; returns a function giving the
+    exit status: 0, or ``STORE_FAILED_EXIT_STATUS`` once the store has failed.
+
+    A failed store has already answered every request waiting for its commit with an error and refuses every later
+    one (HTTP 500), and logged why in one line. The engine's state is then ahead of the file, so the process stops,
+    as databases do when a write fails: a supervisor (Docker's restart policy) restarts it from what is on disk.
+    Shutdown is uvicorn's graceful one (requests under way are answered, with 500s); long polls waiting for a
+    message are answered at once (with 500s too) instead of holding the shutdown up for their wait time.
+    """
+    status = 0
+    store: Store | None = getattr(app, "store", None)
+
+    def failed(failure: str) -> None:
+        nonlocal status
+        status = STORE_FAILED_EXIT_STATUS
+        server.should_exit = True  # uvicorn's main loop sees it within 0.1 s
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop running: nothing is being served
+        loop.call_soon(broker.release_long_polls)  # not now: the store may be failing inside an engine change
+
+    if store is not None:
+        store.on_failure = failed
+    return lambda: status
 
 
 class ServerThread:

@@ -113,6 +113,10 @@ class Broker:
     def close(self) -> None:
         """Detach from the clock and answer every waiting long poll with no messages."""
         self.clock.detach()
+        self.release_long_polls()
+
+    def release_long_polls(self) -> None:
+        """Answer every waiting long poll now, with no messages (timers keep running)."""
         for queues in self.namespaces.values():
             for queue in queues.values():
                 queue.waiters.release_all()

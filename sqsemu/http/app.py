@@ -221,6 +221,8 @@ class SQSApp:
                     self.broker.close()
                     if self.store is not None:
                         self.store.close()
+                except StoreError:
+                    pass  # the last commit failed: the store logged why in one line (and the server exits 3)
                 except Exception as exc:
                     logger.exception("broker failed to close")
                     await send({"type": "lifespan.shutdown.failed", "message": str(exc)})

@@ -6,6 +6,7 @@ The HTTP layer answers a request that changed state only once ``Store.durable()`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -13,12 +14,17 @@ if TYPE_CHECKING:
 
 
 class StoreError(Exception):
-    """The data folder cannot be used (corrupt, foreign or unreadable file): the server must not start. Also raised
-    for changes that could not be committed, and for every request once the store has failed."""
+    """The data folder cannot be used (in use by another server, not writable, corrupt, foreign or unreadable file):
+    the server must not start. Also raised for changes that could not be committed, and for every request once the
+    store has failed."""
 
 
 class Store(Protocol):
     """What the server needs from a durable store."""
+
+    on_failure: Callable[[str], None] | None
+    """Called once, with the failure's one line, when the store fails for good (a commit or a journal call failed).
+    The server sets it to stop itself; it must not raise, and it may run in the middle of an engine change."""
 
     def restore(self, broker: Broker) -> None:
         """Load every saved queue, message, deduplication key and move task into ``broker``."""
@@ -33,5 +39,6 @@ class Store(Protocol):
         """Return once every change recorded so far is committed. Raises ``StoreError`` if they could not be, and
         for every call once the store has failed (a failed store stays failed)."""
 
-    def close(self) -> None:
-        """Commit what is pending, answer the requests still waiting for a commit and close the database."""
+    def close(self, commit: bool = True) -> None:
+        """Commit what is pending (unless ``commit`` is False), answer the requests still waiting for a commit,
+        close the database and release the data folder."""

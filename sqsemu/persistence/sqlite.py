@@ -20,9 +20,17 @@ survives a power loss or OS crash. A batch also deletes the deduplication keys w
 (by the engine's clock), so that table holds about five minutes of FIFO sends.
 
 Failure: recording an event never raises into the engine (it calls the journal in the middle of its changes). If
-recording or a commit fails, the store is failed for good: it logs why once, in one line, writes nothing more, and
-``durable()`` raises ``StoreError`` for every request waiting or still to come, so nothing is acknowledged that is
-not on disk. The file keeps the last batch committed before the failure.
+recording or a commit fails, the store is failed for good: it logs why once, in one line (SQLite's own reason, e.g.
+``database or disk is full``), writes nothing more, and ``durable()`` raises ``StoreError`` for every request waiting
+or still to come, so nothing is acknowledged that is not on disk. The file keeps the last batch committed before the
+failure. Then it calls ``on_failure``: the server (``sqsemu.server.run``) stops, with exit status 3, so that a
+supervisor restarts it from what is on disk, as trusted stores do when a write fails.
+
+One folder, one store: ``open`` takes an exclusive ``flock`` on ``sqsemu.lock`` in the folder (the file holds the
+owner's pid, for the message that refuses a second server) and holds it until ``close``; the OS releases it when the
+process ends however it ends, so a killed server leaves no stale lock. The lock file itself is never deleted
+(deleting it would let two processes lock two different files). A folder or file that cannot be written is refused
+at ``open`` with a message that says so, before SQLite would open it read-only and fail later.
 
 A new file gets its tables and its ``application_id`` stamp in one transaction, so a start-up that stops half way
 leaves a file that the next one takes as new, not one it refuses as another application's.
@@ -32,9 +40,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import fcntl
 import json
 import logging
+import os
 import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -50,6 +64,7 @@ from sqsemu.persistence import StoreError
 logger = logging.getLogger("sqsemu.persistence")
 
 FILE_NAME = "sqsemu.db"
+LOCK_NAME = "sqsemu.lock"
 APPLICATION_ID = 0x5351454D  # "SQEM"
 SCHEMA_VERSION = 1
 
@@ -96,6 +111,87 @@ _DELETE_MESSAGE = "DELETE FROM messages WHERE seq=?"
 
 # Pending work for one message: [full row to insert or None, changed columns or None, delete it]
 _Pending = list[Any]
+# SQLite's result codes (sqlite3.Error.sqlite_errorname, extended codes start with these) that mean the file or its
+# folder cannot be written, as opposed to a file that is not a (sound) SQLite database.
+_NOT_WRITABLE = ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")
+_NOT_A_DATABASE = ("SQLITE_NOTADB", "SQLITE_CORRUPT")
+
+
+def _error_text(exc: BaseException) -> str:
+    """``Type (SQLITE_CODE): message`` on one line: what a log line or a refusal says of an error."""
+    reason = " ".join(str(exc).split()) or "no detail"
+    code = getattr(exc, "sqlite_errorname", None)
+    return f"{type(exc).__name__}{f' ({code})' if code else ''}: {reason}"
+
+
+def _open_failure(path: Path, exc: sqlite3.Error) -> str:
+    """Why ``path`` cannot be used, from the SQLite error that opening or reading it raised."""
+    code = getattr(exc, "sqlite_errorname", "") or ""
+    if code.startswith(_NOT_WRITABLE):
+        return f"{path} cannot be opened for writing: {exc}"
+    if code.startswith(_NOT_A_DATABASE) or not code:
+        return f"{path} is corrupt or not an SQLite database: {exc}"
+    return f"cannot use {path}: {_error_text(exc)}"
+
+
+def _lock(folder: Path) -> int:
+    """Lock the data folder for this process: an exclusive ``flock`` on ``folder/sqsemu.lock``, which then holds
+    our pid. Returns the file descriptor that holds the lock until it is closed (or the process ends).
+
+    Raises ``StoreError`` when another process holds the lock ("in use by another sqsemu (pid N)"), or when the
+    lock file cannot be created or opened for writing (a read-only folder is found here)."""
+    path = folder / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        target = path if path.exists() else f"the data dir {folder}"
+        raise StoreError(f"{target} cannot be opened for writing: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        owner = _lock_owner(fd)
+        os.close(fd)
+        raise StoreError(f"data dir {folder} is in use by another sqsemu{f' (pid {owner})' if owner else ''}") from None
+    except OSError as exc:
+        os.close(fd)
+        raise StoreError(f"cannot lock the data dir {folder} ({path}): {exc.strerror}") from None
+    with contextlib.suppress(OSError):  # the pid only informs a refused second server: not worth refusing a start
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def _lock_owner(fd: int) -> str | None:
+    """The pid written in a lock file that another process holds (None if unreadable). Waits up to 0.2 s for a
+    holder that has just taken the lock to write it."""
+    for _ in range(20):
+        try:
+            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        except OSError:
+            return None
+        if text.isdigit():
+            return text
+        time.sleep(0.01)
+    return None
+
+
+def _check_writable(folder: Path, path: Path) -> None:
+    """Raise ``StoreError`` unless ``path`` (if it exists) can be opened for writing and ``folder`` can take new
+    files (SQLite creates ``-wal`` and ``-shm`` files next to the database). Checked by trying (a temporary file
+    that vanishes), which is right for any user, permission model and read-only mount. Called before this process
+    opens the database: closing a descriptor of the file would drop SQLite's POSIX locks of an open connection."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise StoreError(f"{path} cannot be opened for writing: {exc.strerror}") from None
+    else:
+        os.close(fd)
+    try:
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        raise StoreError(f"the data dir {folder} cannot be opened for writing: {exc.strerror}") from None
 
 
 def _attributes_json(attributes: dict[str, MessageAttributeValue]) -> str | None:
@@ -151,9 +247,14 @@ def _changed_columns(message: Message) -> tuple[Any, ...]:
 class SQLiteStore:
     """The durable store of one data folder (see the module docstring). Use ``SQLiteStore.open``."""
 
-    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, connection: sqlite3.Connection, path: Path, lock_fd: int | None = None) -> None:
         self.path = path
         self._db = connection
+        self._lock_fd = lock_fd  # holds the folder's lock (closed by close())
+        # Called once, with the failure's one line, when the store fails (on the thread that found it: the event
+        # loop's, or the caller of commit_pending()/close()). It must not raise, and it may be called in the middle
+        # of an engine change: schedule work rather than touch the engine. The server sets it to stop itself.
+        self.on_failure: Callable[[str], None] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqsemu-store")
         self._seq = 1 + (connection.execute("SELECT COALESCE(MAX(seq), 0) FROM messages").fetchone()[0])
         self._queue_ops: list[tuple[Any, ...]] = []
@@ -178,8 +279,9 @@ class SQLiteStore:
 
     @classmethod
     def open(cls, data_dir: str, fsync: str = "normal") -> SQLiteStore:
-        """Open (or create) the store in ``data_dir``. Raises ``StoreError`` when the folder cannot be used or
-        ``sqsemu.db`` is corrupt, of another application or of an unknown schema version."""
+        """Open (or create) the store in ``data_dir`` and lock the folder for it (until ``close``). Raises
+        ``StoreError`` when the folder is in use by another server, cannot be used or written, or ``sqsemu.db``
+        cannot be written or is corrupt, of another application or of an unknown schema version."""
         folder = Path(data_dir)
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -188,16 +290,21 @@ class SQLiteStore:
         if not folder.is_dir():
             raise StoreError(f"the data folder {folder} is not a folder")
         path = folder / FILE_NAME
+        lock_fd = _lock(folder)
+        connection: sqlite3.Connection | None = None
         try:
-            connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {path}: {exc}") from None
-        try:
+            _check_writable(folder, path)
+            try:
+                connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot open {path}: {exc}") from None
             cls._prepare(connection, path, fsync)
+            return cls(connection, path, lock_fd)
         except BaseException:
-            connection.close()
+            if connection is not None:
+                connection.close()
+            os.close(lock_fd)
             raise
-        return cls(connection, path)
 
     @staticmethod
     def _prepare(connection: sqlite3.Connection, path: Path, fsync: str) -> None:
@@ -231,7 +338,7 @@ class SQLiteStore:
             for pragma in _TUNING:
                 connection.execute(pragma)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{path} is corrupt or not an SQLite database: {exc}") from None
+            raise StoreError(_open_failure(path, exc)) from None
         try:
             if new:
                 connection.executescript(
@@ -251,7 +358,13 @@ class SQLiteStore:
         """Load the saved state into ``broker``: queues with their identity and timestamps, messages in enqueue
         order (in flight until their deadline, delays and retention counting from their original times),
         unexpired deduplication keys and move tasks (a running one carries on). Deletes the rows of deleted
-        queues that an earlier version left behind."""
+        queues that an earlier version left behind. Raises ``StoreError`` if the file cannot be read or written."""
+        try:
+            self._restore(broker)
+        except sqlite3.Error as exc:
+            raise StoreError(_open_failure(self.path, exc)) from None
+
+    def _restore(self, broker: Broker) -> None:
         db = self._db
         now = broker.clock.now_ms()
         queues: dict[str, Queue] = {}
@@ -505,19 +618,24 @@ class SQLiteStore:
 
     def _fail(self, what: str, exc: BaseException) -> None:
         """Mark the store failed, for good: log it once in one line, drop what is pending (it will never be
-        written) and fail every request waiting for a commit. From then on nothing is recorded or committed, and
-        ``durable()`` raises ``StoreError`` for every request, so none is acknowledged: the engine's state has
-        moved on from what the file can hold. The file keeps the last batch committed before the failure."""
+        written), fail every request waiting for a commit and call ``on_failure``. From then on nothing is recorded
+        or committed, and ``durable()`` raises ``StoreError`` for every request, so none is acknowledged: the
+        engine's state has moved on from what the file can hold. The file keeps the last batch committed before the
+        failure."""
         if self._failure is not None:
             return
-        reason = " ".join(str(exc).split()) or "no detail"
-        self._failure = f"the durable store {self.path} failed {what}: {type(exc).__name__}: {reason}"
+        self._failure = f"the durable store {self.path} failed {what}: {_error_text(exc)}"
         logger.error("%s; no request is acknowledged from now on", self._failure)
         self._queue_ops, self._messages, self._dedup, self._tasks, self._sequences = [], {}, {}, {}, {}
         self._pending = False
         waiters = self._current_waiters + self._next_waiters
         self._current_waiters, self._next_waiters = [], []
         self._settle(waiters)
+        if self.on_failure is not None:
+            try:
+                self.on_failure(self._failure)
+            except Exception:  # a bug in the owner's callback: the store must not raise into the engine
+                logger.exception("the durable store's on_failure callback failed")
 
     def _settle(self, waiters: list[asyncio.Future[None]]) -> None:
         """Answer requests waiting for a commit: done, or ``StoreError`` once the store has failed."""
@@ -585,7 +703,11 @@ class SQLiteStore:
                 dedup_due = db.execute("SELECT MIN(expires_ms) FROM deduplication").fetchone()[0]
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            # Some errors (a full disk, an I/O error) make SQLite roll the transaction back itself; rolling back
+            # again would fail, and that secondary error ("cannot rollback") must not hide the one that matters.
+            if db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
             raise
         self._dedup_due = dedup_due
 
@@ -638,8 +760,9 @@ class SQLiteStore:
         if self._failure is not None:
             raise StoreError(self._failure)
 
-    def close(self) -> None:
-        """Let a commit under way finish, commit what is left, end the writer task and close the database.
+    def close(self, commit: bool = True) -> None:
+        """Let a commit under way finish, commit what is left (unless ``commit`` is False: a start-up that failed
+        drops it), end the writer task, close the database and release the folder's lock.
 
         Every request still waiting for a commit is answered (``StoreError`` if that commit failed). A failed
         store commits nothing more. Raises ``StoreError`` if the last commit fails. Closing twice does nothing.
@@ -662,9 +785,20 @@ class SQLiteStore:
                 task.cancel()
             self._writer_task = None
             self._writing = False
-            if self._failure is None:
+            if self._failure is None and commit:
                 self.commit_pending()
         finally:
-            self._settle(self._next_waiters)
-            self._next_waiters = []
-            self._db.close()
+            waiters, self._next_waiters = self._next_waiters, []
+            if self._pending and self._failure is None:  # dropped (commit=False): never acknowledge it
+                dropped = StoreError(f"the durable store {self.path} was closed before committing")
+                for waiter in waiters:
+                    if not waiter.done():
+                        waiter.set_exception(dropped)
+            else:
+                self._settle(waiters)
+            try:
+                self._db.close()
+            finally:
+                if self._lock_fd is not None:
+                    os.close(self._lock_fd)  # after the database: no other server may open it before that
+                    self._lock_fd = None

@@ -7,22 +7,38 @@ port: queue URLs carry the Host of the request) and checks the state with a real
 Most tests run both servers with ``--clock manual``: a manual clock starts at the wall time when its process
 starts, so the second server's clock is a little later than the first one's and every deadline set before the
 restart is still ahead. Deadlines are then checked exactly: advance to one millisecond before, then past them.
+
+The last tests check what happens when the folder cannot be kept: a commit that fails (a file-size limit on the
+server process stands in for a full disk) stops the server with exit status 3 and loses nothing acknowledged; a
+second server on a folder in use is refused; a folder or file the server cannot write is refused as such.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
-from harness import ServerProcess, client_for, free_port, http_post_json
+from botocore.exceptions import BotoCoreError, ClientError
+from harness import (
+    ServerProcess,
+    client_for,
+    free_port,
+    http_get,
+    http_post_json,
+    json_client,
+    start_long_poll,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -783,3 +799,235 @@ def test_a_reset_is_on_disk_when_it_is_answered(tmp_path: Path) -> None:
             durable.stop("sigint")
     finally:
         durable.close()
+
+
+# ------------------------------------------------------------------ a failed commit, one server per folder, read-only
+
+
+FILE_SIZE_LIMIT = 2 * 1024 * 1024  # bytes: the WAL of the store under test fills up after about 35 sends below
+PADDING = "x" * 50_000
+
+
+def _server_with_file_size_limit(limit_bytes: int) -> list[str]:
+    """``python -m sqsemu`` under ``RLIMIT_FSIZE``: no file it writes may grow past ``limit_bytes``. A write that
+    would fails as on a full disk (a short write, which SQLite reports as ``database or disk is full``; or EFBIG)
+    instead of sending SIGXFSZ, which is ignored. An operating-system limit, nothing in sqsemu knows of it."""
+    code = (
+        "import resource, runpy, signal; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit_bytes}, {limit_bytes})); "
+        "runpy.run_module('sqsemu', run_name='__main__', alter_sys=True)"
+    )
+    return [sys.executable, "-c", code]
+
+
+def _peek(endpoint_url: str, name: str) -> dict[str, str]:
+    """Every message of queue ``name`` (account 000000000000), in flight or not: message id -> body."""
+    status, _, body = http_get(f"{endpoint_url}/_sqsemu/queues/000000000000/{name}/messages", timeout=10)
+    assert status == 200, body
+    return {m["message_id"]: m["body"] for m in json.loads(body)["messages"]}
+
+
+class _Ledger:
+    """What the server answered, from several client threads."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.sent: dict[str, str] = {}  # acknowledged sends: message id -> body
+        self.deleted: set[str] = set()  # message ids whose deletion was acknowledged
+        self.failures: list[str] = []  # the first failure of each writer
+        self.later: list[str] = []  # what requests made after a writer's first failure got
+        self.first_failure_at: float | None = None
+
+    def failed(self, what: str) -> None:
+        with self.lock:
+            self.failures.append(what)
+            if self.first_failure_at is None:
+                self.first_failure_at = time.monotonic()
+
+
+def _failure(exc: Exception) -> str:
+    """``HTTP <status> <error code>`` of an error answer; the exception's type when there was no answer."""
+    if isinstance(exc, ClientError):
+        return f"HTTP {exc.response['ResponseMetadata'].get('HTTPStatusCode')} {exc.response['Error']['Code']}"
+    return type(exc).__name__  # the server closed the connection or had gone
+
+
+def _writer(endpoint_url: str, url: str, writer: int, handles: list[tuple[str, str]], ledger: _Ledger) -> None:
+    """Send ~50 KB messages, deleting one of ``handles`` after each, until a request fails; then make three more
+    requests, none of which may succeed."""
+    sqs = json_client(endpoint_url)
+    try:
+        for n in range(200):
+            try:
+                message_id = sqs.send_message(QueueUrl=url, MessageBody=f"w{writer}-{n}-{PADDING}")["MessageId"]
+                with ledger.lock:
+                    ledger.sent[message_id] = f"w{writer}-{n}-{PADDING}"
+                    taken = handles.pop() if handles else None
+                if taken is not None:
+                    sqs.delete_message(QueueUrl=url, ReceiptHandle=taken[1])
+                    with ledger.lock:
+                        ledger.deleted.add(taken[0])
+            except (ClientError, BotoCoreError) as exc:
+                ledger.failed(_failure(exc))
+                break
+        for call in (
+            lambda: sqs.send_message(QueueUrl=url, MessageBody="after the failure"),
+            lambda: sqs.get_queue_url(QueueName="q"),
+            lambda: sqs.list_queues(),
+        ):
+            try:
+                call()
+                outcome = "HTTP 200"
+            except (ClientError, BotoCoreError) as exc:
+                outcome = _failure(exc)
+            with ledger.lock:
+                ledger.later.append(outcome)
+    finally:
+        sqs.close()
+
+
+def test_a_failed_commit_stops_the_server_and_a_restart_keeps_every_acknowledged_change(tmp_path: Path) -> None:
+    """The disk fills up under four concurrent writers (a file-size limit on the server process). Every request
+    from then on fails (HTTP 500 InternalError while the server stops, then no connection), a long poll under way
+    is answered at once, the log says once what failed, with SQLite's own reason and no traceback, and the process
+    exits with status 3 within seconds. Restarted on the same folder, it holds exactly the acknowledged changes:
+    every acknowledged send and deletion, and none that was refused."""
+    data_dir = tmp_path / "data"
+    server = ServerProcess(["--data-dir", str(data_dir)], command=_server_with_file_size_limit(FILE_SIZE_LIMIT))
+    server.start()
+    ledger = _Ledger()
+    try:
+        sqs = json_client(server.endpoint_url)
+        url = sqs.create_queue(QueueName="q")["QueueUrl"]
+        idle = sqs.create_queue(QueueName="idle")["QueueUrl"]
+        first = [sqs.send_message(QueueUrl=url, MessageBody=f"first-{n}")["MessageId"] for n in range(8)]
+        handles: list[tuple[str, str]] = []
+        while len(handles) < len(first):
+            got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=600)["Messages"]
+            handles += [(m["MessageId"], m["ReceiptHandle"]) for m in got]
+        long_poll = start_long_poll(
+            server.endpoint_url, json_client(server.endpoint_url), QueueUrl=idle, WaitTimeSeconds=20
+        )
+        writers = [
+            threading.Thread(target=_writer, args=(server.endpoint_url, url, n, handles, ledger)) for n in range(4)
+        ]
+        for thread in writers:
+            thread.start()
+        for thread in writers:
+            thread.join(60)
+        assert server.proc is not None
+        status = server.proc.wait(15)
+        stopped_after = time.monotonic() - (ledger.first_failure_at or 0)
+        long_poll.join(5)
+        sqs.close()
+    finally:
+        server.kill()
+    log = server.log_tail(100_000)
+    assert status == 3, log
+    assert ledger.sent and len(ledger.failures) == 4, (ledger.failures, log)
+    assert "HTTP 500 InternalError" in ledger.failures, ledger.failures  # the requests of the failed commit
+    assert "HTTP 200" not in ledger.later, ledger.later  # nothing acknowledged on top of the failure
+    assert stopped_after < 5, f"the server took {stopped_after:.1f} s to stop"
+    assert isinstance(long_poll.error, ClientError) and _failure(long_poll.error) == "HTTP 500 InternalError"
+    store_lines = [line for line in log.splitlines() if "durable store" in line]
+    assert len(store_lines) == 1, log
+    assert "failed to commit" in store_lines[0] and "rollback" not in store_lines[0], store_lines[0]
+    assert "database or disk is full" in store_lines[0] or "disk I/O error" in store_lines[0], store_lines[0]
+    assert "Traceback" not in log, log
+
+    again = ServerProcess(["--data-dir", str(data_dir)]).start()
+    try:
+        stored = _peek(again.endpoint_url, "q")
+        expected = {message_id: f"first-{first.index(message_id)}" for message_id in first}
+        for message_id in ledger.deleted:
+            del expected[message_id]
+        expected.update(ledger.sent)
+        assert stored.keys() == expected.keys()
+        assert stored == expected
+        sqs = json_client(again.endpoint_url)
+        sqs.send_message(QueueUrl=sqs.get_queue_url(QueueName="q")["QueueUrl"], MessageBody="the file is fine")
+        sqs.close()
+    finally:
+        assert again.stop() == 0
+
+
+def _start_and_wait(data_dir: Path, timeout_s: float = 15) -> subprocess.CompletedProcess[str]:
+    """Start ``sqsemu --data-dir data_dir``, expecting it to exit at once; fails the test if it is still running
+    after ``timeout_s`` seconds."""
+    command = [sys.executable, "-m", "sqsemu", "--host", "127.0.0.1", "--port", str(free_port())]
+    try:
+        return subprocess.run(
+            command + ["--data-dir", str(data_dir)], capture_output=True, text=True, timeout=timeout_s
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"a second server on {data_dir} started and ran")
+
+
+def test_a_second_server_on_the_same_data_dir_is_refused(tmp_path: Path) -> None:
+    """One folder, one server: a second one exits 1, naming the first one's pid, and takes nothing from it; a
+    killed server leaves no stale lock behind."""
+    data_dir = tmp_path / "data"
+    first = ServerProcess(["--data-dir", str(data_dir)]).start()
+    try:
+        sqs = json_client(first.endpoint_url)
+        url = sqs.create_queue(QueueName="q")["QueueUrl"]
+        sent = {sqs.send_message(QueueUrl=url, MessageBody=f"m{n}")["MessageId"]: f"m{n}" for n in range(5)}
+        result = _start_and_wait(data_dir)
+        assert result.returncode == 1, result.stderr
+        assert result.stderr.strip() == (
+            f"Error: cannot start: data dir {data_dir} is in use by another sqsemu (pid {first.proc.pid})"  # type: ignore[union-attr]
+        )
+        sent[sqs.send_message(QueueUrl=url, MessageBody="after")["MessageId"]] = "after"  # the first one serves on
+        sqs.close()
+    finally:
+        first.stop(signal.SIGKILL)  # the OS releases its lock
+    again = ServerProcess(["--data-dir", str(data_dir)]).start()
+    try:
+        assert _peek(again.endpoint_url, "q") == sent
+    finally:
+        assert again.stop() == 0
+
+
+def _subject_to_file_permissions() -> list[str]:
+    """A command prefix under which the server obeys file permissions. Root ignores them (CAP_DAC_OVERRIDE), and
+    these tests run as root in CI: there, ``setpriv`` (util-linux) starts the server without the capabilities that
+    bypass permissions, so a folder or file without write permission is read-only to it as to any user. Skips the
+    test if that is not possible (no setpriv, or not allowed to change the capability bounding set)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    prefix = [setpriv or "setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+    if setpriv is None or subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
+        pytest.skip("running as root without a way to drop CAP_DAC_OVERRIDE (setpriv)")
+    return prefix
+
+
+@pytest.mark.parametrize("what", ["folder", "file", "new folder"])
+def test_a_data_dir_that_cannot_be_written_is_refused_as_such(tmp_path: Path, what: str) -> None:
+    """A data folder (or its sqsemu.db) that is read-only for the server stops it at start with a message that says
+    so, naming the path; not 'corrupt', and the file is left as it was."""
+    prefix = _subject_to_file_permissions()
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    db = data_dir / "sqsemu.db"
+    if what != "new folder":
+        durable = Durable(data_dir, "json")
+        try:
+            durable.start()
+            durable.sqs.create_queue(QueueName="q")
+            durable.stop("sigint")
+        finally:
+            durable.close()
+    read_only = db if what == "file" else data_dir
+    read_only.chmod(0o444 if what == "file" else 0o555)
+    try:
+        before = db.read_bytes() if db.exists() else None
+        command = [*prefix, sys.executable, "-m", "sqsemu", "--host", "127.0.0.1", "--port", str(free_port())]
+        result = subprocess.run([*command, "--data-dir", str(data_dir)], capture_output=True, text=True, timeout=15)
+        assert result.returncode == 1, result.stderr
+        assert "cannot be opened for writing" in result.stderr, result.stderr
+        assert str(read_only) in result.stderr, result.stderr
+        assert "corrupt" not in result.stderr and "Traceback" not in result.stderr, result.stderr
+        assert (db.read_bytes() if db.exists() else None) == before
+    finally:
+        read_only.chmod(0o644 if what == "file" else 0o755)

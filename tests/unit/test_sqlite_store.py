@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -928,3 +929,169 @@ def test_a_server_thread_that_never_starts_holds_nothing_open(tmp_path: Path) ->
     assert set(threading.enumerate()) <= threads
     server.stop()
     assert _open_files_under(tmp_path) == []
+
+
+# ------------------------------------------------------------------------- a full disk, stopping, one folder one store
+
+
+def test_a_full_disk_fails_the_store_with_sqlites_own_reason(data_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A commit that runs out of room fails the store, and its one log line names SQLite's reason (``database or
+    disk is full``), not the secondary error of rolling back a transaction SQLite had already rolled back. After a
+    restart every acknowledged message is there and none of the refused ones (``PRAGMA max_page_count`` on the
+    store's connection makes the disk "full" exactly where the test wants it, with no real disk involved)."""
+    node = Node(data_dir)
+    acknowledged: list[str] = []
+    refused: list[str] = []
+    try:
+        q = node.queue("q")
+        node.commit()
+        pages = node.store._db.execute("PRAGMA page_count").fetchone()[0]
+        node.store._db.execute(f"PRAGMA max_page_count={pages + 40}")  # about 160 KB more (4 KiB pages)
+
+        async def scenario() -> None:
+            for n in range(20):  # 20 KB each: the 9th or so does not fit
+                body = f"{n}:" + "x" * 20_000
+                node.send(q, body)
+                try:
+                    await node.store.durable()
+                except StoreError:
+                    refused.append(body)
+                else:
+                    acknowledged.append(body)
+
+        with caplog.at_level(logging.ERROR, logger="sqsemu.persistence"):
+            node.run(scenario())
+        assert acknowledged and refused
+        assert acknowledged + refused == [f"{n}:" + "x" * 20_000 for n in range(20)]  # nothing after the first refusal
+        logged = [r.getMessage() for r in caplog.records if r.name == "sqsemu.persistence"]
+        assert len(logged) == 1 and "\n" not in logged[0], logged
+        assert "database or disk is full" in logged[0] and "rollback" not in logged[0], logged[0]
+        assert node.store.failure is not None and "database or disk is full" in node.store.failure
+    finally:
+        node.close()
+    node = Node(data_dir)
+    try:
+        assert [m.body for m in node.get("q").messages.values()] == acknowledged
+    finally:
+        node.close()
+
+
+def test_a_failing_store_tells_its_owner_once(node: Node, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``on_failure`` (set by the server to stop itself) is called once, with the failure's one line, however many
+    requests and journal calls come after."""
+    calls: list[str] = []
+    node.store.on_failure = calls.append
+    q = node.queue("q")
+    node.commit()
+
+    def failing_write(batch: Any) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(node.store, "_write", failing_write)
+
+    async def scenario() -> None:
+        node.send(q, "m")
+        with pytest.raises(StoreError):
+            await node.store.durable()
+        node.send(q, "n")
+        with pytest.raises(StoreError):
+            await node.store.durable()
+
+    node.run(scenario())
+    assert calls == [node.store.failure]
+    assert "disk I/O error" in calls[0]
+
+
+def test_a_last_commit_failing_at_shutdown_is_logged_once_without_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The commit of what is left at shutdown fails: the store's one line is the only log record (no second report
+    with a traceback from the app's shutdown), and the shutdown completes."""
+    from sqsemu.config import Config
+    from sqsemu.engine.broker import Namespace
+    from sqsemu.server import build
+
+    app, broker, _clock = build(Config(clock="manual", data_dir=str(tmp_path / "data")))
+    store = app.store  # type: ignore[attr-defined]
+
+    def failing_write(batch: Any) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(store, "_write", failing_write)
+    broker.create_queue(Namespace("000000000000", "us-east-1"), "q", {}, {})  # pending: committed at shutdown
+
+    async def lifespan() -> list[str]:
+        inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        sent: list[str] = []
+        await inbox.put({"type": "lifespan.startup"})
+        await inbox.put({"type": "lifespan.shutdown"})
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message["type"])
+
+        await app({"type": "lifespan", "asgi": {"version": "3.0"}}, inbox.get, send)
+        return sent
+
+    with caplog.at_level(logging.INFO):
+        assert asyncio.run(lifespan()) == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [r.name for r in errors] == ["sqsemu.persistence"]
+    assert errors[0].exc_info is None and "database or disk is full" in errors[0].getMessage()
+    assert store.failure is not None
+
+
+def test_one_data_folder_has_one_store_at_a_time(data_dir: Path) -> None:
+    """A second store on a folder in use is refused, naming the holder's pid; closing the first releases the
+    folder, and so does a start-up refused for another reason."""
+    first = SQLiteStore.open(str(data_dir))
+    try:
+        with pytest.raises(StoreError) as refused:
+            SQLiteStore.open(str(data_dir))
+        assert str(refused.value) == f"data dir {data_dir} is in use by another sqsemu (pid {os.getpid()})"
+    finally:
+        first.close()
+    SQLiteStore.open(str(data_dir)).close()
+    connection = sqlite3.connect(data_dir / FILE_NAME)
+    connection.execute("PRAGMA user_version=99")  # refused at start: the folder must not stay locked
+    connection.close()
+    with pytest.raises(StoreError, match="schema version"):
+        SQLiteStore.open(str(data_dir))
+    connection = sqlite3.connect(data_dir / FILE_NAME)
+    connection.execute("PRAGMA user_version=1")
+    connection.close()
+    SQLiteStore.open(str(data_dir)).close()
+
+
+def test_a_second_server_thread_on_the_same_folder_is_refused(tmp_path: Path) -> None:
+    from sqsemu.config import Config
+    from sqsemu.server import ServerThread
+
+    config = Config(clock="manual", data_dir=str(tmp_path / "data"))
+    with ServerThread(config) as first:
+        with pytest.raises(StoreError, match="is in use by another sqsemu"):
+            ServerThread(config).start()
+        assert first.call(lambda: len(first.broker.namespaces)) == 0  # the first one still serves
+    with ServerThread(config):  # the first one stopped: the folder is free
+        pass
+
+
+def test_a_start_up_refused_after_the_store_opened_leaves_the_folder_free_and_unchanged(tmp_path: Path) -> None:
+    """A declaration that conflicts with the restored state stops the start-up after the store was opened: the
+    store is closed at once, committing nothing of that start-up, so the next server on the folder starts."""
+    from sqsemu.config import Config, QueueDeclaration
+    from sqsemu.declare import DeclarationError
+    from sqsemu.server import ServerThread
+
+    def config(delay: str, *extra: str) -> Config:
+        declared = [QueueDeclaration(name) for name in extra]
+        declared.append(QueueDeclaration("orders", attributes=(("DelaySeconds", delay),)))
+        return Config(clock="manual", data_dir=str(tmp_path / "data"), queues=tuple(declared))
+
+    with ServerThread(config("1")):
+        pass
+    with pytest.raises(DeclarationError):
+        ServerThread(config("2", "new")).start()
+    with ServerThread(config("1")) as server:
+        assert server.call(lambda: sorted(q.name for qs in server.broker.namespaces.values() for q in qs.values())) == [
+            "orders"
+        ]
