@@ -975,7 +975,7 @@ def test_a_second_server_on_the_same_data_dir_is_refused(tmp_path: Path) -> None
         result = _start_and_wait(data_dir)
         assert result.returncode == 1, result.stderr
         assert result.stderr.strip() == (
-            f"Error: cannot start: data dir {data_dir} is in use by another sqsemu (pid {first.proc.pid})"  # type: ignore[union-attr]
+            f"Error: cannot start: data dir {data_dir} is in use by another sqsemu (pid {first.proc.pid})"
         )
         sent[sqs.send_message(QueueUrl=url, MessageBody="after")["MessageId"]] = "after"  # the first one serves on
         sqs.close()

@@ -11,7 +11,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -1021,12 +1021,12 @@ def test_a_last_commit_failing_at_shutdown_is_logged_once_without_a_traceback(
     broker.create_queue(Namespace("000000000000", "us-east-1"), "q", {}, {})  # pending: committed at shutdown
 
     async def lifespan() -> list[str]:
-        inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        inbox: asyncio.Queue[MutableMapping[str, Any]] = asyncio.Queue()
         sent: list[str] = []
         await inbox.put({"type": "lifespan.startup"})
         await inbox.put({"type": "lifespan.shutdown"})
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             sent.append(message["type"])
 
         await app({"type": "lifespan", "asgi": {"version": "3.0"}}, inbox.get, send)
