@@ -80,7 +80,10 @@ def _have(module: str) -> bool:
 
 
 def _uvicorn_config(config: Config, app: ASGIApp) -> uvicorn.Config:
+    """uvicorn's settings for ``config``, with a bounded graceful shutdown (``sqsemu.http.serving``)."""
     import uvicorn
+
+    from sqsemu.http.serving import SHUTDOWN_GRACE_S
 
     return uvicorn.Config(
         app,
@@ -93,20 +96,22 @@ def _uvicorn_config(config: Config, app: ASGIApp) -> uvicorn.Config:
         log_level=config.log_level.lower(),
         access_log=config.access_log,
         server_header=False,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
     )
 
 
 def run(config: Config) -> None:
     """Serve ``config`` in the foreground until SIGINT (Ctrl-C) or SIGTERM, then shut down and return.
 
-    Shutdown is graceful (open requests finish, the lifespan closes the broker). The signal that stopped the
-    server is *not* re-raised, so a process whose main function is ``run`` exits with status 0. A failure to
-    start (e.g. the port is taken) exits with status 1, as uvicorn does.
+    Shutdown is prompt and graceful: open long polls are answered at once with no messages, other open requests
+    finish (for at most ``SHUTDOWN_GRACE_S``), the lifespan closes the broker (and, in durable mode, commits and
+    closes the store). The signal that stopped the server is *not* re-raised, so a process whose main function is
+    ``run`` exits with status 0. A failure to start (e.g. the port is taken) exits with status 1, as uvicorn does.
     """
-    import uvicorn
+    from sqsemu.http.serving import PromptServer
 
-    app, _broker, _clock = build(config)
-    server = uvicorn.Server(_uvicorn_config(config, app))
+    app, broker, _clock = build(config)
+    server = PromptServer(_uvicorn_config(config, app), on_shutdown=broker.stop_waiting)
 
     # uvicorn installs its own SIGINT/SIGTERM handlers while serving and, once it has shut down, re-raises the
     # captured signal against the handlers that were in place before. Put harmless ones there so that the
@@ -162,7 +167,7 @@ class ServerThread:
         """
         if self._thread is not None:
             raise RuntimeError("ServerThread already started")
-        import uvicorn
+        from sqsemu.http.serving import PromptServer
 
         family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -173,12 +178,12 @@ class ServerThread:
 
         started = self._started
 
-        class _Server(uvicorn.Server):
+        class _Server(PromptServer):
             async def startup(self, sockets: list[socket.socket] | None = None) -> None:
                 await super().startup(sockets=sockets)
                 started.set()
 
-        self._server = _Server(_uvicorn_config(self.config, self.app))
+        self._server = _Server(_uvicorn_config(self.config, self.app), on_shutdown=self.broker.stop_waiting)
         self._thread = threading.Thread(
             target=self._serve, args=(self._server, sock), name=f"sqsemu-{self.port}", daemon=True
         )
@@ -199,6 +204,7 @@ class ServerThread:
             self._error = exc
         finally:
             try:
+                _cancel_leftovers(loop)
                 loop.run_until_complete(loop.shutdown_asyncgens())
             finally:
                 loop.close()
@@ -233,7 +239,11 @@ class ServerThread:
         return self.call(clock.advance, seconds)
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Ask the server to shut down gracefully and wait up to ``timeout`` seconds for its thread."""
+        """Shut the server down and wait up to ``timeout`` seconds for its thread (then force it).
+
+        Waiting long polls are answered at once with no messages (whatever the clock), other open requests
+        finish, the lifespan closes the broker; tasks still pending when the loop stops are cancelled and awaited
+        before the loop closes."""
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
@@ -249,6 +259,17 @@ class ServerThread:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel the tasks still pending on ``loop`` (a forced exit leaves some) and let them finish, so that closing
+    the loop destroys none of them ("Task was destroyed but it is pending!", "Event loop is closed")."""
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    if not pending:
+        return
+    for task in pending:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 def _new_event_loop() -> asyncio.AbstractEventLoop:
