@@ -80,23 +80,36 @@ def _have(module: str) -> bool:
 
 
 def _uvicorn_config(config: Config, app: ASGIApp) -> uvicorn.Config:
-    """uvicorn's settings for ``config``, with a bounded graceful shutdown (``sqsemu.http.serving``)."""
+    """uvicorn's settings for ``config``: the guarded HTTP protocol (``sqsemu.http.protocol``: request-read deadline
+    ``config.request_timeout``, request-head cap), 503 beyond ``config.max_connections`` (uvicorn's
+    ``limit_concurrency``, which also counts running requests) and a bounded graceful shutdown."""
     import uvicorn
 
+    from sqsemu.http.limits import MAX_HEADER_BYTES
     from sqsemu.http.serving import SHUTDOWN_GRACE_S
 
+    http: Any
+    if _have("httptools"):
+        from sqsemu.http.protocol import guarded_protocol
+
+        http = guarded_protocol(config.request_timeout, MAX_HEADER_BYTES)
+    else:  # h11 caps the head itself (h11_max_incomplete_event_size) but has no read deadline
+        http = "h11"
     return uvicorn.Config(
         app,
         host=config.host,
         port=config.port,
         loop="uvloop" if _have("uvloop") else "asyncio",
-        http="httptools" if _have("httptools") else "h11",
+        http=http,
         ws="none",
         lifespan="on",
         log_level=config.log_level.lower(),
         access_log=config.access_log,
         server_header=False,
+        # uvicorn counts the connection being refused itself: +1 lets max_connections connections in.
+        limit_concurrency=config.max_connections + 1,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     )
 
 
@@ -107,11 +120,14 @@ def run(config: Config) -> None:
     finish (for at most ``SHUTDOWN_GRACE_S``), the lifespan closes the broker (and, in durable mode, commits and
     closes the store). The signal that stopped the server is *not* re-raised, so a process whose main function is
     ``run`` exits with status 0. A failure to start (e.g. the port is taken) exits with status 1, as uvicorn does.
+    The soft open-files limit is raised to the hard one first (``sqsemu.http.limits``).
     """
+    from sqsemu.http.limits import raise_open_files_limit
     from sqsemu.http.serving import PromptServer
 
     app, broker, _clock = build(config)
     server = PromptServer(_uvicorn_config(config, app), on_shutdown=broker.stop_waiting)
+    raise_open_files_limit(config.max_connections)
 
     # uvicorn installs its own SIGINT/SIGTERM handlers while serving and, once it has shut down, re-raises the
     # captured signal against the handlers that were in place before. Put harmless ones there so that the
