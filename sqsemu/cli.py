@@ -265,6 +265,28 @@ def _config(options: dict[str, Any]) -> Config:
     "stays.",
 )
 @click.option(
+    "--request-timeout",
+    "request_timeout",
+    type=click.IntRange(1, 3600),
+    default=_DEFAULTS.request_timeout,
+    show_default=True,
+    metavar="SECONDS",
+    envvar=_env("request_timeout"),
+    show_envvar=True,
+    help="Seconds a client has to send a whole request (head and body); then 408 and the connection is closed. "
+    "Long polls wait after their request was read and are not cut.",
+)
+@click.option(
+    "--max-connections",
+    "max_connections",
+    type=click.IntRange(1, 1_000_000),
+    default=_DEFAULTS.max_connections,
+    show_default=True,
+    envvar=_env("max_connections"),
+    show_envvar=True,
+    help="Open connections served at once; a client beyond them is answered 503.",
+)
+@click.option(
     "--config",
     "config",
     default=_DEFAULTS.config,

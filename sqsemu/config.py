@@ -97,6 +97,11 @@ class Config:
     - ``data_dir``: durable mode: keep all state in SQLite in this folder (empty: in memory, the default).
     - ``fsync``: durable mode's sync level: ``normal`` (a committed change survives a crash of the process) or
       ``full`` (it also survives a power loss or OS crash, at the cost of an fsync per group commit).
+    - ``request_timeout``: seconds a client has to send a whole request, head and body (default 30); a connection
+      that has not done so is answered 408 and closed. The wait of a long poll comes after its request was read
+      and is not limited by this.
+    - ``max_connections``: open connections served at once (default 4096); a client beyond them is answered 503
+      (uvicorn's ``limit_concurrency``, which counts running requests too).
     - ``config``: path of the TOML configuration file these settings were read from (informational: the CLI reads
       it; from code use :meth:`from_file`). See :mod:`sqsemu.declare` for the format.
     - ``queues``: :class:`QueueDeclaration` s created at start-up, idempotently (not a flag: from the file or code).
@@ -127,6 +132,8 @@ class Config:
     faults: str = ""
     data_dir: str = ""
     fsync: str = "normal"
+    request_timeout: int = 30
+    max_connections: int = 4096
     config: str = ""
     cors_origins: str = ""
     auth: str = "none"
@@ -157,6 +164,10 @@ class Config:
             raise ValueError(f"fidelity must be one of {', '.join(FIDELITIES)}, got {self.fidelity!r}")
         if self.fsync not in FSYNC_LEVELS:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_LEVELS)}, got {self.fsync!r}")
+        if not 1 <= self.request_timeout <= 3600:
+            raise ValueError(f"request_timeout must be 1..3600 seconds, got {self.request_timeout}")
+        if not 1 <= self.max_connections <= 1_000_000:
+            raise ValueError(f"max_connections must be 1..1000000, got {self.max_connections}")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be 0..65535, got {self.port}")
         if self.base_url and not re.match(r"^https?://[^/]+$", self.base_url):

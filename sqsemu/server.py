@@ -91,19 +91,36 @@ def _have(module: str) -> bool:
 
 
 def _uvicorn_config(config: Config, app: ASGIApp) -> uvicorn.Config:
+    """uvicorn's settings for ``config``: the guarded HTTP protocol (``sqsemu.http.protocol``: request-read deadline
+    ``config.request_timeout``, request-head cap), 503 beyond ``config.max_connections`` (uvicorn's
+    ``limit_concurrency``, which also counts running requests) and a bounded graceful shutdown."""
     import uvicorn
 
+    from sqsemu.http.limits import MAX_HEADER_BYTES
+    from sqsemu.http.serving import SHUTDOWN_GRACE_S
+
+    http: Any
+    if _have("httptools"):
+        from sqsemu.http.protocol import guarded_protocol
+
+        http = guarded_protocol(config.request_timeout, MAX_HEADER_BYTES)
+    else:  # h11 caps the head itself (h11_max_incomplete_event_size) but has no read deadline
+        http = "h11"
     return uvicorn.Config(
         app,
         host=config.host,
         port=config.port,
         loop="uvloop" if _have("uvloop") else "asyncio",
-        http="httptools" if _have("httptools") else "h11",
+        http=http,
         ws="none",
         lifespan="on",
         log_level=config.log_level.lower(),
         access_log=config.access_log,
         server_header=False,
+        # uvicorn counts the connection being refused itself: +1 lets max_connections connections in.
+        limit_concurrency=config.max_connections + 1,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     )
 
 
@@ -111,16 +128,21 @@ def run(config: Config) -> int:
     """Serve ``config`` in the foreground until SIGINT (Ctrl-C) or SIGTERM, then shut down and return the process's
     exit status: 0.
 
-    Shutdown is graceful (open requests finish, the lifespan closes the broker). The signal that stopped the
-    server is *not* re-raised, so a process whose main function is ``run`` exits with status 0. A failure to
-    start (e.g. the port is taken) exits with status 1, as uvicorn does. In durable mode a failure of the store
-    also stops the server, and ``run`` returns ``STORE_FAILED_EXIT_STATUS`` (see :func:`_stop_on_store_failure`).
+    Shutdown is prompt and graceful: open long polls are answered at once with no messages, other open requests
+    finish (for at most ``SHUTDOWN_GRACE_S``), the lifespan closes the broker (and, in durable mode, commits and
+    closes the store). The signal that stopped the server is *not* re-raised, so a process whose main function is
+    ``run`` exits with status 0. A failure to start (e.g. the port is taken) exits with status 1, as uvicorn does.
+    In durable mode a failure of the store also stops the server, and ``run`` returns ``STORE_FAILED_EXIT_STATUS``
+    (see :func:`_stop_on_store_failure`). The soft open-files limit is raised to the hard one first
+    (``sqsemu.http.limits``).
     """
-    import uvicorn
+    from sqsemu.http.limits import raise_open_files_limit
+    from sqsemu.http.serving import PromptServer
 
     app, broker, _clock = build(config)
-    server = uvicorn.Server(_uvicorn_config(config, app))
+    server = PromptServer(_uvicorn_config(config, app), on_shutdown=broker.stop_waiting)
     exit_status = _stop_on_store_failure(app, broker, server)
+    raise_open_files_limit(config.max_connections)
 
     # uvicorn installs its own SIGINT/SIGTERM handlers while serving and, once it has shut down, re-raises the
     # captured signal against the handlers that were in place before. Put harmless ones there so that the
@@ -158,7 +180,7 @@ def _stop_on_store_failure(app: ASGIApp, broker: Broker, server: uvicorn.Server)
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return  # no loop running: nothing is being served
-        loop.call_soon(broker.release_long_polls)  # not now: the store may be failing inside an engine change
+        loop.call_soon(broker.stop_waiting)  # not now: the store may be failing inside an engine change
 
     if store is not None:
         store.on_failure = failed
@@ -209,7 +231,7 @@ class ServerThread:
         """
         if self._thread is not None:
             raise RuntimeError("ServerThread already started")
-        import uvicorn
+        from sqsemu.http.serving import PromptServer
 
         self.app, self.broker, self.clock = build(self.config)
 
@@ -222,12 +244,12 @@ class ServerThread:
 
         started = self._started
 
-        class _Server(uvicorn.Server):
+        class _Server(PromptServer):
             async def startup(self, sockets: list[socket.socket] | None = None) -> None:
                 await super().startup(sockets=sockets)
                 started.set()
 
-        self._server = _Server(_uvicorn_config(self.config, self.app))
+        self._server = _Server(_uvicorn_config(self.config, self.app), on_shutdown=self.broker.stop_waiting)
         self._thread = threading.Thread(
             target=self._serve, args=(self._server, sock), name=f"sqsemu-{self.port}", daemon=True
         )
@@ -248,6 +270,7 @@ class ServerThread:
             self._error = exc
         finally:
             try:
+                _cancel_leftovers(loop)
                 loop.run_until_complete(loop.shutdown_asyncgens())
             finally:
                 loop.close()
@@ -282,7 +305,11 @@ class ServerThread:
         return self.call(clock.advance, seconds)
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Ask the server to shut down gracefully and wait up to ``timeout`` seconds for its thread."""
+        """Shut the server down and wait up to ``timeout`` seconds for its thread (then force it).
+
+        Waiting long polls are answered at once with no messages (whatever the clock), other open requests
+        finish, the lifespan closes the broker; tasks still pending when the loop stops are cancelled and awaited
+        before the loop closes."""
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
@@ -298,6 +325,17 @@ class ServerThread:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel the tasks still pending on ``loop`` (a forced exit leaves some) and let them finish, so that closing
+    the loop destroys none of them ("Task was destroyed but it is pending!", "Event loop is closed")."""
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    if not pending:
+        return
+    for task in pending:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 def _new_event_loop() -> asyncio.AbstractEventLoop:

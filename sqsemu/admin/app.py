@@ -1,6 +1,7 @@
 """The Starlette app behind ``/health`` and ``/_sqsemu/*``: one list of routes, gathered from the admin modules.
 
-Bad admin input answers 400 ``{"error": "..."}`` (``AdminError``); an unknown admin path answers 404.
+Bad admin input answers 400 ``{"error": "..."}`` (``AdminError``); an unknown admin path answers 404; a body over
+1 MiB answers 413 (``sqsemu.admin.limits``).
 """
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
@@ -16,6 +18,7 @@ from sqsemu.admin import clock as clock_routes
 from sqsemu.admin import faults as fault_routes
 from sqsemu.admin import peek as peek_routes
 from sqsemu.admin.common import AdminError, json_error
+from sqsemu.admin.limits import ADMIN_MAX_BODY_BYTES, BodyLimit, client_gone
 from sqsemu.clock import Clock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker
@@ -44,4 +47,8 @@ def admin_app(config: Config, broker: Broker, clock: Clock) -> Starlette:
     routes += clock_routes.routes(clock)
     routes += fault_routes.routes(fault_routes.injector_for(broker))
     routes += peek_routes.routes(config, broker, clock)
-    return Starlette(routes=routes, exception_handlers={AdminError: admin_error})
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(BodyLimit, max_bytes=ADMIN_MAX_BODY_BYTES)],
+        exception_handlers={AdminError: admin_error, ClientDisconnect: client_gone},
+    )

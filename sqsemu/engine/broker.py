@@ -73,6 +73,7 @@ class Broker:
             clock.now_ms, self.schedule, self.resolve_arn, self.is_dead_letter_queue, limits=limits
         )
         self.journal: Journal | None = None
+        self.stopping = False
 
     def set_journal(self, journal: Journal | None) -> None:
         """Subscribe ``journal`` to every change from now on (ARCHITECTURE principle 7)."""
@@ -107,19 +108,23 @@ class Broker:
     # ----------------------------------------------------------------- scheduler (TimerDriver)
 
     def start(self) -> None:
-        """Attach to the clock so timers fire."""
+        """Attach to the clock so timers fire (and let long polls wait again after a ``stop_waiting``)."""
+        self.stopping = False
         self.clock.attach(self)
+
+    def stop_waiting(self) -> None:
+        """Shutdown has begun: answer every waiting long poll with no messages now, and from now on answer a
+        ReceiveMessage that finds no message at once instead of waiting. Idempotent; called by the server as soon
+        as it is told to stop, before it waits for open requests."""
+        self.stopping = True
+        for queues in self.namespaces.values():
+            for queue in queues.values():
+                queue.waiters.release_all()
 
     def close(self) -> None:
         """Detach from the clock and answer every waiting long poll with no messages."""
         self.clock.detach()
-        self.release_long_polls()
-
-    def release_long_polls(self) -> None:
-        """Answer every waiting long poll now, with no messages (timers keep running)."""
-        for queues in self.namespaces.values():
-            for queue in queues.values():
-                queue.waiters.release_all()
+        self.stop_waiting()
 
     def next_due_ms(self) -> int | None:
         """The next timer deadline, epoch ms (for the clock)."""
@@ -422,7 +427,8 @@ class Broker:
         """ReceiveMessage: visible messages now, or (long poll) the first to become visible within the wait.
 
         ``wait_time_seconds`` None uses the queue's ReceiveMessageWaitTimeSeconds. Waiters are served in arrival
-        order. If ``disconnected`` completes first, the waiter leaves and takes no message. Raises
+        order. If ``disconnected`` completes first, the waiter leaves and takes no message. Once the server is
+        stopping (``stop_waiting``) nothing waits: the call answers with what is there now. Raises
         ``InvalidParameterValue`` for out-of-range numbers (SQS-REFERENCE 2.9, 4.4).
         """
         max_number, visibility, wait = queue.receive_parameters(
@@ -436,7 +442,7 @@ class Broker:
             queue.check_in_flight_quota()
         got = queue.receive(now, max_number, visibility, now)
         self._flush(now)
-        if got or wait == 0 or queue.deleted:
+        if got or wait == 0 or queue.deleted or self.stopping:
             queue.record_attempt(receive_request_attempt_id, got, now)
             return got
         future: asyncio.Future[list[Received]] = asyncio.get_running_loop().create_future()

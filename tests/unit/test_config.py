@@ -23,6 +23,8 @@ from sqsemu.testing import SQSServer
         ({"region": "US East"}, "region must be lower-case letters and digits joined by hyphens"),
         ({"account_id": "123"}, "account_id must be 12 digits, got '123'"),
         ({"clock": "fast"}, "clock must be one of system, manual, got 'fast'"),
+        ({"request_timeout": 0}, "request_timeout must be 1..3600 seconds, got 0"),
+        ({"max_connections": 0}, "max_connections must be 1..1000000, got 0"),
     ],
 )
 def test_a_bad_value_is_refused_when_the_config_is_made(values: dict[str, Any], message: str) -> None:

@@ -142,3 +142,15 @@ def test_deleting_queue_releases_waiters(engine: Engine) -> None:
     engine.broker.delete_queue(q)
     _settle(engine)
     assert task.result() == []
+
+
+def test_stop_waiting_answers_waiting_long_polls_empty_and_later_ones_at_once(engine: Engine) -> None:
+    q = engine.queue()
+    tasks = [_poll(engine, q) for _ in range(3)]
+    engine.broker.stop_waiting()
+    _settle(engine)
+    assert [task.result() for task in tasks] == [[], [], []]
+    later = _poll(engine, q)
+    assert later.done() and later.result() == []
+    engine.send(q, "still served")
+    assert [m.body for m, _ in engine.run(engine.broker.receive_message(q, wait_time_seconds=20))] == ["still served"]

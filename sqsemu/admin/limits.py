@@ -1,0 +1,74 @@
+"""The admin routes' body cap: ``/_sqsemu/*`` reads at most :data:`ADMIN_MAX_BODY_BYTES` (1 MiB).
+
+:class:`BodyLimit` is a pure ASGI middleware of the admin Starlette app. A request whose ``Content-Length`` is over
+the cap is answered ``413 {"error": ...}`` at once, before any of its body is read (a client waiting for
+``100 Continue`` sends none). A body without a length (chunked) is counted as it is read, and the read that takes
+it over the cap raises ``AdminError(..., 413)``, answered like every other admin error; at most the cap plus one
+read is held in memory. The rest of an over-cap body is not stored: uvicorn discards it while the connection waits
+for its next request. A client that disconnects in the middle of its body is not an error (nothing is answered,
+nothing is logged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+
+from sqsemu.admin.common import AdminError, json_error
+
+__all__ = ["ADMIN_MAX_BODY_BYTES", "BodyLimit", "client_gone"]
+
+ADMIN_MAX_BODY_BYTES = 1024 * 1024
+"""Largest request body of an admin route (``/_sqsemu/*``), in bytes."""
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def _too_large(max_bytes: int) -> str:
+    return f"the request body must not be larger than {max_bytes} bytes"
+
+
+class BodyLimit:
+    """ASGI middleware answering 413 to a request body over ``max_bytes`` (bytes) without reading it whole."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        max_bytes = self.max_bytes
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                if value.strip().isdigit() and int(value) > max_bytes:
+                    await json_error(_too_large(max_bytes), 413)(scope, receive, send)
+                    return
+                break
+        received = 0
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > max_bytes:
+                    raise AdminError(_too_large(max_bytes), 413)
+            return message
+
+        await self.app(scope, counted, send)
+
+
+async def client_gone(request: Request, exc: Exception) -> Response:
+    """Exception handler for ``ClientDisconnect``: the client left while its body was read; the answer goes
+    nowhere (uvicorn drops writes to a closed connection)."""
+    assert isinstance(exc, ClientDisconnect)
+    return Response(status_code=400)

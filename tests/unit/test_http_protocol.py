@@ -1,0 +1,206 @@
+"""``sqsemu.http.protocol``: the request-read deadline and the request-head cap, driven byte by byte through a fake
+transport on a real event loop (no sockets), including the cases a real client rarely produces: heads split at
+every byte, pipelined requests, a connection whose reading the server paused."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+from uvicorn.server import ServerState
+
+from sqsemu.http.protocol import GuardedHttpToolsProtocol, _head_end, guarded_protocol
+
+CAP = 1024
+TIMEOUT_S = 0.05
+
+
+class FakeTransport:
+    """Just enough of an asyncio transport for uvicorn's protocol."""
+
+    def __init__(self) -> None:
+        self.written = b""
+        self.closed = False
+        self.reading = True
+
+    def write(self, data: bytes) -> None:
+        assert not self.closed
+        self.written += data
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def pause_reading(self) -> None:
+        self.reading = False
+
+    def resume_reading(self) -> None:
+        self.reading = True
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 9324)}.get(name, default)
+
+
+async def _ok_app(scope: Any, receive: Any, send: Any) -> None:
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body"):
+        pass
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+@pytest.fixture
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    yield loop
+    loop.close()
+
+
+def _connect(loop: asyncio.AbstractEventLoop) -> tuple[GuardedHttpToolsProtocol, FakeTransport]:
+    config = uvicorn.Config(_ok_app, lifespan="off", log_level="critical")
+    config.load()
+    cls = guarded_protocol(TIMEOUT_S, CAP)
+    protocol = cls(config=config, server_state=ServerState(), app_state={}, _loop=loop)
+    transport = FakeTransport()
+    protocol.connection_made(transport)  # type: ignore[arg-type]
+    return protocol, transport
+
+
+def _settle(loop: asyncio.AbstractEventLoop, seconds: float = 0.0) -> None:
+    loop.run_until_complete(asyncio.sleep(seconds))
+
+
+def _request(extra_header_bytes: int = 0, body: bytes = b"") -> bytes:
+    head = b"POST / HTTP/1.1\r\nHost: h\r\n"
+    if extra_header_bytes:
+        head += b"X-Pad: " + b"a" * extra_header_bytes + b"\r\n"
+    return head + b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_head_end_finds_the_empty_line_with_crlf_or_bare_lf() -> None:
+    assert _head_end(b"GET / HTTP/1.1\r\nA: b\r\n\r\nbody") == len(b"GET / HTTP/1.1\r\nA: b\r\n\r\n")
+    assert _head_end(b"GET / HTTP/1.1\nA: b\n\nbody") == len(b"GET / HTTP/1.1\nA: b\n\n")
+    assert _head_end(b"GET / HTTP/1.1\r\nA: b\r\n") == -1
+
+
+def test_a_head_under_the_cap_with_a_large_body_in_the_same_read_is_served(loop: asyncio.AbstractEventLoop) -> None:
+    protocol, transport = _connect(loop)
+    protocol.data_received(_request(body=b"x" * (10 * CAP)))
+    _settle(loop)
+    assert transport.written.startswith(b"HTTP/1.1 200 ")
+
+
+@pytest.mark.parametrize("split", [1, 7, 100, 100_000], ids=["bytewise", "7", "100", "one-read"])
+def test_a_head_over_the_cap_is_refused_431_however_it_is_split(loop: asyncio.AbstractEventLoop, split: int) -> None:
+    protocol, transport = _connect(loop)
+    data = _request(extra_header_bytes=CAP)
+    for start in range(0, len(data), split):
+        if transport.closed:
+            break
+        protocol.data_received(data[start : start + split])
+    assert transport.closed
+    assert transport.written.startswith(b"HTTP/1.1 431 ")
+
+
+def test_a_head_just_under_the_cap_split_bytewise_is_served(loop: asyncio.AbstractEventLoop) -> None:
+    protocol, transport = _connect(loop)
+    data = _request(extra_header_bytes=CAP - 100)
+    assert len(data) <= CAP
+    for i in range(len(data)):
+        protocol.data_received(data[i : i + 1])
+    _settle(loop)
+    assert transport.written.startswith(b"HTTP/1.1 200 "), transport.written
+
+
+def test_keep_alive_requests_each_get_their_own_head_budget(loop: asyncio.AbstractEventLoop) -> None:
+    protocol, transport = _connect(loop)
+    one = _request(extra_header_bytes=CAP - 100)
+    for _ in range(5):
+        protocol.data_received(one[: len(one) // 2])
+        protocol.data_received(one[len(one) // 2 :])
+        _settle(loop)
+    assert transport.written.count(b"HTTP/1.1 200 ") == 5
+    assert not transport.closed
+
+
+def test_a_request_pipelined_after_a_large_body_is_not_charged_for_that_body(loop: asyncio.AbstractEventLoop) -> None:
+    protocol, transport = _connect(loop)
+    first = _request(body=b"x" * (4 * CAP))
+    second = _request(extra_header_bytes=CAP - 200)
+    data = first + second
+    cut = len(first) + 20  # the second head starts at the end of this read and goes on in the next
+    protocol.data_received(data[:cut])
+    protocol.data_received(data[cut:])
+    for _ in range(3):
+        _settle(loop)
+    assert transport.written.count(b"HTTP/1.1 200 ") == 2, transport.written
+
+
+def test_a_partial_head_is_answered_408_and_closed_after_the_timeout(loop: asyncio.AbstractEventLoop) -> None:
+    protocol, transport = _connect(loop)
+    protocol.data_received(b"POST / HTTP/1.1\r\nHo")
+    _settle(loop, TIMEOUT_S / 2)
+    assert not transport.closed
+    _settle(loop, TIMEOUT_S)
+    assert transport.closed and transport.written.startswith(b"HTTP/1.1 408 ")
+
+
+def test_a_short_body_is_answered_408_and_closed_after_the_timeout(loop: asyncio.AbstractEventLoop) -> None:
+    protocol, transport = _connect(loop)
+    protocol.data_received(b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n12345")
+    _settle(loop, TIMEOUT_S * 2)
+    assert transport.closed and transport.written.startswith(b"HTTP/1.1 408 ")
+    protocol.connection_lost(None)
+    _settle(loop)  # the app sees the disconnect and ends without answering
+
+
+def test_a_silent_connection_is_closed_without_an_answer(loop: asyncio.AbstractEventLoop) -> None:
+    _, transport = _connect(loop)
+    _settle(loop, TIMEOUT_S * 2)
+    assert transport.closed and transport.written == b""
+
+
+def test_no_deadline_runs_between_a_complete_request_and_its_answer(loop: asyncio.AbstractEventLoop) -> None:
+    answer: asyncio.Future[None] = loop.create_future()
+
+    async def slow_app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await answer  # a long poll
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+
+    protocol, transport = _connect(loop)
+    protocol.app = slow_app
+    protocol.data_received(_request())
+    _settle(loop, TIMEOUT_S * 3)
+    assert not transport.closed
+    answer.set_result(None)
+    _settle(loop)
+    assert transport.written.startswith(b"HTTP/1.1 200 ") and not transport.closed
+
+
+def test_a_connection_the_server_stopped_reading_is_not_timed_out(loop: asyncio.AbstractEventLoop) -> None:
+    protocol, transport = _connect(loop)
+    protocol.data_received(b"POST / HTTP/1.1\r\nHo")
+    protocol.flow.pause_reading()
+    _settle(loop, TIMEOUT_S * 3)
+    assert not transport.closed
+    protocol.flow.resume_reading()
+    _settle(loop, TIMEOUT_S * 2)
+    assert transport.closed and transport.written.startswith(b"HTTP/1.1 408 ")
+
+
+def test_shutdown_closes_a_connection_whose_body_is_still_arriving(loop: asyncio.AbstractEventLoop) -> None:
+    protocol, transport = _connect(loop)
+    protocol.data_received(b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n12345")
+    _settle(loop)
+    protocol.shutdown()
+    assert transport.closed and transport.written == b""
+    protocol.connection_lost(None)
+    _settle(loop)
