@@ -59,6 +59,7 @@ log = logging.getLogger("sqsemu.spark")
 # With ReadAllAvailable (Trigger.Once, or a caller that lifts admission control) a queue has no "end": cap the
 # batch so that a busy queue cannot grow one without bound.
 ALL_AVAILABLE_CAP = 100_000
+STOP_JOIN_S = 30.0  # seconds stop() waits for the visibility-renewing thread
 
 
 class SQSRowsPartition(InputPartition):
@@ -269,12 +270,16 @@ class SQSStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 log.warning("sqs stream reader %s: renewing visibility failed: %s", state.run, exc)
 
     def stop(self) -> None:
-        """Stop renewing visibility. Held (uncommitted) messages are left alone: they reappear after their
-        visibility timeout."""
+        """Stop renewing visibility and wait for the renewing thread to finish (at most ``STOP_JOIN_S`` seconds: a
+        renewal call under way ends within the client's timeouts). Held (uncommitted) messages are left alone: they
+        reappear after their visibility timeout."""
         state = self._state
         if state is None:
             return
         state.stopped.set()
+        heartbeat = state.heartbeat
+        if heartbeat is not None and heartbeat is not threading.current_thread():
+            heartbeat.join(STOP_JOIN_S)
         with state.lock:
             held = sum(len(batch) for batch in state.pending.values())
         if held:
