@@ -287,6 +287,16 @@ def _config(options: dict[str, Any]) -> Config:
     help="Open connections served at once; a client beyond them is answered 503.",
 )
 @click.option(
+    "--console/--no-console",
+    "console",
+    default=_DEFAULTS.console,
+    show_default=True,
+    envvar=_env("console"),
+    show_envvar=True,
+    help="Serve the web console at /_sqsemu/ui/ (a browser opening / is sent there); it is part of the admin "
+    "routes, so --no-admin switches it off too.",
+)
+@click.option(
     "--config",
     "config",
     default=_DEFAULTS.config,

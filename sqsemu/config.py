@@ -115,7 +115,10 @@ class Config:
       (Signature Version 4) with one of ``credentials``.
     - ``admin_token``: when set, the ``/_sqsemu/*`` admin routes require it in the ``X-Sqsemu-Admin-Token``
       header (not shown by ``repr``); ``/health`` stays open.
-    - ``admin``: ``False`` switches the ``/_sqsemu/*`` admin routes off (404); ``/health`` stays.
+    - ``admin``: ``False`` switches the ``/_sqsemu/*`` admin routes off (404); ``/health`` stays. The web console
+      is one of them, so it goes too.
+    - ``console``: serve the web console at ``/_sqsemu/ui/`` (``sqsemu.console``; default on). ``False``
+      (``--no-console``) answers its paths 404, and a browser opening ``/`` is no longer redirected to it.
     - ``credentials``: the :class:`Credential` s that ``auth = "sigv4"`` accepts (not a flag: from the file's
       ``[[credentials]]`` or code); ``sigv4`` needs at least one.
     """
@@ -139,6 +142,7 @@ class Config:
     auth: str = "none"
     admin_token: str = field(default="", repr=False)
     admin: bool = True
+    console: bool = True
     queues: tuple[QueueDeclaration, ...] = ()
     fault_rules: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
     credentials: tuple[Credential, ...] = ()

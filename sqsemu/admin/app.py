@@ -1,4 +1,5 @@
-"""The Starlette app behind ``/health`` and ``/_sqsemu/*``: one list of routes, gathered from the admin modules.
+"""The Starlette app behind ``/health`` and ``/_sqsemu/*``: one list of routes, gathered from the admin modules and
+the web console (``sqsemu.console``, ``/_sqsemu/ui/``, unless ``--no-console``).
 
 Bad admin input answers 400 ``{"error": "..."}`` (``AdminError``); an unknown admin path answers 404; a body over
 1 MiB answers 413 (``sqsemu.admin.limits``).
@@ -47,6 +48,18 @@ def admin_app(config: Config, broker: Broker, clock: Clock) -> Starlette:
     routes += clock_routes.routes(clock)
     routes += fault_routes.routes(fault_routes.injector_for(broker))
     routes += peek_routes.routes(config, broker, clock)
+    if config.console:
+        from sqsemu.console.routes import routes as console_routes
+
+        routes += console_routes(config, broker, clock)
+    else:
+
+        async def console_off(request: Request) -> Response:
+            return json_error("the web console is switched off (--no-console)", 404)
+
+        methods = ["GET", "POST", "PUT", "DELETE"]
+        routes += [Route("/_sqsemu/ui", console_off, methods=methods)]
+        routes += [Route("/_sqsemu/ui/{rest:path}", console_off, methods=methods)]
     return Starlette(
         routes=routes,
         middleware=[Middleware(BodyLimit, max_bytes=ADMIN_MAX_BODY_BYTES)],

@@ -14,13 +14,31 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
-from sqsemu.admin.common import json_error, json_object
+from sqsemu.admin.common import AdminError, json_object
 from sqsemu.clock import Clock, ManualClock
 
 
 def clock_mode(clock: Clock) -> str:
     """``manual`` for a ManualClock, else ``system``."""
     return "manual" if isinstance(clock, ManualClock) else "system"
+
+
+NOT_MANUAL = "the server clock is not manual (start sqsemu with --clock manual to advance time)"
+
+
+def advance_clock(clock: Clock, seconds: object) -> int:
+    """Move the manual ``clock`` forward by ``seconds`` (a number >= 0), firing every timer that falls due; returns
+    the new time in epoch ms. Raises ``AdminError`` (400) for the system clock or a bad amount.
+
+    The one implementation of "advance the clock": the admin route and the web console both call it.
+    """
+    if not isinstance(clock, ManualClock):
+        raise AdminError(NOT_MANUAL)
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise AdminError('"seconds" must be a number')
+    if not math.isfinite(seconds) or seconds < 0:
+        raise AdminError('"seconds" must be a finite number >= 0')
+    return clock.advance(seconds)
 
 
 def routes(clock: Clock) -> list[BaseRoute]:
@@ -31,14 +49,9 @@ def routes(clock: Clock) -> list[BaseRoute]:
 
     async def advance(request: Request) -> JSONResponse:
         if not isinstance(clock, ManualClock):
-            return json_error("the server clock is not manual (start sqsemu with --clock manual to advance time)")
+            raise AdminError(NOT_MANUAL)  # before reading the body, whatever it holds
         data = await json_object(request, '{"seconds": 30}')
-        seconds = data.get("seconds")
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-            return json_error('"seconds" must be a number')
-        if not math.isfinite(seconds) or seconds < 0:
-            return json_error('"seconds" must be a finite number >= 0')
-        return JSONResponse({"now_ms": clock.advance(seconds), "mode": "manual"})
+        return JSONResponse({"now_ms": advance_clock(clock, data.get("seconds")), "mode": "manual"})
 
     return [
         Route("/_sqsemu/clock", now, methods=["GET"]),

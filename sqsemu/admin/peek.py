@@ -34,6 +34,7 @@ Every route runs on the server's event loop, so it sees the engine between opera
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 from starlette.requests import Request
@@ -104,18 +105,34 @@ def list_queues(broker: Broker, base: str) -> list[dict[str, Any]]:
     return [queue_view(queue, base) for queue in broker.all_queues()]
 
 
-def peek_queue(broker: Broker, clock: Clock, ns: Namespace, name: str, base: str) -> dict[str, Any]:
+def peek_queue(
+    broker: Broker, clock: Clock, ns: Namespace, name: str, base: str, offset: int = 0, limit: int | None = None
+) -> dict[str, Any]:
     """``{"queue": <queue>, "messages": [<message>, ...]}`` of queue ``name`` in ``ns``, changing nothing.
 
-    Raises ``AdminError`` (404) when there is no such queue.
+    ``offset`` and ``limit`` pick a page of the messages (in arrival order; the web console pages large queues with
+    them); by default all of them. Raises ``AdminError`` (404) when there is no such queue.
     """
     try:
         queue = broker.get_queue(ns, name)
     except QueueDoesNotExist:
         raise AdminError(f"queue {name!r} does not exist in account {ns.account_id} region {ns.region}", 404) from None
     now = clock.now_ms()
-    messages = [message_view(message, now) for message in list(queue.messages.values())]
+    stop = None if limit is None else offset + limit
+    messages = [message_view(message, now) for message in islice(queue.messages.values(), offset, stop)]
     return {"queue": queue_view(queue, base), "messages": messages}
+
+
+def reset_server(broker: Broker, account: str | None) -> dict[str, int]:
+    """Delete every queue with its messages, and every fault rule (``account`` None), or the queues of one
+    ``account`` in every region (fault rules are server-wide and stay): ``{"deleted_queues"[, "deleted_faults"]}``.
+
+    The one implementation of a reset: ``POST /_sqsemu/reset`` and the web console call it.
+    """
+    if account is not None:
+        return {"deleted_queues": broker.reset(check_account(account))}
+    cleared = faults.injector_for(broker).clear()
+    return {"deleted_queues": broker.reset(None), "deleted_faults": cleared}
 
 
 def check_account(value: object) -> str:
@@ -148,11 +165,7 @@ def routes(config: Config, broker: Broker, clock: Clock) -> list[BaseRoute]:
         if unknown:
             fields = ", ".join(unknown)
             raise AdminError(f'unknown field(s) {fields}: the body is {{}} or {{"account": "<12 digits>"}}')
-        account = data.get("account")
-        if account is not None:
-            return JSONResponse({"deleted_queues": broker.reset(check_account(account))})
-        cleared = faults.injector_for(broker).clear()
-        return JSONResponse({"deleted_queues": broker.reset(None), "deleted_faults": cleared})
+        return JSONResponse(reset_server(broker, data.get("account")))
 
     return [
         Route("/_sqsemu/queues", queues, methods=["GET"]),

@@ -13,7 +13,9 @@ headers and looked into only when present, so XML requests without it pay one he
 that is not an SQS request (no action) is answered 404 ``<UnknownOperationException/>`` whatever its ``Accept``.
 JSON 1.0 requests ignore ``Accept``.
 
-``/health`` and the admin routes run on a small Starlette app (``sqsemu.admin.app``).
+``/health`` and the admin routes run on a small Starlette app (``sqsemu.admin.app``); so does the web console
+(``sqsemu.console``, ``/_sqsemu/ui/``). A browser opening ``/`` (a GET accepting ``text/html``, without ``Action``)
+is redirected there (307) unless ``--no-console`` or ``--no-admin``.
 
 Fault injection (``sqsemu.admin.faults``): when the server has fault rules, each decoded call is offered to them
 before it runs; a firing rule may add latency, answer an injected error in the request's wire format, or drop the
@@ -166,6 +168,7 @@ class SQSApp:
 
             self.verifier = SigV4Verifier(config)
         self.admin = AdminGate(config, admin_app(config, broker, clock), self.cross_site)
+        self.console_home = config.console and config.admin
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -318,6 +321,10 @@ class SQSApp:
                         return
             if host is not None and self.check_host and host not in GOOD_HOSTS and not valid_host(host):
                 raise invalid_host(host)
+            if accept is not None and self.console_home and scope["method"] == "GET" and _browser_home(scope, accept):
+                await send({"type": "http.response.start", "status": 307, "headers": _CONSOLE_REDIRECT})
+                await send({"type": "http.response.body", "body": b""})
+                return
             body = await self._read_body(receive, content_length)
             if self.verifier is not None:
                 namespace = self.verifier.verify(scope, body)
@@ -469,6 +476,17 @@ class SQSApp:
         if query_json:
             return query.encode_json(action, result, request_id)
         return query.encode(action, result, request_id)
+
+
+_CONSOLE_REDIRECT = [(b"location", b"/_sqsemu/ui/"), (_CONTENT_LENGTH, b"0")]
+
+
+def _browser_home(scope: Scope, accept: bytes) -> bool:
+    """Whether a GET is a browser opening the endpoint's root (``/``, HTML accepted, no ``Action`` parameter): it is
+    sent to the web console (SDKs never ask for HTML)."""
+    if scope["path"] != "/" or b"text/html" not in accept:
+        return False
+    return not any(key == "Action" for key, _ in parse_qsl(scope["query_string"].decode("latin-1")))
 
 
 def _presigned_credential(params: list[tuple[str, str]]) -> str | None:

@@ -10,6 +10,7 @@ request when the feature is off:
 - :mod:`~sqsemu.security.region`: a credential scope's region is used only if it looks like a region.
 - :mod:`~sqsemu.security.sigv4`: ``--auth sigv4`` verifies Signature Version 4 with the configured credentials.
 - :mod:`~sqsemu.security.admin`: the gate of the admin routes (``--admin-token``, ``--no-admin``, cross-site).
+- :mod:`~sqsemu.security.console`: the web console's login form and session cookie under ``--admin-token``.
 - :mod:`~sqsemu.security.errors`: the AWS errors these answer with.
 
 README, section "Security", says what is and is not protected by default.

@@ -9,7 +9,9 @@
    anyway (it changes nothing and tells only the version). An allowed origin's preflight is answered 200 here, and
    its other requests get the CORS headers.
 4. ``--admin-token`` set: ``/_sqsemu/*`` needs the ``X-Sqsemu-Admin-Token`` header: missing is 401, different is
-   403 (compared with ``hmac.compare_digest``); ``/health`` needs none.
+   403 (compared with ``hmac.compare_digest``); ``/health`` needs none. The web console (``/_sqsemu/ui``) also
+   takes its session cookie instead of the header, and sends a browser without either to its login form
+   (:mod:`sqsemu.security.console`); its login form and static files need neither.
 
 Every refusal is ``{"error": "<why>"}`` with ``Content-Type: application/json``, like the admin routes' own errors.
 The testing API (:class:`sqsemu.testing.SQSServer`) sends the token of its configuration.
@@ -23,6 +25,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from sqsemu.config import Config
+from sqsemu.security.console import ConsoleSession, is_console_path, login_redirect, open_console_path
 from sqsemu.security.crosssite import ADMIN_METHODS, CrossSitePolicy, Header
 from sqsemu.security.errors import CrossSiteRefused
 from sqsemu.security.host import valid_host
@@ -55,13 +58,14 @@ class AdminGate:
         self.token = config.admin_token.encode() if config.admin_token else None
         self.check_host = not config.base_url
         self.cross_site = cross_site
+        self.console = ConsoleSession(config.admin_token) if config.admin_token else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         is_admin = scope["path"] != "/health"
         if is_admin and not self.enabled:
             await _json_answer(send, 404, "the admin routes are switched off (--no-admin)")
             return
-        origin = fetch_site = token = None
+        origin = fetch_site = token = cookie = None
         host: str | None = None
         for name, value in scope["headers"]:
             if name == b"origin":
@@ -72,6 +76,8 @@ class AdminGate:
                 host = value.decode("latin-1")
             elif name == _TOKEN:
                 token = value
+            elif name == b"cookie":
+                cookie = value
         if host is not None and self.check_host and not valid_host(host):
             shown = host if len(host) <= 100 else host[:100] + "..."
             await _json_answer(send, 400, f"the Host header {shown!r} is not a valid host[:port]")
@@ -90,7 +96,10 @@ class AdminGate:
                     await send({"type": "http.response.start", "status": 200, "headers": preflight})
                     await send({"type": "http.response.body", "body": b""})
                     return
-        if is_admin and self.token is not None:
+        if is_admin and self.token is not None and self.console is not None and is_console_path(scope["path"]):
+            if not await self._console_allowed(scope, send, token, cookie, cors):
+                return
+        elif is_admin and self.token is not None:
             if token is None:
                 await _json_answer(
                     send, 401, f"the admin routes need the admin token in the {ADMIN_TOKEN_HEADER} header", cors
@@ -102,6 +111,26 @@ class AdminGate:
         if cors:
             send = _with_headers(send, cors)
         await self.app(scope, receive, send)
+
+    async def _console_allowed(
+        self, scope: Scope, send: Send, token: bytes | None, cookie: bytes | None, cors: list[Header]
+    ) -> bool:
+        """Whether a console request may go on (token header, session cookie, or an open path); else answers it:
+        a page request is sent to the login form (303), anything else is refused (401)."""
+        assert self.token is not None and self.console is not None
+        path: str = scope["path"]
+        if token is not None and hmac.compare_digest(token, self.token):
+            return True
+        if self.console.cookie_matches(cookie) or open_console_path(path):
+            return True
+        if scope["method"] in ("GET", "HEAD"):
+            location = login_redirect(path, scope.get("query_string", b"").decode("latin-1"))
+            headers = [(b"location", location.encode("latin-1")), (b"content-length", b"0"), *cors]
+            await send({"type": "http.response.start", "status": 303, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+            return False
+        await _json_answer(send, 401, "the console needs the admin token: log in at /_sqsemu/ui/login", cors)
+        return False
 
 
 def _with_headers(send: Send, extra: list[Header]) -> Send:

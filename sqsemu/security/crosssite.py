@@ -15,9 +15,9 @@ names, Fetch standard):
 neither, so they are never affected, and cost two header-name comparisons each in the app's header loop):
 
 1. Its ``Origin`` is allowed by ``--cors-origins`` (listed, or ``*``): served, with CORS headers.
-2. Else ``Sec-Fetch-Site: same-origin`` or ``none``: served (a page of the server itself, e.g. a future web console,
-   or a URL typed by the user). ``cross-site`` or ``same-site`` (another port of ``localhost`` is same-site):
-   refused.
+2. Else ``Sec-Fetch-Site: same-origin`` or ``none``: served (a page of the server itself, e.g. the web console's
+   forms and live updates, or a URL typed by the user). ``cross-site`` or ``same-site`` (another port of
+   ``localhost`` is same-site): refused.
 3. Else (no ``Sec-Fetch-Site``, older browsers) an ``Origin`` equal to the server's own origin (``<scheme>://<Host
    header>``, or ``--base-url``; default ports ignored) is served, any other is refused.
 
