@@ -1,4 +1,11 @@
-"""The ``sqsemu`` command line: one option per :class:`~sqsemu.config.Config` field, nothing more.
+"""The ``sqsemu`` command line: one option per :class:`~sqsemu.config.Config` option field, nothing more.
+
+The options are not written out here: :func:`_options` makes each ``@click.option`` from its Config field and the
+field's :class:`~sqsemu.options.OptionSpec` (flag, help, click type, metavar, environment variable). To add an
+option, or to convert a hand-written ``@click.option`` (say ``--metrics/--no-metrics`` or ``--log-format``), give
+its Config field ``metadata=option(help=..., choices=...)`` and delete the ``@click.option`` (see
+:mod:`sqsemu.options`). A plain string option is checked by Config's own rules (``_check``), a choice or an
+integer range by its click type; an option whose flag must do more (read a file) has an entry in ``_CALLBACKS``.
 
 Every option can also be given as an environment variable ``SQSEMU_<FIELD>`` (e.g. ``SQSEMU_PORT=9325``) and
 as a key of the ``[server]`` table of the configuration file (``--config``, see :mod:`sqsemu.declare`). Precedence:
@@ -12,19 +19,17 @@ fails while serving (a full disk, an I/O error) stops the server with exit statu
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from sqsemu import __version__
-from sqsemu.config import AUTH_MODES, CLOCKS, FIDELITIES, FSYNC_LEVELS, LOG_LEVELS, Config
+from sqsemu.config import Config
+from sqsemu.options import Option, config_options
 
-_DEFAULTS = Config()
 _LOADED = "sqsemu.config_file"  # ctx.meta key of the LoadedFile read by --config
-
-
-def _env(field: str) -> str:
-    return f"SQSEMU_{field.upper()}"
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _check(field: str) -> Any:
@@ -66,6 +71,14 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: str) -> str:
     return value
 
 
+_Callback = Callable[[click.Context, click.Parameter, Any], Any]
+_CALLBACKS: dict[str, tuple[_Callback, bool]] = {
+    "faults": (_check_faults, False),
+    "config": (_load_config, True),  # eager: its [server] values become the other options' defaults
+}
+"""The options whose flag does more than Config checks: ``{field: (click callback, is_eager)}``."""
+
+
 def _usage_error(option: str, message: str) -> click.BadParameter:
     ctx = click.get_current_context()
     param = next(p for p in ctx.command.params if p.name == option)
@@ -95,8 +108,6 @@ def _config(options: dict[str, Any]) -> Config:
         return _security_config(options)
     from sqsemu.declare import DeclarationError, check_declarations
 
-    for key, value in loaded.server.items():
-        options.setdefault(key, value)  # a [server] key that has no flag of its own
     config = _security_config(
         options, queues=loaded.queues, fault_rules=loaded.fault_rules, credentials=loaded.credentials
     )
@@ -109,205 +120,42 @@ def _config(options: dict[str, Any]) -> Config:
     return config
 
 
+def _click_option(item: Option) -> Callable[[_F], _F]:
+    """The ``@click.option`` of one Config option, made from its field and :class:`~sqsemu.options.OptionSpec`."""
+    spec = item.spec
+    kwargs: dict[str, Any] = {
+        "default": item.default,
+        # an empty default means nothing to click's "[default: ...]" (default_text, in the help, says what it does)
+        "show_default": item.default != "" and not spec.default_text,
+        "envvar": item.envvar,
+        "show_envvar": True,
+        "help": item.cli_help,
+    }
+    if spec.metavar:
+        kwargs["metavar"] = spec.metavar
+    if spec.choices:
+        kwargs["type"] = click.Choice(spec.choices, case_sensitive=spec.case_sensitive)
+    elif spec.bounds is not None:
+        kwargs["type"] = click.IntRange(*spec.bounds)
+    elif item.type is int:
+        kwargs["type"] = int
+    special = _CALLBACKS.get(item.name)
+    if special is not None:
+        kwargs["callback"], kwargs["is_eager"] = special
+    elif item.type is str and not spec.choices:
+        kwargs["callback"] = _check(item.name)  # what the metadata cannot say (a pattern): Config's own rules
+    return click.option(item.flag, item.name, **kwargs)
+
+
+def _options(command: _F) -> _F:
+    """Add one ``@click.option`` per Config option, in the fields' order."""
+    for item in reversed(config_options()):  # click lists the options of stacked decorators bottom-up
+        command = _click_option(item)(command)
+    return command
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
-@click.option(
-    "--host",
-    default=_DEFAULTS.host,
-    show_default=True,
-    envvar=_env("host"),
-    show_envvar=True,
-    help="Interface to listen on (0.0.0.0 for all, as in the Docker image).",
-)
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=_DEFAULTS.port,
-    show_default=True,
-    envvar=_env("port"),
-    show_envvar=True,
-    help="TCP port (0 picks a free one).",
-)
-@click.option(
-    "--region",
-    default=_DEFAULTS.region,
-    show_default=True,
-    envvar=_env("region"),
-    show_envvar=True,
-    help="Region of the default namespace and of queue ARNs.",
-)
-@click.option(
-    "--account-id",
-    "account_id",
-    default=_DEFAULTS.account_id,
-    show_default=True,
-    envvar=_env("account_id"),
-    show_envvar=True,
-    callback=_check("account_id"),
-    help="12-digit account used when a request's access key id is not itself 12 digits.",
-)
-@click.option(
-    "--base-url",
-    "base_url",
-    default=_DEFAULTS.base_url,
-    envvar=_env("base_url"),
-    show_envvar=True,
-    callback=_check("base_url"),
-    help="Fixed scheme://host:port for queue URLs  [default: from the request's Host header]",
-)
-@click.option(
-    "--clock",
-    type=click.Choice(CLOCKS),
-    default=_DEFAULTS.clock,
-    show_default=True,
-    envvar=_env("clock"),
-    show_envvar=True,
-    help="system: real time; manual: time moves only via POST /_sqsemu/clock/advance.",
-)
-@click.option(
-    "--log-level",
-    "log_level",
-    type=click.Choice(LOG_LEVELS, case_sensitive=False),
-    default=_DEFAULTS.log_level,
-    show_default=True,
-    envvar=_env("log_level"),
-    show_envvar=True,
-    help="Server log level.",
-)
-@click.option(
-    "--access-log/--no-access-log",
-    "access_log",
-    default=_DEFAULTS.access_log,
-    show_default=True,
-    envvar=_env("access_log"),
-    show_envvar=True,
-    help="Log every request (costs throughput).",
-)
-@click.option(
-    "--fidelity",
-    "fidelity",
-    type=click.Choice(FIDELITIES),
-    default=_DEFAULTS.fidelity,
-    show_default=True,
-    envvar=_env("fidelity"),
-    show_envvar=True,
-    help="strict: also enforce AWS's 60-second rules (QueueDeletedRecently, PurgeQueueInProgress).",
-)
-@click.option(
-    "--faults",
-    "faults",
-    default=_DEFAULTS.faults,
-    metavar="PATH",
-    envvar=_env("faults"),
-    show_envvar=True,
-    callback=_check_faults,
-    help="JSON file with a list of fault-injection rules (as POST /_sqsemu/faults takes), loaded at start-up.",
-)
-@click.option(
-    "--data-dir",
-    "data_dir",
-    default=_DEFAULTS.data_dir,
-    envvar=_env("data_dir"),
-    show_envvar=True,
-    help="Durable mode: keep all state in SQLite in this folder (default: in memory).",
-)
-@click.option(
-    "--fsync",
-    "fsync",
-    type=click.Choice(FSYNC_LEVELS),
-    default=_DEFAULTS.fsync,
-    show_default=True,
-    envvar=_env("fsync"),
-    show_envvar=True,
-    help="Durable mode: normal survives a process crash; full also a power loss (an fsync per group commit).",
-)
-@click.option(
-    "--cors-origins",
-    "cors_origins",
-    default=_DEFAULTS.cors_origins,
-    metavar="ORIGINS",
-    envvar=_env("cors_origins"),
-    show_envvar=True,
-    callback=_check("cors_origins"),
-    help="Comma-separated browser origins allowed to call sqsemu cross-site, with CORS answers "
-    "(https://app.example.com,http://localhost:3000; * for any)  [default: none: browsers' cross-site requests "
-    "are refused]",
-)
-@click.option(
-    "--auth",
-    "auth",
-    type=click.Choice(AUTH_MODES),
-    default=_DEFAULTS.auth,
-    show_default=True,
-    envvar=_env("auth"),
-    show_envvar=True,
-    help="sigv4: every SQS request must be signed (Signature Version 4) with a key of the config file's "
-    "[[credentials]]; none: any credentials are accepted.",
-)
-@click.option(
-    "--admin-token",
-    "admin_token",
-    default=_DEFAULTS.admin_token,
-    metavar="TOKEN",
-    envvar=_env("admin_token"),
-    show_envvar=True,
-    callback=_check("admin_token"),
-    help="Require this token in the X-Sqsemu-Admin-Token header of the /_sqsemu/* admin routes  [default: none: "
-    "the admin routes are open]",
-)
-@click.option(
-    "--admin/--no-admin",
-    "admin",
-    default=_DEFAULTS.admin,
-    show_default=True,
-    envvar=_env("admin"),
-    show_envvar=True,
-    help="Serve the /_sqsemu/* admin routes (clock, peek, reset, faults); --no-admin answers them 404. /health "
-    "stays.",
-)
-@click.option(
-    "--request-timeout",
-    "request_timeout",
-    type=click.IntRange(1, 3600),
-    default=_DEFAULTS.request_timeout,
-    show_default=True,
-    metavar="SECONDS",
-    envvar=_env("request_timeout"),
-    show_envvar=True,
-    help="Seconds a client has to send a whole request (head and body); then 408 and the connection is closed. "
-    "Long polls wait after their request was read and are not cut.",
-)
-@click.option(
-    "--max-connections",
-    "max_connections",
-    type=click.IntRange(1, 1_000_000),
-    default=_DEFAULTS.max_connections,
-    show_default=True,
-    envvar=_env("max_connections"),
-    show_envvar=True,
-    help="Open connections served at once; a client beyond them is answered 503.",
-)
-@click.option(
-    "--console/--no-console",
-    "console",
-    default=_DEFAULTS.console,
-    show_default=True,
-    envvar=_env("console"),
-    show_envvar=True,
-    help="Serve the web console at /_sqsemu/ui/ (a browser opening / is sent there); it is part of the admin "
-    "routes, so --no-admin switches it off too.",
-)
-@click.option(
-    "--config",
-    "config",
-    default=_DEFAULTS.config,
-    metavar="PATH",
-    envvar=_env("config"),
-    show_envvar=True,
-    is_eager=True,
-    callback=_load_config,
-    help="TOML file with [server] options, [[queues]] to create, [[faults]] rules and [[credentials]] (README, "
-    "'Configuration file'); flags and SQSEMU_* variables win over its [server] values.",
-)
+@_options
 @click.version_option(__version__, "--version", "-V", prog_name="sqsemu")
 def main(**options: Any) -> None:
     """Run a local Amazon SQS-compatible server (AWS JSON 1.0 and AWS Query protocols), in memory."""

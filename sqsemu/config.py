@@ -1,16 +1,19 @@
 """The one configuration object: the CLI, SQSEMU_* environment variables, Docker and tests all fill it.
 
-Every field maps 1:1 onto a ``--flag`` of ``sqsemu`` and an ``SQSEMU_<FIELD>``
-environment variable (upper case), except the declarations (``queues``, ``fault_rules``, ``credentials``), which
-come from a configuration file (``--config``, see :mod:`sqsemu.declare`) or from code.
+Every option field (its metadata made by :func:`sqsemu.options.option`) maps 1:1 onto a ``--flag`` of ``sqsemu``,
+an ``SQSEMU_<FIELD>`` environment variable (upper case) and a key of the configuration file's ``[server]`` table;
+the declarations (``queues``, ``fault_rules``, ``credentials``) come from a configuration file (``--config``, see
+:mod:`sqsemu.declare`) or from code. To add an option, see :mod:`sqsemu.options`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
+
+from sqsemu.options import option, options_of
 
 ACCOUNT_RE = re.compile(r"^\d{12}$")
 AUTH_MODES = ("none", "sigv4")
@@ -28,8 +31,6 @@ ADMIN_TOKEN_RE = re.compile(r"^[\x21-\x7e]{1,1024}$")
 CORS_ORIGIN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s,]+$")
 """One ``--cors-origins`` entry besides ``*`` and ``null``: ``scheme://host[:port]``, no path (a browser's
 ``Origin`` header: https://app.example.com, http://localhost:3000)."""
-_TYPES: dict[str, type] = {"str": str, "int": int, "bool": bool}
-_NOT_OPTIONS = {"queues", "fault_rules", "credentials"}
 
 
 @dataclass(frozen=True)
@@ -79,70 +80,163 @@ class Credential:
 
 @dataclass(frozen=True)
 class Config:
-    """Server options.
+    """Server options, and the declarations applied at start-up.
 
-    - ``host``/``port``: where to listen (default 127.0.0.1:9324; ``port=0`` picks a free port).
-    - ``region``: region of the default namespace and of queue ARNs (``us-east-1``).
-    - ``account_id``: the 12-digit account used when a request's access key id is not itself 12 digits.
-    - ``base_url``: fixed scheme://host:port for queue URLs; empty means "from the request's Host header".
-    - ``clock``: ``system`` (real time) or ``manual`` (time moves only when advanced).
-    - ``log_level``: uvicorn log level (``info``, ``warning``...).
-    - ``access_log``: log each request (off by default: it costs throughput).
-    - ``fidelity``: ``relaxed`` (default) or ``strict``. Strict adds AWS's two 60-second rules that test suites
-      usually trip over: a deleted queue's name is refused for 60 s (QueueDeletedRecently) and a queue can be
-      purged once per 60 s (PurgeQueueInProgress).
-    - ``faults``: path of a JSON file holding a list of fault-injection rules (the objects ``POST /_sqsemu/faults``
-      takes, see ``sqsemu.admin.faults``), loaded when the app is built; empty means none. A file that cannot be
-      read or holds a bad rule fails the start-up with a message naming the file and the rule.
-    - ``data_dir``: durable mode: keep all state in SQLite in this folder (empty: in memory, the default).
-    - ``fsync``: durable mode's sync level: ``normal`` (a committed change survives a crash of the process) or
-      ``full`` (it also survives a power loss or OS crash, at the cost of an fsync per group commit).
-    - ``request_timeout``: seconds a client has to send a whole request, head and body (default 30); a connection
-      that has not done so is answered 408 and closed. The wait of a long poll comes after its request was read
-      and is not limited by this.
-    - ``max_connections``: open connections served at once (default 4096); a client beyond them is answered 503
-      (uvicorn's ``limit_concurrency``, which counts running requests too).
-    - ``config``: path of the TOML configuration file these settings were read from (informational: the CLI reads
-      it; from code use :meth:`from_file`). See :mod:`sqsemu.declare` for the format.
-    - ``queues``: :class:`QueueDeclaration` s created at start-up, idempotently (not a flag: from the file or code).
+    Each option field carries its help text, choices, bounds... in its metadata (``option(...)``, see
+    :mod:`sqsemu.options`), from which the ``--flag``, the ``SQSEMU_*`` variable, the ``[server]`` key and the
+    README's options table follow. Notes the help texts leave out:
+
+    - ``port=0`` picks a free port; ``log_level`` is stored in lower case.
+    - ``faults``: the rules are the objects ``POST /_sqsemu/faults`` takes (see ``sqsemu.admin.faults``), loaded
+      when the app is built; a file that cannot be read or holds a bad rule fails the start-up with a message
+      naming the file and the rule.
+    - ``max_connections`` is uvicorn's ``limit_concurrency``, which counts running requests too.
+    - ``config`` is informational: the CLI reads the file; from code use :meth:`from_file`. See
+      :mod:`sqsemu.declare` for the format.
+    - ``cors_origins``: requests a browser marks as cross-site or same-site (``Sec-Fetch-Site``) or whose
+      ``Origin`` is another origin are refused (403) unless their origin is listed (see :mod:`sqsemu.security`).
+    - ``admin_token`` is not shown by ``repr``; ``/health`` stays open whatever the admin options.
+
+    The declarations, which are not options (no flag, variable or ``[server]`` key; from the file or code):
+
+    - ``queues``: :class:`QueueDeclaration` s created at start-up, idempotently.
     - ``fault_rules``: fault-rule objects (as ``POST /_sqsemu/faults`` takes) added at start-up, before those of the
-      ``faults`` file (not a flag; not compared: two configs differing only here are equal).
-    - ``cors_origins``: comma-separated browser origins allowed to call the server cross-site
-      (``https://app.example.com,http://localhost:3000``; ``*`` for any; empty, the default, for none). Requests a
-      browser marks as cross-site or same-site (``Sec-Fetch-Site``) or whose ``Origin`` is another origin are
-      refused (403) unless their origin is listed; listed origins get CORS answers (see :mod:`sqsemu.security`).
-    - ``auth``: ``none`` (default: any credentials are accepted) or ``sigv4``: every SQS request must be signed
-      (Signature Version 4) with one of ``credentials``.
-    - ``admin_token``: when set, the ``/_sqsemu/*`` admin routes require it in the ``X-Sqsemu-Admin-Token``
-      header (not shown by ``repr``); ``/health`` stays open.
-    - ``admin``: ``False`` switches the ``/_sqsemu/*`` admin routes off (404); ``/health`` stays. The web console
-      is one of them, so it goes too.
-    - ``console``: serve the web console at ``/_sqsemu/ui/`` (``sqsemu.console``; default on). ``False``
-      (``--no-console``) answers its paths 404, and a browser opening ``/`` is no longer redirected to it.
-    - ``credentials``: the :class:`Credential` s that ``auth = "sigv4"`` accepts (not a flag: from the file's
-      ``[[credentials]]`` or code); ``sigv4`` needs at least one.
+      ``faults`` file (not compared: two configs differing only here are equal).
+    - ``credentials``: the :class:`Credential` s that ``auth = "sigv4"`` accepts (the file's ``[[credentials]]``);
+      ``sigv4`` needs at least one.
     """
 
-    host: str = "127.0.0.1"
-    port: int = 9324
-    region: str = "us-east-1"
-    account_id: str = "000000000000"
-    base_url: str = ""
-    clock: str = "system"
-    log_level: str = "info"
-    access_log: bool = False
-    fidelity: str = "relaxed"
-    faults: str = ""
-    data_dir: str = ""
-    fsync: str = "normal"
-    request_timeout: int = 30
-    max_connections: int = 4096
-    config: str = ""
-    cors_origins: str = ""
-    auth: str = "none"
-    admin_token: str = field(default="", repr=False)
-    admin: bool = True
-    console: bool = True
+    host: str = field(
+        default="127.0.0.1", metadata=option("Interface to listen on (`0.0.0.0` for all, as in the Docker image).")
+    )
+    port: int = field(default=9324, metadata=option("TCP port (`0` picks a free one).", bounds=(0, 65535)))
+    region: str = field(default="us-east-1", metadata=option("Region of the default namespace and of queue ARNs."))
+    account_id: str = field(
+        default="000000000000",
+        metadata=option("12-digit account used when a request's access key id is not itself 12 digits."),
+    )
+    base_url: str = field(
+        default="",
+        metadata=option("Fixed `scheme://host:port` for queue URLs.", default_text="from the request's `Host` header"),
+    )
+    clock: str = field(
+        default="system",
+        metadata=option(
+            "`system`: real time; `manual`: time moves only via `POST /_sqsemu/clock/advance`.", choices=CLOCKS
+        ),
+    )
+    log_level: str = field(
+        default="info", metadata=option("Server log level.", choices=LOG_LEVELS, case_sensitive=False)
+    )
+    access_log: bool = field(default=False, metadata=option("Log every request (costs throughput)."))
+    fidelity: str = field(
+        default="relaxed",
+        metadata=option(
+            "`strict`: also enforce AWS's 60-second rules (`QueueDeletedRecently`, `PurgeQueueInProgress`).",
+            readme="A deleted queue's name is then refused for 60 s and a queue can be purged once per 60 s; "
+            "`relaxed` allows both at once, which is what test suites that recreate and purge queues between "
+            "tests want.",
+            choices=FIDELITIES,
+        ),
+    )
+    faults: str = field(
+        default="",
+        metadata=option(
+            "JSON file with a list of fault-injection rules (as `POST /_sqsemu/faults` takes), loaded at start-up.",
+            readme="See [Fault injection](#fault-injection).",
+            metavar="PATH",
+            path=True,
+        ),
+    )
+    data_dir: str = field(
+        default="",
+        metadata=option(
+            "Durable mode: keep all state in SQLite in this folder.",
+            readme="See [Durable mode](#durable-mode).",
+            default_text="in memory",
+            path=True,
+        ),
+    )
+    fsync: str = field(
+        default="normal",
+        metadata=option(
+            "Durable mode: `normal` survives a crash of the process; `full` also a power loss (an fsync per group "
+            "commit).",
+            choices=FSYNC_LEVELS,
+        ),
+    )
+    request_timeout: int = field(
+        default=30,
+        metadata=option(
+            "Seconds a client has to send a whole request, head and body; a slower one is answered 408 and its "
+            "connection closed. A long poll's wait comes after its request was read and is not cut.",
+            bounds=(1, 3600),
+            unit="seconds",
+            metavar="SECONDS",
+        ),
+    )
+    max_connections: int = field(
+        default=4096,
+        metadata=option(
+            "Open connections served at once; a client beyond them is answered 503.",
+            readme="That is a retryable error for the SDKs, where the kernel's backlog would leave the client "
+            "waiting.",
+            bounds=(1, 1_000_000),
+        ),
+    )
+    cors_origins: str = field(
+        default="",
+        metadata=option(
+            "Comma-separated browser origins allowed to call sqsemu cross-site, with CORS answers "
+            "(`https://app.example.com,http://localhost:3000`; `*` for any).",
+            readme="See [Security](#security).",
+            default_text="none: browsers' cross-site requests are refused",
+            metavar="ORIGINS",
+        ),
+    )
+    auth: str = field(
+        default="none",
+        metadata=option(
+            "`sigv4`: every SQS request must be signed (Signature Version 4) with a key of the config file's "
+            "`[[credentials]]`; `none`: any credentials are accepted.",
+            choices=AUTH_MODES,
+        ),
+    )
+    admin_token: str = field(
+        default="",
+        repr=False,
+        metadata=option(
+            "Require this token in the `X-Sqsemu-Admin-Token` header of the `/_sqsemu/*` admin routes (401 without "
+            "it, 403 when wrong).",
+            default_text="none: the admin routes are open",
+            metavar="TOKEN",
+        ),
+    )
+    admin: bool = field(
+        default=True,
+        metadata=option(
+            "Serve the `/_sqsemu/*` admin routes (clock, peek, reset, faults, the web console); `--no-admin` answers "
+            "them 404. `/health` stays."
+        ),
+    )
+    console: bool = field(
+        default=True,
+        metadata=option(
+            "Serve the web console at `/_sqsemu/ui/` (a browser opening `/` is sent there); it is part of the admin "
+            "routes, so `--no-admin` switches it off too; `--no-console` answers its paths 404.",
+            readme="See [Web console](#web-console).",
+        ),
+    )
+    config: str = field(
+        default="",
+        metadata=option(
+            "TOML file with `[server]` options, `[[queues]]` to create, `[[faults]]` rules and `[[credentials]]`; "
+            "flags and `SQSEMU_*` variables win over its `[server]` values.",
+            readme="See [Configuration file](#configuration-file).",
+            metavar="PATH",
+            in_file=False,
+        ),
+    )
     queues: tuple[QueueDeclaration, ...] = ()
     fault_rules: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
     credentials: tuple[Credential, ...] = ()
@@ -151,29 +245,15 @@ class Config:
         """Check every field once, whoever filled it (CLI, environment, file or code): a bad value raises
         ``ValueError`` naming the field, before any server starts. ``log_level`` is stored in lower case."""
         self._check_types()
+        self._check_options()
         if not self.host:
             raise ValueError("host must not be empty")
         if not REGION_RE.match(self.region):
             raise ValueError(
                 f"region must be lower-case letters and digits joined by hyphens (us-east-1), got {self.region!r}"
             )
-        if self.log_level.lower() not in LOG_LEVELS:
-            raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
-        object.__setattr__(self, "log_level", self.log_level.lower())
         if not ACCOUNT_RE.match(self.account_id):
             raise ValueError(f"account_id must be 12 digits, got {self.account_id!r}")
-        if self.clock not in CLOCKS:
-            raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, got {self.clock!r}")
-        if self.fidelity not in FIDELITIES:
-            raise ValueError(f"fidelity must be one of {', '.join(FIDELITIES)}, got {self.fidelity!r}")
-        if self.fsync not in FSYNC_LEVELS:
-            raise ValueError(f"fsync must be one of {', '.join(FSYNC_LEVELS)}, got {self.fsync!r}")
-        if not 1 <= self.request_timeout <= 3600:
-            raise ValueError(f"request_timeout must be 1..3600 seconds, got {self.request_timeout}")
-        if not 1 <= self.max_connections <= 1_000_000:
-            raise ValueError(f"max_connections must be 1..1000000, got {self.max_connections}")
-        if not 0 <= self.port <= 65535:
-            raise ValueError(f"port must be 0..65535, got {self.port}")
         if self.base_url and not re.match(r"^https?://[^/]+$", self.base_url):
             raise ValueError(f"base_url must look like http://host:port (no path), got {self.base_url!r}")
         # Lists are accepted for convenience and stored as tuples (the dataclass is frozen and hashable).
@@ -185,7 +265,7 @@ class Config:
         self._check_security()
 
     def _check_security(self) -> None:
-        """``cors_origins``, ``auth``, ``admin_token`` and ``credentials`` (stored as a tuple)."""
+        """``cors_origins``, ``admin_token`` and ``credentials`` (stored as a tuple); ``auth`` needs credentials."""
         for origin in self.cors_origins.split(","):
             origin = origin.strip()
             if origin and origin not in ("*", "null") and not CORS_ORIGIN_RE.fullmatch(origin):
@@ -193,8 +273,6 @@ class Config:
                     "cors_origins must be a comma-separated list of origins like https://app.example.com or "
                     f"http://localhost:3000 (scheme://host[:port], no path), or *, got {origin!r}"
                 )
-        if self.auth not in AUTH_MODES:
-            raise ValueError(f"auth must be one of {', '.join(AUTH_MODES)}, got {self.auth!r}")
         if self.admin_token and not ADMIN_TOKEN_RE.fullmatch(self.admin_token):
             raise ValueError("admin_token must be 1 to 1024 visible ASCII characters (no blanks)")
         object.__setattr__(self, "credentials", tuple(self.credentials))
@@ -224,21 +302,36 @@ class Config:
 
     def _check_types(self) -> None:
         """Each option field holds its declared type (a bool is not accepted for an int)."""
-        for spec in fields(self):
-            expected = _TYPES.get(str(spec.type))
-            if expected is None:
-                continue  # the declarations: checked below
-            value = getattr(self, spec.name)
-            name = spec.name
-            if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
+        for item in options_of(type(self)):
+            value = getattr(self, item.name)
+            name = item.name
+            if item.type is int and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ValueError(f"{name} must be an integer, got {value!r}")
-            if expected is not int and not isinstance(value, expected):
-                raise ValueError(f"{name} must be a {expected.__name__}, got {value!r}")
+            if item.type is not int and not isinstance(value, item.type):
+                raise ValueError(f"{name} must be a {item.type.__name__}, got {value!r}")
+
+    def _check_options(self) -> None:
+        """What the options' metadata declares: ``choices`` (stored in lower case when not case-sensitive) and
+        ``bounds``."""
+        for item in options_of(type(self)):
+            value = getattr(self, item.name)
+            spec = item.spec
+            if spec.choices:
+                if (value if spec.case_sensitive else value.lower()) not in spec.choices:
+                    raise ValueError(f"{item.name} must be one of {', '.join(spec.choices)}, got {value!r}")
+                if not spec.case_sensitive:
+                    object.__setattr__(self, item.name, value.lower())
+            if spec.bounds is not None:
+                low, high = spec.bounds
+                if not low <= value <= high:
+                    unit = f" {spec.unit}" if spec.unit else ""
+                    raise ValueError(f"{item.name} must be {low}..{high}{unit}, got {value}")
 
     @classmethod
     def field_names(cls) -> list[str]:
-        """Names of the fields that are command-line options (``--flag`` / ``SQSEMU_*``), in declaration order."""
-        return [f.name for f in fields(cls) if f.name not in _NOT_OPTIONS]
+        """Names of the fields that are options (``--flag`` / ``SQSEMU_*`` / ``[server]`` key), in declaration order:
+        those whose metadata holds an :class:`~sqsemu.options.OptionSpec`."""
+        return [item.name for item in options_of(cls)]
 
     @classmethod
     def from_file(cls, path: str, **overrides: Any) -> Config:

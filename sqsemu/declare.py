@@ -2,7 +2,7 @@
 
 The file is TOML (read with the standard library's ``tomllib``) with four optional top-level entries::
 
-    [server]                      # keys are Config field names (see sqsemu.config.Config)
+    [server]                      # keys are Config's option field names (see sqsemu.options)
     region = "eu-west-1"
     fidelity = "strict"
 
@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqsemu.config import Config, Credential, QueueDeclaration
+from sqsemu.options import config_options
 
 if TYPE_CHECKING:
     from sqsemu.engine.broker import Broker
@@ -74,13 +75,15 @@ TOP_KEYS = ("server", "queues", "faults", "credentials")
 QUEUE_KEYS = ("name", "account", "region", "attributes", "tags", "dead_letter_queue", "max_receive_count")
 CREDENTIAL_KEYS = ("access_key_id", "secret_access_key", "account")
 _PROBE_CREDENTIAL = Credential("probe", "probe")  # lets [server] auth = "sigv4" be checked on its own
-PATH_KEYS = ("faults", "data_dir")  # relative values are taken from the config file's folder
+PATH_KEYS = tuple(item.name for item in config_options() if item.spec.path)
+"""``[server]`` keys whose relative values start at the config file's folder (options declared ``path=True``)."""
 JSON_ATTRIBUTES = ("Policy", "RedriveAllowPolicy")  # may be given as TOML tables
 
 
 def server_keys() -> list[str]:
-    """The keys a ``[server]`` table may hold: every Config option except ``config`` itself."""
-    return [name for name in Config.field_names() if name != "config"]
+    """The keys a ``[server]`` table may hold: every Config option except those declared ``in_file=False``
+    (``config`` itself)."""
+    return [item.name for item in config_options() if item.spec.in_file]
 
 
 class ConfigFileError(ValueError):
@@ -176,10 +179,10 @@ def _parse_server(table: Any, prefix: str, base_dir: Path | None) -> dict[str, A
     unknown = sorted(set(table) - set(allowed))
     if unknown:
         raise ConfigFileError(f"{prefix}: [server] unknown key(s) {_names(unknown)} (allowed: {', '.join(allowed)})")
-    defaults = Config()
+    types = {item.name: item.type for item in config_options()}
     values: dict[str, Any] = {}
     for key, value in table.items():
-        expected = type(getattr(defaults, key))
+        expected = types[key]
         where = f"{prefix}: [server] {key}"
         if expected is bool and not isinstance(value, bool):
             raise ConfigFileError(f"{where} must be true or false, got {value!r}")
