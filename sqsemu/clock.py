@@ -4,7 +4,7 @@ The engine reads time only through a clock, in integer **milliseconds since the 
 epoch milliseconds too). A clock drives one ``TimerDriver`` (the broker's scheduler): ``SystemClock`` arms a single
 event-loop timer for the driver's next due instant; ``ManualClock`` moves only when ``advance()`` is called and then
 runs every due timer, in deadline order, each at its own instant, so ``advance(30)`` fires exactly what 30 real
-seconds would (ARCHITECTURE principle 4).
+seconds would (docs/architecture.md, principle 4).
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """The web console at ``/_sqsemu/ui/``: server-rendered pages (Starlette and Jinja2) over the running server.
 
-ARCHITECTURE principle 10: the console is part of the server and has no implementation of its own. What it shows
-comes from the admin functions (``sqsemu.admin.peek``: the queue list and the side-effect-free peek; the clock; the
-fault rules) and from the SQS operations table (``sqsemu.protocol.operations``: GetQueueAttributes, ListQueueTags,
-ListMessageMoveTasks); what it does goes through the same operation handlers with typed request objects
-(SendMessage, SetQueueAttributes, PurgeQueue, DeleteQueue, CreateQueue, TagQueue, UntagQueue,
-StartMessageMoveTask, CancelMessageMoveTask) and the same admin functions (advance the clock, add and remove fault
-rules, reset). Validation and errors are therefore the engine's, shown on the page.
+The console is part of the server and has no implementation of its own (docs/architecture.md, principle 10). What it
+shows comes from the admin functions (``sqsemu.admin.peek``: the queue list and the side-effect-free peek; the clock;
+the fault rules) and from the SQS operations table (``sqsemu.protocol.operations``: GetQueueAttributes, ListQueueTags,
+ListMessageMoveTasks); what it does goes through the same operation handlers with typed request objects (SendMessage,
+SetQueueAttributes, PurgeQueue, DeleteQueue, CreateQueue, TagQueue, UntagQueue, StartMessageMoveTask,
+CancelMessageMoveTask) and the same admin functions (advance the clock, add and remove fault rules, reset). Validation
+and errors are therefore the engine's, shown on the page.
 
 - :mod:`~sqsemu.console.views`: what the templates show, built from the admin views (times, bodies, links).
 - :mod:`~sqsemu.console.actions`: form fields to typed requests, run through the operations table.

@@ -1,4 +1,4 @@
-"""Queue attributes: names, defaults, validation and normalisation (SQS-REFERENCE section 3; API Reference
+"""Queue attributes: names, defaults, validation and normalisation (docs/behaviour.md section 3; API Reference
 ``SetQueueAttributes``/``CreateQueue``).
 
 Values travel as strings in both directions. ``normalize`` validates the attributes a client supplies and returns
@@ -111,7 +111,7 @@ def _policy(value: str) -> str:
 
 def _redrive_policy(value: str, limits: Limits) -> str:
     """RedrivePolicy content. Its errors are ``InvalidParameterValue`` ``Value <policy> for parameter RedrivePolicy
-    is invalid. Reason: ...``, the form AWS uses for RedrivePolicy (SQS-REFERENCE 3.3)."""
+    is invalid. Reason: ...``, the form AWS uses for RedrivePolicy (docs/behaviour.md 3.3)."""
     try:
         policy = json.loads(value)
     except ValueError:

@@ -76,7 +76,7 @@ class Broker:
         self.stopping = False
 
     def set_journal(self, journal: Journal | None) -> None:
-        """Subscribe ``journal`` to every change from now on (ARCHITECTURE principle 7)."""
+        """Subscribe ``journal`` to every change from now on (docs/architecture.md, principle 7)."""
         self.journal = journal
         for queue in self.all_queues():
             queue.journal = journal
@@ -170,7 +170,7 @@ class Broker:
 
         Raises ``MissingParameter``, ``InvalidParameterValue`` (name rules, tags, dead-letter target),
         ``InvalidAttributeName``, ``InvalidAttributeValue``, ``QueueNameExists`` and (strict fidelity)
-        ``QueueDeletedRecently`` (SQS-REFERENCE 2.1, 5, 7.4).
+        ``QueueDeletedRecently`` (docs/behaviour.md 2.1, 5, 7.4).
         """
         if not name:
             raise MissingParameter.named("QueueName")
@@ -218,8 +218,8 @@ class Broker:
 
     def _check_redrive_policy(self, source_arn: str, fifo: bool, policy: str | None) -> None:
         """A RedrivePolicy must name an existing queue of the same type, account and region whose
-        RedriveAllowPolicy admits ``source_arn`` (SQS-REFERENCE 3.3, 3.4). The messages are this server's
-        wording; AWS's exact texts are not documented (SQS-REFERENCE 10.11)."""
+        RedriveAllowPolicy admits ``source_arn`` (docs/behaviour.md 3.3, 3.4). The messages are this server's
+        wording; AWS's exact texts are not documented (docs/behaviour.md 10.11)."""
         if not policy:
             return
         target_arn = json.loads(policy)["deadLetterTargetArn"]
@@ -363,7 +363,7 @@ class Broker:
     def add_permission(
         self, queue: Queue, label: str | None, account_ids: Sequence[str], actions: Sequence[str]
     ) -> None:
-        """AddPermission: add a statement to the queue's Policy (SQS-REFERENCE 2.16, 3.5)."""
+        """AddPermission: add a statement to the queue's Policy (docs/behaviour.md 2.16, 3.5)."""
         policy = permissions.add_statement(
             queue.attributes.get("Policy"), queue.arn, label, account_ids, actions, limits=self.limits
         )
@@ -381,17 +381,17 @@ class Broker:
     def start_message_move_task(
         self, ns: Namespace, source_arn: str | None, destination_arn: str | None, max_per_second: int | None
     ) -> str:
-        """StartMessageMoveTask → TaskHandle (SQS-REFERENCE 2.21, 6.3)."""
+        """StartMessageMoveTask → TaskHandle (docs/behaviour.md 2.21, 6.3)."""
         return self.move_tasks.start(source_arn, destination_arn, max_per_second, ns.account_id)
 
     def cancel_message_move_task(self, ns: Namespace, task_handle: str | None) -> int:
-        """CancelMessageMoveTask → ApproximateNumberOfMessagesMoved (SQS-REFERENCE 2.22)."""
+        """CancelMessageMoveTask → ApproximateNumberOfMessagesMoved (docs/behaviour.md 2.22)."""
         return self.move_tasks.cancel(task_handle, ns.account_id)
 
     def list_message_move_tasks(
         self, ns: Namespace, source_arn: str | None, max_results: int | None
     ) -> list[dict[str, Any]]:
-        """ListMessageMoveTasks → result entries in JSON-model form, newest first (SQS-REFERENCE 2.23)."""
+        """ListMessageMoveTasks → result entries in JSON-model form, newest first (docs/behaviour.md 2.23)."""
         return self.move_tasks.list(source_arn, max_results, ns.account_id)
 
     # ----------------------------------------------------------------- messages
@@ -408,7 +408,7 @@ class Broker:
     def send_message_batch(
         self, queue: Queue, entries: Sequence[SendEntry], sender_id: str
     ) -> list[Message | SQSError]:
-        """SendMessageBatch; one outcome per entry, in order (SQS-REFERENCE 2.8)."""
+        """SendMessageBatch; one outcome per entry, in order (docs/behaviour.md 2.8)."""
         now = self.clock.now_ms()
         results = queue.send_batch(entries, sender_id, now)
         self._flush(now)
@@ -429,7 +429,7 @@ class Broker:
         ``wait_time_seconds`` None uses the queue's ReceiveMessageWaitTimeSeconds. Waiters are served in arrival
         order. If ``disconnected`` completes first, the waiter leaves and takes no message. Once the server is
         stopping (``stop_waiting``) nothing waits: the call answers with what is there now. Raises
-        ``InvalidParameterValue`` for out-of-range numbers (SQS-REFERENCE 2.9, 4.4).
+        ``InvalidParameterValue`` for out-of-range numbers (docs/behaviour.md 2.9, 4.4).
         """
         max_number, visibility, wait = queue.receive_parameters(
             max_number_of_messages, visibility_timeout, wait_time_seconds
@@ -470,12 +470,12 @@ class Broker:
             waiter.future.set_result([])
 
     def delete_message(self, queue: Queue, receipt_handle: str | None) -> None:
-        """DeleteMessage (SQS-REFERENCE 2.10)."""
+        """DeleteMessage (docs/behaviour.md 2.10)."""
         queue.delete(receipt_handle)
         self._flush(self.clock.now_ms())
 
     def delete_message_batch(self, queue: Queue, entries: Sequence[ReceiptEntry]) -> list[SQSError | None]:
-        """DeleteMessageBatch; per entry None or its error (SQS-REFERENCE 2.11)."""
+        """DeleteMessageBatch; per entry None or its error (docs/behaviour.md 2.11)."""
         results = queue.delete_batch(entries)
         self._flush(self.clock.now_ms())
         return results
@@ -483,7 +483,7 @@ class Broker:
     def change_message_visibility(
         self, queue: Queue, receipt_handle: str | None, visibility_timeout: int | None
     ) -> None:
-        """ChangeMessageVisibility (SQS-REFERENCE 2.12, 4.1)."""
+        """ChangeMessageVisibility (docs/behaviour.md 2.12, 4.1)."""
         now = self.clock.now_ms()
         queue.change_visibility(receipt_handle, visibility_timeout, now)
         self._flush(now)
@@ -491,7 +491,7 @@ class Broker:
     def change_message_visibility_batch(
         self, queue: Queue, entries: Sequence[ReceiptEntry]
     ) -> list[SQSError | None]:
-        """ChangeMessageVisibilityBatch; per entry None or its error (SQS-REFERENCE 2.13)."""
+        """ChangeMessageVisibilityBatch; per entry None or its error (docs/behaviour.md 2.13)."""
         now = self.clock.now_ms()
         results = queue.change_visibility_batch(entries, now)
         self._flush(now)

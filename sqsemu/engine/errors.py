@@ -2,7 +2,7 @@
 
 Each class is named after the SQS error *shape* (the JSON ``__type`` short name of the current botocore model);
 none of them knows about HTTP. ``sqsemu.protocol.errors`` maps each one to its Query-compatible code, HTTP status
-and fault in one table, for both wire formats (SQS-REFERENCE section 1.5).
+and fault in one table, for both wire formats (docs/behaviour.md section 1.5).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class TooManyEntriesInBatchRequest(SQSError):
 
 
 class MessageNotInflight(SQSError):
-    """The message is not in flight (modelled for ChangeMessageVisibility; see SQS-REFERENCE 10.5)."""
+    """The message is not in flight (modelled for ChangeMessageVisibility; see docs/behaviour.md 10.5)."""
 
     shape = "MessageNotInflight"
 
@@ -107,7 +107,7 @@ class ReceiptHandleIsInvalid(SQSError):
 
 
 class InvalidMessageContents(SQSError):
-    """A message body with characters outside the XML 1.0 ``Char`` production (SQS-REFERENCE 4.6)."""
+    """A message body with characters outside the XML 1.0 ``Char`` production (docs/behaviour.md 4.6)."""
 
     shape = "InvalidMessageContents"
 

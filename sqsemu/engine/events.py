@@ -1,5 +1,5 @@
 """What the engine tells its subscriber (the durable store; later metrics): every change of state that cannot be
-derived again from the clock (ARCHITECTURE principle 7).
+derived again from the clock (docs/architecture.md, principle 7).
 
 A visibility timeout or delay running out changes nothing that needs telling: a message's state follows from its
 ``visible_at_ms`` and the time, so a restored message whose deadline has passed is simply visible. The engine

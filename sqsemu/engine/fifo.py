@@ -1,7 +1,7 @@
 """FIFO queues: message groups and their locks, the deduplication window, sequence numbers, receive attempts.
 
 SQS Developer Guide "Amazon SQS FIFO queues" and "FIFO delivery logic"; API Reference ``SendMessage``,
-``ReceiveMessage``; SQS-REFERENCE section 5. Same synchronous state-machine style as ``queue.Queue``:
+``ReceiveMessage``; docs/behaviour.md section 5. Same synchronous state-machine style as ``queue.Queue``:
 
 - Each message group keeps its messages in send order, and hands them out strictly in that order: a receive may
   take a group's visible messages up to (not including) its first message that is in flight or delayed. So a group
@@ -153,7 +153,7 @@ class FifoQueue(Queue):
 
     def _check_batch_entries(self, entries: Sequence[SendEntry]) -> None:
         """A FIFO batch entry without a group, or without a deduplication ID on a queue without content-based
-        deduplication, fails the whole request (SQS-REFERENCE 2.8)."""
+        deduplication, fails the whole request (docs/behaviour.md 2.8)."""
         content_based = self.attributes.get("ContentBasedDeduplication") == "true"
         for entry in entries:
             if entry.group_id is None:
@@ -306,7 +306,7 @@ class FifoQueue(Queue):
 
     def delete(self, receipt_handle: str | None) -> None:
         """DeleteMessage on a FIFO queue: only while the receipt is in flight; afterwards InvalidParameterValue
-        ``The receipt handle has expired.`` (SQS-REFERENCE 2.10)."""
+        ``The receipt handle has expired.`` (docs/behaviour.md 2.10)."""
         message, current = self._message_for(receipt_handle)
         if message is None:
             return
@@ -373,7 +373,7 @@ class FifoQueue(Queue):
     # ----------------------------------------------------------------- purge
 
     def purge(self, now_ms: int | None = None) -> None:
-        """PurgeQueue also clears the deduplication history (SQS-REFERENCE 2.14)."""
+        """PurgeQueue also clears the deduplication history (docs/behaviour.md 2.14)."""
         super().purge(now_ms)
         self.groups.clear()
         self.available.clear()

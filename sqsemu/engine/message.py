@@ -1,8 +1,8 @@
 """Messages and what a send carries.
 
 A ``Message`` has exactly one ``visible_at_ms``; whether it is visible, in flight or delayed follows from its
-``state`` and that deadline (ARCHITECTURE principle 3). The ``md5_*`` slots are caches that the protocol layer fills
-the first time it renders a digest; the engine never reads them.
+``state`` and that deadline (docs/architecture.md, principle 3). The ``md5_*`` slots are caches that the
+protocol layer fills the first time it renders a digest; the engine never reads them.
 """
 
 from __future__ import annotations

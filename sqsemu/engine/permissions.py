@@ -1,4 +1,4 @@
-"""AddPermission and RemovePermission: statements in the queue's ``Policy`` document (SQS-REFERENCE 2.16, 2.17,
+"""AddPermission and RemovePermission: statements in the queue's ``Policy`` document (docs/behaviour.md 2.16, 2.17,
 3.5; API Reference ``AddPermission``, ``RemovePermission``; SQS Developer Guide "Policy quotas").
 
 Both functions take the queue's current ``Policy`` attribute (a JSON string, or None when unset) and return the
@@ -16,7 +16,7 @@ The policy is rendered as compact JSON (no spaces), which is also what the 8,192
 
 Choices where AWS is not confirmed:
 
-* ``Version`` is ``2008-10-17``, the value AWS was observed to write (SQS-REFERENCE 3.5); the ``Id`` suffix
+* ``Version`` is ``2008-10-17``, the value AWS was observed to write (docs/behaviour.md 3.5); the ``Id`` suffix
   ``/SQSDefaultPolicy`` is a reconstruction. An existing policy keeps its own ``Version`` and ``Id`` and any other
   top-level keys; a policy without them gets the defaults; a ``Statement`` that is a single object becomes a list.
 * Grantable actions are those cross-account permissions apply to (Developer Guide, "Limitations of Amazon SQS
@@ -177,7 +177,7 @@ def add_statement(
     already used by a statement: ``Value <label> for parameter Label is invalid. Reason: Already exists.``; an
     account id that is not 12 digits; an action that cannot be granted) and ``OverLimit`` (more than 7 actions,
     more than 20 statements, more than 50 principals or more than 8,192 bytes in the resulting policy)
-    (SQS-REFERENCE 2.16, 3.5, 9; Developer Guide "Policy quotas").
+    (docs/behaviour.md 2.16, 3.5, 9; Developer Guide "Policy quotas").
     """
     sid = _check_label(label)
     if not account_ids:
@@ -241,7 +241,7 @@ def remove_statement(policy: str | None, label: str | None) -> str | None:
     Returns the new policy JSON string, or None when no statement is left (the broker then removes the ``Policy``
     attribute, as AWS does). Raises ``MissingParameter`` (no label) and ``InvalidParameterValue``
     ``Value <label> for parameter Label is invalid. Reason: can't find label.`` when no statement has that ``Sid``
-    (including when the queue has no policy) (SQS-REFERENCE 2.17).
+    (including when the queue has no policy) (docs/behaviour.md 2.17).
     """
     if not label:
         raise MissingParameter.named("Label")

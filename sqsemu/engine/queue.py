@@ -11,7 +11,7 @@ visibility expiry, retention) go to the broker's timer wheel through ``schedule`
 matches is ignored.
 
 Behaviour follows the SQS Developer Guide ("Amazon SQS visibility timeout", "Amazon SQS delay queues", "Amazon SQS
-message timers", "Amazon SQS short and long polling") and the API Reference as summarised in SQS-REFERENCE
+message timers", "Amazon SQS short and long polling") and the API Reference as summarised in docs/behaviour.md
 sections 2 to 4.
 """
 
@@ -411,7 +411,7 @@ class Queue:
 
     def send(self, entry: SendEntry, sender_id: str, now_ms: int) -> Message:
         """SendMessage: validate and store one message. Raises ``MissingParameter``, ``InvalidMessageContents``
-        or ``InvalidParameterValue`` (SQS-REFERENCE 2.7)."""
+        or ``InvalidParameterValue`` (docs/behaviour.md 2.7)."""
         return self._accept(entry, sender_id, now_ms)
 
     def _check_batch_entries(self, entries: Sequence[SendEntry]) -> None:
@@ -491,7 +491,7 @@ class Queue:
         """Move ``message`` to the dead-letter queue if this receive would exceed maxReceiveCount.
 
         The move keeps the message id, body, attributes, SentTimestamp and receive count and sets
-        DeadLetterQueueSourceArn (SQS-REFERENCE 6.1). If the dead-letter queue no longer exists the message is
+        DeadLetterQueueSourceArn (docs/behaviour.md 6.1). If the dead-letter queue no longer exists the message is
         delivered normally (AWS does not document this case).
         """
         redrive = self.redrive

@@ -1,4 +1,4 @@
-"""Message move tasks: StartMessageMoveTask, CancelMessageMoveTask, ListMessageMoveTasks (SQS-REFERENCE 2.21-2.23,
+"""Message move tasks: StartMessageMoveTask, CancelMessageMoveTask, ListMessageMoveTasks (docs/behaviour.md 2.21-2.23,
 6.2, 6.3; API Reference of the three actions; SQS Developer Guide "Configure a dead-letter queue redrive").
 
 A task moves the messages of a dead-letter queue (the *source*) either to one destination queue or, when none is
@@ -6,11 +6,11 @@ given, each back to the queue it was dead-lettered from (its ``DeadLetterQueueSo
 messages in the destination (new MessageId, SentTimestamp and retention; see ``add_redriven``); messages are taken
 oldest first.
 
-Pacing uses the engine clock only: a task is a chain of timer-wheel entries, one per second, the first at the
-start instant (ARCHITECTURE principle 4). Each tick moves up to the task's rate of the source's *visible* messages;
-messages in flight or delayed are waited for, so a task keeps ticking while any remain. A task ends COMPLETED once
-it moved ``ApproximateNumberOfMessagesToMove`` messages (the source's depth when it started) or the source is
-empty, FAILED when a message's destination does not exist, CANCELLED when cancelled.
+Pacing uses the engine clock only: a task is a chain of timer-wheel entries, one per second, the first at the start
+instant (docs/architecture.md, principle 4). Each tick moves up to the task's rate of the source's *visible* messages;
+messages in flight or delayed are waited for, so a task keeps ticking while any remain. A task ends COMPLETED once it
+moved ``ApproximateNumberOfMessagesToMove`` messages (the source's depth when it started) or the source is empty, FAILED
+when a message's destination does not exist, CANCELLED when cancelled.
 
 Choices where AWS is not confirmed:
 
@@ -142,7 +142,7 @@ class MoveTask(Generic[Q]):
 
     @property
     def handle(self) -> str:
-        """The TaskHandle: base64 of the JSON object ``{"taskId": ..., "sourceArn": ...}`` (SQS-REFERENCE 6.3)."""
+        """The TaskHandle: base64 of the JSON object ``{"taskId": ..., "sourceArn": ...}`` (docs/behaviour.md 6.3)."""
         raw = json.dumps({"taskId": self.task_id, "sourceArn": self.source_arn}, separators=(",", ":"))
         return base64.b64encode(raw.encode()).decode()
 
@@ -295,7 +295,7 @@ class MoveTasks(Generic[Q]):
         ``max_per_second`` None means the default rate (500 messages/second). Raises ``MissingParameter``
         (SourceArn), ``ResourceNotFound`` (source or destination does not exist), ``InvalidParameterValue`` (source
         is not a dead-letter queue; destination of the other queue type or the source itself; rate outside 1-500;
-        a task already RUNNING for this source) (SQS-REFERENCE 2.21, 6.3). Queues of accounts other than
+        a task already RUNNING for this source) (docs/behaviour.md 2.21, 6.3). Queues of accounts other than
         ``account_id`` (the caller's) count as not existing.
         """
         if not source_arn:
@@ -345,7 +345,7 @@ class MoveTasks(Generic[Q]):
 
         Raises ``MissingParameter`` (TaskHandle), ``InvalidParameterValue`` (undecodable handle; task not
         RUNNING) and ``ResourceNotFound`` (the handle's source queue does not exist: the SourceArn message; no such
-        task: ``Task does not exist.``) (SQS-REFERENCE 2.22).
+        task: ``Task does not exist.``) (docs/behaviour.md 2.22).
         """
         if not task_handle:
             raise MissingParameter.named("TaskHandle")
@@ -371,7 +371,7 @@ class MoveTasks(Generic[Q]):
         """ListMessageMoveTasks: up to ``max_results`` (default 1, 1-10) tasks of the source, newest first, as
         result entries (see ``MoveTask.to_entry``). Raises ``MissingParameter`` (SourceArn),
         ``InvalidParameterValue`` (MaxResults out of range) and ``ResourceNotFound`` (no such source queue)
-        (SQS-REFERENCE 2.23)."""
+        (docs/behaviour.md 2.23)."""
         if not source_arn:
             raise MissingParameter.named("SourceArn")
         most = self.limits.move_task_list_max_results

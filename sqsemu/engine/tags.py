@@ -1,4 +1,4 @@
-"""Queue tag rules for CreateQueue, TagQueue and UntagQueue (SQS-REFERENCE sections 2.1, 2.18-2.20 and 3.6).
+"""Queue tag rules for CreateQueue, TagQueue and UntagQueue (docs/behaviour.md sections 2.1, 2.18-2.20 and 3.6).
 
 The SQS Developer Guide ("Amazon SQS queue quotas", tags) gives the rules checked here: a key is 1 to 128
 characters, a value 0 to 256; both may use Unicode letters and digits, white space and ``_ . : / = + - @``; keys
@@ -93,7 +93,7 @@ def validate_tags(
     (``The request must contain the parameter Tags.``). Every key must be 1-128 characters, every value 0-256,
     both of allowed characters, keys without the ``aws:`` prefix; the merged map (``existing`` updated with
     ``tags``) may hold at most 50 keys. Raises ``InvalidParameterValue`` for the first rule broken (SQS Developer
-    Guide, "Amazon SQS queue quotas"; SQS-REFERENCE 3.6). Nothing is changed.
+    Guide, "Amazon SQS queue quotas"; docs/behaviour.md 3.6). Nothing is changed.
     """
     if not tags:
         if required:
@@ -113,7 +113,7 @@ def validate_tags(
 def validate_tag_keys(keys: Sequence[str] | None, *, limits: Limits = DEFAULT_LIMITS) -> None:
     """Validate UntagQueue's ``TagKeys``: a non-empty list (else ``MissingParameter``
     ``The request must contain the parameter TagKeys.``) of keys 1-128 characters long (else
-    ``InvalidParameterValue``). Keys the queue does not have are not an error (SQS-REFERENCE 2.19)."""
+    ``InvalidParameterValue``). Keys the queue does not have are not an error (docs/behaviour.md 2.19)."""
     if not keys:
         raise MissingParameter.named("TagKeys")
     for key in keys:

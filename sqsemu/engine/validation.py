@@ -1,5 +1,5 @@
 """Request rules checked by the engine: message bodies, message attributes, sizes, batch entries, receive
-parameters (SQS-REFERENCE sections 2.7-2.13, 4.5-4.9; API Reference ``SendMessage``, ``ReceiveMessage``).
+parameters (docs/behaviour.md sections 2.7-2.13, 4.5-4.9; API Reference ``SendMessage``, ``ReceiveMessage``).
 
 Each rule is checked here once and raises the exact SQS error.
 """
@@ -86,7 +86,7 @@ def attribute_bytes(name: str, value: MessageAttributeValue) -> int:
 def check_message_attributes(attributes: dict[str, MessageAttributeValue], limits: Limits) -> int:
     """Validate user message attributes (count, names, data types, values); returns their size in bytes.
 
-    Raises ``InvalidParameterValue`` for every violation (SQS-REFERENCE 4.7).
+    Raises ``InvalidParameterValue`` for every violation (docs/behaviour.md 4.7).
     """
     if len(attributes) > limits.message_attributes_max:
         raise InvalidParameterValue(

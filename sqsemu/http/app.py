@@ -500,6 +500,6 @@ def create_app(config: Config, broker: Broker, clock: Clock, store: Store | None
     """The sqsemu ASGI application for ``config``, serving ``broker`` with time from ``clock``; in durable mode
     ``store`` keeps the state and every request is answered once its changes are committed.
 
-    SQS errors are rendered per SQS-REFERENCE 1.5; unexpected exceptions become InternalError (500).
+    SQS errors are rendered per docs/behaviour.md 1.5; unexpected exceptions become InternalError (500).
     """
     return SQSApp(config, broker, clock, store=store)

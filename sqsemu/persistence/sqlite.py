@@ -10,7 +10,7 @@ as an empty state.
 Recording: the store is the engine's ``Journal``. Each event is turned into row data at once, on the event-loop
 thread (the engine's objects keep changing), and merged into the pending batch per message: a message added and
 deleted within one batch costs nothing; several changes of one message leave only the last. Message state is not
-stored: it follows from ``visible_at_ms`` and the receipt serial at restore time (ARCHITECTURE principle 3).
+stored: it follows from ``visible_at_ms`` and the receipt serial at restore time (docs/architecture.md, principle 3).
 
 Group commit: one writer task commits the pending batch in a worker thread; everything recorded while a commit is
 under way goes into the next one. ``durable()`` returns once the batch holding the caller's changes is committed,

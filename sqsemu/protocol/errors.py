@@ -1,6 +1,6 @@
 """The one table of SQS errors: each error shape's JSON ``__type``, Query code, HTTP status and fault.
 
-SQS-REFERENCE section 1.5. Both wire formats render errors from this table: the JSON 1.0 protocol sends
+docs/behaviour.md section 1.5. Both wire formats render errors from this table: the JSON 1.0 protocol sends
 ``{"__type": ..., "message": ...}`` plus the ``x-amzn-query-error: <QueryCode>;<Fault>`` header, the Query protocol
 sends an ``ErrorResponse`` XML document whose ``<Code>`` is the Query code.
 

@@ -1,6 +1,6 @@
 """The AWS JSON 1.0 wire format: request bodies → request objects, response dicts and errors → bytes.
 
-SQS-REFERENCE section 1.4/1.5. Member names are the current model's; blobs are base64 strings; absent members are
+docs/behaviour.md section 1.4/1.5. Member names are the current model's; blobs are base64 strings; absent members are
 omitted from responses. A body that is not a JSON object raises SerializationError (``SerializationException``);
 an integer member that is not an integer raises InvalidParameterValue; a wrongly typed string/list/map member raises
 SerializationError.

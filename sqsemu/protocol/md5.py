@@ -1,4 +1,4 @@
-"""MD5 digests of message bodies and attributes, exactly as SQS computes them (SQS-REFERENCE section 8).
+"""MD5 digests of message bodies and attributes, exactly as SQS computes them (docs/behaviour.md section 8).
 
 ``MD5OfMessageBody``/``MD5OfBody`` is the hex MD5 of the UTF-8 body. ``MD5OfMessageAttributes`` and
 ``MD5OfMessageSystemAttributes`` hash, for each attribute in ascending name order, the length-prefixed name, the

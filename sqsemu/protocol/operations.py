@@ -1,10 +1,11 @@
 """The single table of operations: action name → (request class, handler).
 
-ARCHITECTURE principle 2. A handler resolves the queue, calls the broker and builds the response dict in JSON-model
-form; the wire encoders (``protocol.json`` / ``protocol.query``) render it. Handlers decode nothing and validate only
-what the protocol layer owns: QueueUrl/QueueName presence (MissingParameter), ListQueues-style ``MaxResults``
-(1..1000) and ``NextToken`` (InvalidParameterValue). Everything else is passed through to the engine, which raises
-the SQS errors. Receive-side attribute filtering and MD5 digests (SQS-REFERENCE 4.7, 4.8, 8) happen here.
+One table of operations (docs/architecture.md, principle 2). A handler resolves the queue, calls the broker and builds
+the response dict in JSON-model form; the wire encoders (``protocol.json`` / ``protocol.query``) render it. Handlers
+decode nothing and validate only what the protocol layer owns: QueueUrl/QueueName presence (MissingParameter),
+ListQueues-style ``MaxResults`` (1..1000) and ``NextToken`` (InvalidParameterValue). Everything else is passed through
+to the engine, which raises the SQS errors. Receive-side attribute filtering and MD5 digests (docs/behaviour.md 4.7,
+4.8, 8) happen here.
 
 """
 

@@ -1,6 +1,6 @@
 """The AWS Query wire format: form parameters → request objects; response dicts and errors → XML (or JSON).
 
-SQS-REFERENCE section 1.2 (key map, flattened lists and maps, legacy forms) and 1.3 (XML layout). Parameters are
+docs/behaviour.md section 1.2 (key map, flattened lists and maps, legacy forms) and 1.3 (XML layout). Parameters are
 first folded into a tree on ``.`` (``MessageAttribute.1.Value.StringValue`` → ``tree["MessageAttribute"]["1"]
 ["Value"]["StringValue"]``); the member specs of ``protocol.shapes`` then read the tree. Responses are written by a
 small emitter of their own (elements and text only, SQS's flattened lists and maps) with SQS's escaping (``&``, ``<``,
@@ -78,7 +78,7 @@ UNKNOWN_OPERATION_BODY = b"<UnknownOperationException/>"
 # ------------------------------------------------------------------------------ the XML response document
 # Read by the XML rendering (``encode``, ``_emit_struct``). Results are JSON-model dicts.
 
-# Actions whose response has a <{Action}Result> wrapper (SQS-REFERENCE 1.3).
+# Actions whose response has a <{Action}Result> wrapper (docs/behaviour.md 1.3).
 WITH_RESULT = frozenset(
     {
         "CreateQueue",
@@ -285,7 +285,7 @@ def _emit_value(action: str, name: str, value: Any, out: list[str]) -> None:
 
 
 def _emit_struct(action: str, result: dict[str, Any], out: list[str]) -> None:
-    """Append the elements of a JSON-model structure with SQS's flattened lists and maps (SQS-REFERENCE 1.3)."""
+    """Append the elements of a JSON-model structure with SQS's flattened lists and maps (docs/behaviour.md 1.3)."""
     for key, value in result.items():
         mapped = MAP_ELEMENTS.get(key)
         if mapped is not None and isinstance(value, dict):

@@ -1,8 +1,8 @@
 """One typed request dataclass per SQS action, and the member specs both decoders are driven by.
 
-ARCHITECTURE principle 1: the JSON 1.0 decoder (``protocol.json``) and the Query decoder (``protocol.query``)
+docs/architecture.md, principle 1: the JSON 1.0 decoder (``protocol.json``) and the Query decoder (``protocol.query``)
 produce the same object. Each request class lists its members in ``MEMBERS``: the dataclass field, the JSON member
-name (the current model's name, e.g. lower-case ``tags`` on CreateQueue) and the Query key(s) of SQS-REFERENCE
+name (the current model's name, e.g. lower-case ``tags`` on CreateQueue) and the Query key(s) of docs/behaviour.md
 section 1.2. Absent scalars stay ``None``; absent lists and maps are empty. Semantic validation is the engine's.
 
 Adding an action: write its dataclass here with ``MEMBERS``, list it in ``REQUESTS``, add a handler to
@@ -485,4 +485,4 @@ REQUESTS: dict[str, type[Request]] = {
         ListMessageMoveTasksRequest,
     )
 }
-"""Every SQS action name → its request class (all 23 of SQS-REFERENCE section 2)."""
+"""Every SQS action name → its request class (all 23 of docs/behaviour.md section 2)."""

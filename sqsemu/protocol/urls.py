@@ -1,4 +1,4 @@
-"""Queue URLs and the caller's namespace (SQS-REFERENCE sections 1.1 and 7.1).
+"""Queue URLs and the caller's namespace (docs/behaviour.md sections 1.1 and 7.1).
 
 A queue URL is ``<base>/<account-id>/<queue-name>``; ``<base>`` is ``Config.base_url`` when set, else
 ``<scheme>://<Host header>``. A ``QueueUrl`` parameter is parsed by its last two path segments, with any host,

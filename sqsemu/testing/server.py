@@ -2,7 +2,7 @@
 
 Everything here goes through the server's public HTTP API (the SQS endpoint and the ``/_sqsemu/*`` admin routes,
 with ``urllib``) and the public :class:`sqsemu.server.ServerThread`; nothing reaches into the engine
-(ARCHITECTURE principle 10). boto3 is imported only when :meth:`SQSServer.client` is called.
+(docs/architecture.md, principle 10). boto3 is imported only when :meth:`SQSServer.client` is called.
 """
 
 from __future__ import annotations

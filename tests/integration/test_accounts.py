@@ -1,5 +1,5 @@
 """Accounts: a 12-digit access key id selects that account; any other key uses 000000000000
-(SQS-REFERENCE sections 1.1, 7). Queues, URLs, ARNs and ListQueues are per account.
+(docs/behaviour.md sections 1.1, 7). Queues, URLs, ARNs and ListQueues are per account.
 """
 
 from __future__ import annotations

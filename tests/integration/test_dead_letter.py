@@ -1,4 +1,4 @@
-"""Dead-letter queues over both wire protocols (SQS-REFERENCE sections 2.15, 3.3, 3.4, 6.1).
+"""Dead-letter queues over both wire protocols (docs/behaviour.md sections 2.15, 3.3, 3.4, 6.1).
 
 RedrivePolicy validation and removal, the move on the receive that would exceed maxReceiveCount (what the
 dead-lettered message keeps and gains), RedriveAllowPolicy on the dead-letter queue, and

@@ -1,4 +1,4 @@
-"""Delay queues, message timers and message retention, on the manual clock (SQS-REFERENCE 4.2, 4.3)."""
+"""Delay queues, message timers and message retention, on the manual clock (docs/behaviour.md 4.2, 4.3)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """DeleteMessage and DeleteMessageBatch over both wire protocols, timing on the manual clock
-(SQS-REFERENCE sections 2.10, 2.11, 4.1, 4.9).
+(docs/behaviour.md sections 2.10, 2.11, 4.1, 4.9).
 """
 
 from __future__ import annotations

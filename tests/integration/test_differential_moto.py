@@ -502,7 +502,7 @@ class Difference(NamedTuple):
 
 # (scenario, point) -> Difference. For these points sqsemu is compared with ``aws``, and moto is not compared.
 # "API reference" is the SQS API Reference (and the SDK documentation generated from the same model);
-# "SQS-REFERENCE" is the project's reference (shared/SQS-REFERENCE.md), whose marked values were recorded from
+# "docs/behaviour.md" is the project's reference (shared/docs/behaviour.md.md), whose marked values were recorded from
 # real AWS. Each moto behaviour was observed with moto 5.2.5 over both protocols.
 KNOWN_MOTO_DIFFERENCES: dict[tuple[str, str], Difference] = {
     ("default_attributes", "standard_timestamps_whole_seconds"): Difference(
@@ -512,12 +512,12 @@ KNOWN_MOTO_DIFFERENCES: dict[tuple[str, str], Difference] = {
     ),
     ("set_get_attributes", "set_unknown_name"): Difference(
         "moto accepts SetQueueAttributes with an unknown attribute name (200); the API reference lists "
-        "InvalidAttributeName ('the specified attribute doesn't exist'), SQS-REFERENCE 2.6",
+        "InvalidAttributeName ('the specified attribute doesn't exist'), docs/behaviour.md 2.6",
         {"code": "InvalidAttributeName", "status": 400},
     ),
     ("set_get_attributes", "set_visibility_out_of_range"): Difference(
         "moto accepts VisibilityTimeout=43201 (200); the API reference gives 0 to 43,200 and lists "
-        "InvalidAttributeValue ('a queue attribute value is invalid'), SQS-REFERENCE 3.1",
+        "InvalidAttributeValue ('a queue attribute value is invalid'), docs/behaviour.md 3.1",
         {"code": "InvalidAttributeValue", "status": 400},
     ),
     ("set_get_attributes", "visibility_after_rejected_set"): Difference(
@@ -527,58 +527,58 @@ KNOWN_MOTO_DIFFERENCES: dict[tuple[str, str], Difference] = {
     ("fifo_queue", "fifo_name_without_attribute"): Difference(
         "moto creates a queue named '<name>.fifo' without FifoQueue=true (200). The API reference: without "
         "FifoQueue SQS creates a standard queue, whose name may only hold alphanumerics, hyphens and "
-        "underscores; AWS answers InvalidParameterValue (SQS-REFERENCE 2.1, recorded from AWS)",
+        "underscores; AWS answers InvalidParameterValue (docs/behaviour.md 2.1, recorded from AWS)",
         {"code": "InvalidParameterValue", "status": 400},
     ),
     ("send_receive_delete", "delete_garbage_handle_message"): Difference(
-        "moto says 'The input receipt handle is invalid.'; AWS quotes the handle (SQS-REFERENCE 2.10, "
+        "moto says 'The input receipt handle is invalid.'; AWS quotes the handle (docs/behaviour.md 2.10, "
         "recorded from AWS)",
         'The input receipt handle "garbage" is not a valid receipt handle.',
     ),
     ("send_receive_delete", "empty_body"): Difference(
         "moto accepts an empty MessageBody (200); the API reference: 'The minimum size is one character', and "
-        "AWS answers MissingParameter (SQS-REFERENCE 2.7, recorded from AWS)",
+        "AWS answers MissingParameter (docs/behaviour.md 2.7, recorded from AWS)",
         {"code": "MissingParameter", "status": 400},
     ),
     ("send_receive_delete", "invalid_character"): Difference(
         "moto accepts a body with U+0000 (200); the current API reference: characters outside #x9 | #xA | #xD | "
         "#x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF are rejected with InvalidMessageContents (an older "
-        "wording said they were replaced; SQS-REFERENCE 10.6 and an AWS recording side with rejection)",
+        "wording said they were replaced; docs/behaviour.md 10.6 and an AWS recording side with rejection)",
         {"code": "InvalidMessageContents", "status": 400},
     ),
     ("send_receive_delete", "max_messages_11_message"): Difference(
         "moto's message starts with 'An error occurred (InvalidParameterValue) when calling the ReceiveMessage "
-        "operation: ' and says 'must' in lower case (SQS-REFERENCE 2.9, recorded from AWS)",
+        "operation: ' and says 'must' in lower case (docs/behaviour.md 2.9, recorded from AWS)",
         "Value 11 for parameter MaxNumberOfMessages is invalid. Reason: Must be between 1 and 10, if provided.",
     ),
     ("batches", "send_oversize_entry"): Difference(
         "moto fails the whole SendMessageBatch (InvalidParameterValue) when one entry exceeds "
-        "MaximumMessageSize; AWS fails only that entry and sends the others (SQS-REFERENCE 2.8, recorded "
+        "MaximumMessageSize; AWS fails only that entry and sends the others (docs/behaviour.md 2.8, recorded "
         "from AWS; the API reference: results are reported per entry, check Failed even on HTTP 200)",
         {"Successful": [{"Id": "fits"}], "Failed": [{"Id": "big", "Code": "InvalidParameterValue",
                                                     "SenderFault": True}]},
     ),
     ("batches", "send_invalid_character_entry"): Difference(
         "moto sends an entry whose body holds U+0000; AWS fails only that entry with InvalidMessageContents "
-        "(SQS-REFERENCE 2.8, recorded from AWS)",
+        "(docs/behaviour.md 2.8, recorded from AWS)",
         {"Successful": [{"Id": "fine"}], "Failed": [{"Id": "nul", "Code": "InvalidMessageContents",
                                                     "SenderFault": True}]},
     ),
     ("batches", "change_visibility_too_many"): Difference(
         "moto accepts a ChangeMessageVisibilityBatch of 11 entries (200); the API reference lists "
-        "TooManyEntriesInBatchRequest for it (up to 10 entries), and AWS answers so (SQS-REFERENCE 2.13, "
+        "TooManyEntriesInBatchRequest for it (up to 10 entries), and AWS answers so (docs/behaviour.md 2.13, "
         "recorded from AWS)",
         {"code": "AWS.SimpleQueueService.TooManyEntriesInBatchRequest", "status": 400},
     ),
     ("tags", "untagged_key_absent"): Difference(
         "over JSON moto answers ListQueueTags on an untagged queue with an empty 'Tags' map; AWS leaves "
-        "'Tags' out (SQS-REFERENCE 2.20, recorded from AWS). Over Query moto agrees with AWS.",
+        "'Tags' out (docs/behaviour.md 2.20, recorded from AWS). Over Query moto agrees with AWS.",
         True,
     ),
     ("dead_letter_move", "dlq_system_attributes"): Difference(
         "moto does not give a dead-lettered message the DeadLetterQueueSourceArn system attribute; the API "
         "reference lists it among the message system attributes (the source queue's ARN for a message moved "
-        "to a DLQ) and AWS returns it with 'All' (SQS-REFERENCE 4.8 and 6.1, recorded from AWS)",
+        "to a DLQ) and AWS returns it with 'All' (docs/behaviour.md 4.8 and 6.1, recorded from AWS)",
         [["ApproximateFirstReceiveTimestamp", "ApproximateReceiveCount", "DeadLetterQueueSourceArn", "SenderId",
           "SentTimestamp"]],
     ),

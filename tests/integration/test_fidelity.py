@@ -1,4 +1,4 @@
-"""The ``--fidelity`` switch over both wire protocols (SQS-REFERENCE sections 2.4, 2.14, 7.4, 9).
+"""The ``--fidelity`` switch over both wire protocols (docs/behaviour.md sections 2.4, 2.14, 7.4, 9).
 
 ``strict_server`` (``--fidelity strict --clock manual``) enforces the two 60-second AWS rules: no re-creating a
 deleted queue's name (QueueDeletedRecently) and one PurgeQueue per queue per minute (PurgeQueueInProgress, 403).

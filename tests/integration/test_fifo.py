@@ -1,4 +1,4 @@
-"""FIFO queues over both wire protocols, on the manual clock (SQS-REFERENCE sections 2.5-2.10, 3.1, 4.1, 5).
+"""FIFO queues over both wire protocols, on the manual clock (docs/behaviour.md sections 2.5-2.10, 3.1, 4.1, 5).
 
 Creation and attribute rules, per-group ordering and group locking, deduplication (explicit ids, content based,
 both scopes, the 5-minute window, purge), SequenceNumber and the FIFO system attributes, the FIFO-only send

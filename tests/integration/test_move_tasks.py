@@ -1,4 +1,5 @@
-"""Message move tasks (DLQ redrive) over both wire protocols, on the manual clock (SQS-REFERENCE 2.21-2.23, 6.2, 6.3).
+"""Message move tasks (DLQ redrive) over both wire protocols, on the manual clock (docs/behaviour.md 2.21-2.23,
+6.2, 6.3).
 
 A task moves its first ``rate`` messages at the tick of the instant it starts (``advance(0)``) and then ``rate``
 more per second of clock time; the tests advance the manual clock and look at the queues and at

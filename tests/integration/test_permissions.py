@@ -1,5 +1,5 @@
 """AddPermission / RemovePermission and the Policy, KMS and SSE-SQS queue attributes over both wire protocols
-(SQS-REFERENCE sections 2.16, 2.17, 3.1, 3.5, 3.7).
+(docs/behaviour.md sections 2.16, 2.17, 3.1, 3.5, 3.7).
 """
 
 from __future__ import annotations

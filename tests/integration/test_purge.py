@@ -1,4 +1,4 @@
-"""PurgeQueue over both wire protocols (SQS-REFERENCE section 2.14), timing on the manual clock."""
+"""PurgeQueue over both wire protocols (docs/behaviour.md section 2.14), timing on the manual clock."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Queue lifecycle and queue attributes over both wire protocols: CreateQueue, GetQueueUrl, ListQueues,
-DeleteQueue, GetQueueAttributes, SetQueueAttributes (SQS-REFERENCE sections 2.1-2.6, 3, 7).
+DeleteQueue, GetQueueAttributes, SetQueueAttributes (docs/behaviour.md sections 2.1-2.6, 3, 7).
 
 Every error is checked by its Query-compatible code: boto3's JSON client reports the ``x-amzn-query-error`` code,
 the Query client reports the XML ``<Code>``, so both protocols see the same ``Error.Code``.

@@ -1,4 +1,4 @@
-"""ReceiveMessage and long polling over both wire protocols (SQS-REFERENCE sections 2.9, 4.4).
+"""ReceiveMessage and long polling over both wire protocols (docs/behaviour.md sections 2.9, 4.4).
 
 Long-poll tests run against the manual-clock server: a waiting receive can only end because a message became
 available or because the test advanced the clock past the wait, so the outcome never depends on real timing.

@@ -1,6 +1,6 @@
 """SendMessage / SendMessageBatch over both wire protocols: happy paths, batch rules, message size, allowed
 characters, message attributes, the MD5 digests (with receive-side attribute filtering) and AWSTraceHeader
-(SQS-REFERENCE sections 2.7, 2.8, 4.5-4.9, 8).
+(docs/behaviour.md sections 2.7, 2.8, 4.5-4.9, 8).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.integration
 TRACE_HEADER = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
 
 
-# --- the MD5 algorithm of SQS-REFERENCE 8.2, written out independently of the server ----------------------
+# --- the MD5 algorithm of docs/behaviour.md 8.2, written out independently of the server ----------------------
 
 
 def _length_prefixed(data: bytes) -> bytes:
@@ -63,7 +63,7 @@ def system_names(protocol: str, names: list[str]) -> dict:
 
 
 def test_md5_helper_reproduces_reference_vectors():
-    # SQS-REFERENCE 8.3: makes sure the digests the other tests compare against are computed right
+    # docs/behaviour.md 8.3: makes sure the digests the other tests compare against are computed right
     assert md5_attributes({"Foo": {"DataType": "String", "StringValue": "Bar"}}) == "ae7155c6026991b6d54b11589678bf9c"
     assert md5_attributes({
         "color": {"DataType": "String", "StringValue": "red"},

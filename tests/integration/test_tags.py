@@ -1,4 +1,4 @@
-"""Queue tags over both wire protocols (SQS-REFERENCE sections 2.18-2.20, 3.6): TagQueue merging, UntagQueue,
+"""Queue tags over both wire protocols (docs/behaviour.md sections 2.18-2.20, 3.6): TagQueue merging, UntagQueue,
 ListQueueTags, tags on CreateQueue (``tags`` in JSON, ``Tag.N.Key`` in Query) and tag validation.
 """
 

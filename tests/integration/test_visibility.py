@@ -1,5 +1,5 @@
 """Visibility timeout, ChangeMessageVisibility(Batch) and receive-side system attributes, on the manual clock
-(SQS-REFERENCE section 4.1, 2.12, 2.13, 4.8; the AWS "Amazon SQS visibility timeout" page).
+(docs/behaviour.md section 4.1, 2.12, 2.13, 4.8; the AWS "Amazon SQS visibility timeout" page).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Raw HTTP checks of both wire protocols, with http.client / sockets instead of an SDK (SQS-REFERENCE 1, 7):
+"""Raw HTTP checks of both wire protocols, with http.client / sockets instead of an SDK (docs/behaviour.md 1, 7):
 protocol detection, XML layout and escaping, JSON errors and ``x-amzn-query-error``, status codes, unknown actions,
 malformed JSON, Query over GET, queue-URL paths, the Host header in queue URLs, accounts from the access key,
 ``X-Amzn-Trace-Id``, empty batches and a long-poll client that disconnects.

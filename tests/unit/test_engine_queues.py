@@ -1,4 +1,4 @@
-"""Queue lifecycle and attributes in the engine (SQS-REFERENCE sections 2.1-2.6 and 3)."""
+"""Queue lifecycle and attributes in the engine (docs/behaviour.md sections 2.1-2.6 and 3)."""
 
 from __future__ import annotations
 

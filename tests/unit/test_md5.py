@@ -1,4 +1,4 @@
-"""MD5 digests against every vector of SQS-REFERENCE section 8.3."""
+"""MD5 digests against every vector of docs/behaviour.md section 8.3."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The error table (SQS-REFERENCE 1.5)."""
+"""The error table (docs/behaviour.md 1.5)."""
 
 from __future__ import annotations
 

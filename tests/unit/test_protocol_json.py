@@ -1,4 +1,4 @@
-"""JSON 1.0 decoding and encoding (SQS-REFERENCE 1.4)."""
+"""JSON 1.0 decoding and encoding (docs/behaviour.md 1.4)."""
 
 from __future__ import annotations
 

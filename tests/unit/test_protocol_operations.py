@@ -1,4 +1,4 @@
-"""Receive-side rendering (SQS-REFERENCE 4.7, 4.8) and the operations table."""
+"""Receive-side rendering (docs/behaviour.md 4.7, 4.8) and the operations table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Query decoding (key map and legacy forms, SQS-REFERENCE 1.2), XML rendering (1.3) and JSON rendering (``Accept:
+"""Query decoding (key map and legacy forms, docs/behaviour.md 1.2), XML rendering (1.3) and JSON rendering (``Accept:
 application/json``, in the form recorded on AWS)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Queue URLs and namespaces (SQS-REFERENCE 7.1, 1.1)."""
+"""Queue URLs and namespaces (docs/behaviour.md 7.1, 1.1)."""
 
 from __future__ import annotations
 
