@@ -3,12 +3,12 @@
 - ``GET /_sqsemu/clock`` → ``{"now_ms": <epoch ms>, "mode": "system"|"manual"}``
 - ``POST /_sqsemu/clock/advance`` with ``{"seconds": <number >= 0>}`` → moves a ManualClock forward, firing every
   timer that falls due in deadline order (visibility expiry, delays, retention, move tasks, long-poll timeouts),
-  and answers ``{"now_ms", "mode"}``. With the system clock, or bad input: 400 ``{"error": ...}``.
+  and answers ``{"now_ms", "mode"}``. With the system clock, or bad input: 400 ``{"error": ...}``; bad input
+  includes an advance of more than 10 years (``sqsemu.clock.MAX_ADVANCE_S``) and one that would move the clock past
+  9999-12-31T23:59:59.999Z (``sqsemu.clock.MAX_TIME_MS``).
 """
 
 from __future__ import annotations
-
-import math
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -36,9 +36,11 @@ def routes(clock: Clock) -> list[BaseRoute]:
         seconds = data.get("seconds")
         if isinstance(seconds, bool) or not isinstance(seconds, int | float):
             return json_error('"seconds" must be a number')
-        if not math.isfinite(seconds) or seconds < 0:
-            return json_error('"seconds" must be a finite number >= 0')
-        return JSONResponse({"now_ms": clock.advance(seconds), "mode": "manual"})
+        try:
+            now_ms = clock.advance(seconds)  # bounds: sqsemu.clock.MAX_ADVANCE_S per call, MAX_TIME_MS in all
+        except ValueError as exc:
+            return json_error(str(exc))
+        return JSONResponse({"now_ms": now_ms, "mode": "manual"})
 
     return [
         Route("/_sqsemu/clock", now, methods=["GET"]),
