@@ -362,6 +362,8 @@ def string_value(d: Draw, name: str, state: State, fifo: bool = False, queue: st
         if state.task_handles and not hostile(d):
             return d.choice(state.task_handles)
         raw = json.dumps({"taskId": d.text(8), "sourceArn": arn(d, state)}).encode()
+        if _pct(d, 20):
+            raw = str(deep_json(d)).encode() if _pct(d, 50) else to_json(ill_typed(d)).encode("utf-8", "surrogatepass")
         return base64.b64encode(raw).decode() if _pct(d, 50) else d.text(40)
     if name == "MessageBody":
         if not hostile(d):
@@ -637,6 +639,8 @@ def _auth_headers(d: Draw) -> list[tuple[str, str]]:
         key = d.choice(("111122223333", d.text(12)))
         region = d.choice(("eu-west-1", d.text(6)))
         headers.append(("Authorization", d.choice((AUTH_TEMPLATE.format(key=key, region=region), d.text(40)))))
+    if hostile(d) and _pct(d, 10):
+        headers.append(("Content-Length", d.choice(("9" * 5000, "0" * 5000 + "1", "-1", "abc", "99999999999"))))
     if _pct(d, 5):
         headers.append(("X-Amzn-Trace-Id", d.choice(("Root=1-5759e988-bd862e3fe1be46a994272793", d.text(30)))))
     return headers

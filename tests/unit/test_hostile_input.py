@@ -423,3 +423,35 @@ def test_every_character_xml_cannot_carry_is_replaced_wherever_it_stands() -> No
             assert query._text(text) == expected, (hex(ord(char)), text)
     legal = "\t\n\r \x7f\x85\u00a0\ud7ff\ue000\ufffd\U00010000\U0010ffff"
     assert query._text(legal) == legal.replace("\r", "&#xD;")
+
+
+@pytest.mark.parametrize("handle", ["[" * 100_000, '{"taskId":' * 2000, '"\\ud800"', "1" * 5000],
+                         ids=["arrays", "objects", "lone-surrogate", "5000-digits"])
+def test_cancel_move_task_with_a_hostile_task_handle_is_invalid_parameter_value(world: World, handle: str) -> None:
+    import base64
+
+    task_handle = base64.b64encode(handle.encode()).decode()
+    response = json_call(world, "CancelMessageMoveTask", {"TaskHandle": task_handle})
+    assert response.status == 400
+    assert json_error(response) == ("InvalidParameterValueException", "Value for parameter TaskHandle is invalid.")
+
+
+def test_a_receipt_handle_with_a_serial_in_other_digits_is_invalid(world: World) -> None:
+    import base64
+
+    handle = world.state.receipts["fz-std"][0]
+    uid, message_id, _ = base64.urlsafe_b64decode(handle.encode()).decode().split(":")
+    for serial in ("\u0661", "1" * 5000, "1_0"):  # int() would read ١ as 1 (a valid serial) and 1_0 as 10
+        forged = base64.urlsafe_b64encode(f"{uid}:{message_id}:{serial}".encode()).decode()
+        response = json_call(world, "DeleteMessage", {"QueueUrl": STD_URL, "ReceiptHandle": forged})
+        assert response.status == 400
+        assert json_error(response)[0] == "ReceiptHandleIsInvalid"
+
+
+def test_a_content_length_of_thousands_of_digits_is_refused_without_int(world: World) -> None:
+    headers = [("Host", HOST), ("Content-Type", FORM), ("Content-Length", "9" * 5000)]
+    response = _checked(world, FuzzRequest("query", "POST", "/", headers, b"Action=ListQueues"))
+    assert response.status == 400
+    assert xml_error(response)[0] == "InvalidParameterValue"
+    headers[-1] = ("Content-Length", "0" * 5000 + "17")
+    assert _checked(world, FuzzRequest("query", "POST", "/", headers, b"Action=ListQueues")).status == 200
