@@ -49,6 +49,9 @@ else:
 PHASES = tuple(p for p in Phase if p is not Phase.shrink or os.environ.get("SQSEMU_FUZZ_SHRINK") == "1")
 
 
+RUN = f"[fuzz profile {PROFILE}, SQSEMU_FUZZ_SEED={SEED}]"
+
+
 def fuzz_settings(examples: int) -> settings:
     """Settings for one fuzz test: ``examples`` times ``SQSEMU_FUZZ_EXAMPLES`` examples, no deadline (the first
     example of a run pays for imports), derandomized unless the ``random`` profile is chosen."""
@@ -72,9 +75,11 @@ def run_requests(data: st.DataObject, make: Callable[[Draw, State], FuzzRequest]
             request = make(draw, world.state)
             response = world.call(request)
             crashes = [f"{c.kind} at {c.where}\n{c.text}" for c in world.crashes]
-            assert not crashes, f"{request}\n" + "\n".join(crashes)
+            assert not crashes, f"{RUN}\n{request}\n" + "\n".join(crashes)
             wrong = problem(request, response)
-            assert wrong is None, f"{wrong}\n{request}\n{response.status} {response.headers}\n{response.body[:2000]!r}"
+            assert wrong is None, (
+                f"{RUN}\n{wrong}\n{request}\n{response.status} {response.headers}\n{response.body[:2000]!r}"
+            )
     finally:
         world.close()
 
