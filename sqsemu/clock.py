@@ -103,6 +103,29 @@ class SystemClock:
             self.reschedule()
 
 
+MAX_ADVANCE_S = 10 * 365 * 86_400
+"""Largest single ``ManualClock.advance`` (seconds): 10 years of 365 days. Tests move time by seconds to days; a
+larger step is a mistake (or a fuzzer) rather than a test."""
+MAX_TIME_MS = 253_402_300_799_999
+"""The latest time a ManualClock reaches (epoch ms): 9999-12-31T23:59:59.999Z, the end of four-digit years. SQS
+timestamps (``SentTimestamp``, ``CreatedTimestamp``, move-task times) stay ISO-8601-representable, fit a Python
+``datetime``, a SQLite / Java 64-bit integer and a JavaScript number (2**53) exactly."""
+MAX_TIME_ISO = "9999-12-31T23:59:59.999Z"
+
+
+def advance_ms(seconds: float) -> int:
+    """``seconds`` (an int or float) as a whole number of milliseconds to advance by, rounded.
+
+    Raises ``ValueError`` for a negative, NaN or infinite amount or one over ``MAX_ADVANCE_S``; compares before
+    converting, so huge integers and ``1e308`` never overflow.
+    """
+    if not seconds >= 0:  # also NaN
+        raise ValueError('"seconds" must be a finite number >= 0')
+    if not seconds <= MAX_ADVANCE_S:  # also infinity and integers too large for a float
+        raise ValueError(f'"seconds" must be at most {MAX_ADVANCE_S} (10 years) per advance')
+    return round(seconds * 1000)
+
+
 class ManualClock:
     """A clock that moves only when told to: for unit tests and ``sqsemu --clock manual``.
 
@@ -130,13 +153,18 @@ class ManualClock:
         """Nothing to arm: timers run only from ``advance()``."""
 
     def advance(self, seconds: float) -> int:
-        """Move time forward by ``seconds`` (>= 0) and fire everything due; returns the new time in epoch ms.
+        """Move time forward by ``seconds`` (>= 0, at most ``MAX_ADVANCE_S``) and fire everything due; returns the new
+        time in epoch ms.
 
-        Raises ``ValueError`` for a negative or non-finite amount.
+        Raises ``ValueError`` (with a message fit for a client) for a negative or non-finite amount, one over
+        ``MAX_ADVANCE_S``, or one that would move the clock past ``MAX_TIME_MS``; the clock does not move then.
         """
-        if not seconds >= 0 or seconds == float("inf"):
-            raise ValueError("seconds must be a finite number >= 0")
-        target = self._now + round(seconds * 1000)
+        target = self._now + advance_ms(seconds)
+        if target > MAX_TIME_MS:
+            raise ValueError(
+                f"advancing by {seconds} seconds would move the clock past {MAX_TIME_ISO} ({MAX_TIME_MS} epoch ms), "
+                "the latest time sqsemu keeps"
+            )
         driver = self._driver
         while driver is not None:
             due = driver.next_due_ms()

@@ -7,6 +7,7 @@ Bad admin input answers 400 ``{"error": "..."}`` (``AdminError``); an unknown ad
 
 from __future__ import annotations
 
+import functools
 from importlib.metadata import PackageNotFoundError, version
 
 from starlette.applications import Starlette
@@ -25,8 +26,10 @@ from sqsemu.config import Config
 from sqsemu.engine.broker import Broker
 
 
+@functools.cache
 def package_version() -> str:
-    """The installed sqsemu version (``0.0.0`` when running from a source tree without metadata)."""
+    """The installed sqsemu version (``0.0.0`` when running from a source tree without metadata); read once per
+    process (reading package metadata costs milliseconds, and every app built reads it)."""
     try:
         return version("sqsemu")
     except PackageNotFoundError:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+
+from sqsemu.engine import jsondoc
 
 
 class AdminError(Exception):
@@ -24,13 +25,13 @@ def json_error(message: str, status: int = 400) -> JSONResponse:
 
 
 async def json_object(request: Request, example: str) -> dict[str, Any]:
-    """The request body as a JSON object; raises ``AdminError`` naming ``example`` when it is not one.
-    An empty body is an empty object."""
+    """The request body as a JSON object; raises ``AdminError`` (400) naming ``example`` when it is not one (also
+    when it nests more than ``jsondoc.MAX_DEPTH`` levels deep). An empty body is an empty object."""
     raw = await request.body()
     if not raw.strip():
         return {}
     try:
-        data = json.loads(raw)
+        data = jsondoc.loads(raw)  # never RecursionError: too deep (> jsondoc.MAX_DEPTH levels) is a ValueError
     except ValueError:
         raise AdminError(f"the body must be a JSON object like {example}") from None
     if not isinstance(data, dict):

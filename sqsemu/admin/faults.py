@@ -23,12 +23,12 @@ Rule (JSON, as posted and as read from a ``--faults`` file; every key optional e
      "probability": 0.3, "seed": 42,     # or: fire with this probability in (0, 1], from random.Random(seed)
      "count": 5}                         # fire at most this many times (>= 1); default unlimited
 
-At least one effect (``error``, ``latency_ms`` > 0, ``drop``) is required; ``error`` and ``drop`` exclude each
-other; ``every`` and ``probability`` exclude each other; ``seed`` (an int, default 0) only goes with
-``probability``. The normalised form (the answer to a POST, and each entry of GET) has every key, with ``null``
-for ``error``/``every``/``probability``/``seed``/``count`` when they do not apply, plus ``matched`` (calls that
-matched action and queue) and ``fired`` (calls the rule acted on). A spent rule (``fired == count``) stays listed
-and keeps counting ``matched``.
+At least one effect (``error``, ``latency_ms`` > 0, ``drop``) is required; ``error`` and ``drop`` exclude each other;
+``every`` and ``probability`` exclude each other; ``seed`` (an int, default 0) only goes with ``probability``. Integers
+(``every``, ``count``, ``seed``) are at most 2**53 - 1 in magnitude. The normalised form (the answer to a POST, and each
+entry of GET) has every key, with ``null`` for ``error``/``every``/``probability``/``seed``/``count`` when they do not
+apply, plus ``matched`` (calls that matched action and queue) and ``fired`` (calls the rule acted on). A spent rule
+(``fired == count``) stays listed and keeps counting ``matched``.
 
 When several rules match one call, each counts it and decides on its own; the latencies of all that fire add up,
 and the error or drop of the earliest-added firing rule is the outcome.
@@ -45,7 +45,6 @@ Routes (``sqsemu.admin.app``):
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import random
 import re
@@ -61,6 +60,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from sqsemu.admin.common import AdminError, json_object
+from sqsemu.engine import jsondoc
 from sqsemu.protocol.errors import ErrorInfo, InjectedError, injected_error_info
 from sqsemu.protocol.operations import OPERATIONS
 
@@ -173,12 +173,19 @@ class Outcome:
     rule_ids: list[str] = field(default_factory=list)
 
 
+MAX_RULE_INT = 2**53 - 1
+"""Largest magnitude of an integer in a rule (``every``, ``count``, ``seed``, ``status``): the integers every JSON
+parser reads exactly, so a rule echoed back stays readable (a 4,000-digit ``count`` would not be)."""
+
+
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """An integer (not a boolean) of at most ``MAX_RULE_INT`` in magnitude."""
+    return isinstance(value, int) and not isinstance(value, bool) and -MAX_RULE_INT <= value <= MAX_RULE_INT
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite float or an ``_is_int`` integer (``math.isfinite`` overflows on integers past the float range)."""
+    return _is_int(value) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _parse_error(value: Any) -> ErrorEffect:
@@ -261,7 +268,7 @@ def parse_rule(data: Any, rule_id: str) -> FaultRule:
     if every is not None and probability is not None:
         raise AdminError('"every" and "probability" exclude each other')
     if every is not None and (not _is_int(every) or every < 1):
-        raise AdminError('"every" must be an integer >= 1')
+        raise AdminError(f'"every" must be an integer from 1 to {MAX_RULE_INT}')
     if probability is not None:
         if not _is_number(probability) or not 0 < probability <= 1:
             raise AdminError('"probability" must be a number in (0, 1]')
@@ -269,7 +276,7 @@ def parse_rule(data: Any, rule_id: str) -> FaultRule:
         if seed is None:
             seed = 0
         elif not _is_int(seed):
-            raise AdminError('"seed" must be an integer')
+            raise AdminError(f'"seed" must be an integer from -{MAX_RULE_INT} to {MAX_RULE_INT}')
     elif seed is not None:
         raise AdminError('"seed" only goes with "probability"')
     elif every is None:
@@ -277,7 +284,7 @@ def parse_rule(data: Any, rule_id: str) -> FaultRule:
 
     count = data.get("count")
     if count is not None and (not _is_int(count) or count < 1):
-        raise AdminError('"count" must be an integer >= 1 (leave it out for no limit)')
+        raise AdminError(f'"count" must be an integer from 1 to {MAX_RULE_INT} (leave it out for no limit)')
 
     return FaultRule(rule_id, action, queue, error, latency_ms, drop, every, probability, seed, count)
 
@@ -333,7 +340,7 @@ class FaultInjector:
         except OSError as exc:
             raise FaultFileError(f"faults file {str(path)!r}: cannot read it: {exc.strerror or exc}") from None
         try:
-            items = json.loads(text)
+            items = jsondoc.loads(text)
         except ValueError as exc:
             raise FaultFileError(f"faults file {str(path)!r}: not valid JSON: {exc}") from None
         if not isinstance(items, list):

@@ -9,8 +9,10 @@ what GetQueueAttributes returns.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 
+from sqsemu.engine import jsondoc
 from sqsemu.engine.errors import InvalidAttributeName, InvalidAttributeValue, invalid_value
 from sqsemu.engine.limits import Limits
 
@@ -77,12 +79,27 @@ def _bad(name: str, reason: str) -> InvalidAttributeValue:
     return InvalidAttributeValue(f"Invalid value for the parameter {name}. Reason: {reason}")
 
 
+_DECIMAL = re.compile(r"[+-]?0*([0-9]{1,19})", re.ASCII)
+"""A decimal integer of ASCII digits (leading zeros and a sign allowed) with at most 19 significant digits: every
+64-bit integer. ``int()`` alone would also take ``1_000``, ``٣`` (other scripts' digits) and up to 4,300 digits."""
+
+
+def parse_decimal(value: str) -> int | None:
+    """``value`` (surrounding whitespace ignored) as an integer when it is a decimal integer of ASCII digits with at
+    most 19 significant digits (``_DECIMAL``); None otherwise (not a number, or beyond every attribute's range)."""
+    text = value.strip()
+    match = _DECIMAL.fullmatch(text)
+    if match is None:
+        return None
+    number = int(match.group(1))
+    return -number if text[0] == "-" else number
+
+
 def _integer(name: str, value: str, low: int, high: int, unit: str) -> str:
-    try:
-        number = int(value.strip())
-    except ValueError:
-        raise _bad(name, f"Must be an integer from {low} to {high}{unit}.") from None
-    if not low <= number <= high:
+    """An integer attribute from ``low`` to ``high`` (``unit`` names them, e.g. `` seconds``), canonical string.
+    Raises InvalidAttributeValue ``Invalid value for the parameter <name>. Reason: Must be an integer from ...``."""
+    number = parse_decimal(value)
+    if number is None or not low <= number <= high:
         raise _bad(name, f"Must be an integer from {low} to {high}{unit}.")
     return str(number)
 
@@ -95,8 +112,11 @@ def _boolean(name: str, value: str) -> str:
 
 
 def _json_object(name: str, value: str) -> dict[str, object]:
+    """``value`` parsed as a JSON object (``jsondoc.loads``: at most ``MAX_DEPTH`` levels deep). Raises
+    InvalidAttributeValue ``Invalid value for the parameter <name>. Reason: Must be a valid JSON document.`` (also
+    for one nested too deeply) or ``... Must be a JSON object.``."""
     try:
-        parsed = json.loads(value)
+        parsed = jsondoc.loads(value)
     except ValueError:
         raise _bad(name, "Must be a valid JSON document.") from None
     if not isinstance(parsed, dict):
@@ -113,8 +133,8 @@ def _redrive_policy(value: str, limits: Limits) -> str:
     """RedrivePolicy content. Its errors are ``InvalidParameterValue`` ``Value <policy> for parameter RedrivePolicy
     is invalid. Reason: ...``, the form AWS uses for RedrivePolicy (docs/behaviour.md 3.3)."""
     try:
-        policy = json.loads(value)
-    except ValueError:
+        policy = jsondoc.loads(value)
+    except ValueError:  # not JSON, or nested more than jsondoc.MAX_DEPTH levels deep
         policy = None
     if not isinstance(policy, dict):
         raise invalid_value(value, "RedrivePolicy", "Redrive policy is not a valid JSON object.")
@@ -125,12 +145,14 @@ def _redrive_policy(value: str, limits: Limits) -> str:
     if not isinstance(target, str) or not target.startswith("arn:") or len(target.split(":")) != 6:
         raise invalid_value(value, "RedrivePolicy", "Invalid value for deadLetterTargetArn.")
     raw_count = policy["maxReceiveCount"]
-    try:
-        count = int(str(raw_count))
-    except ValueError:
-        count = 0
+    if type(raw_count) is int:
+        count: int | None = raw_count
+    elif isinstance(raw_count, str):
+        count = parse_decimal(raw_count)
+    else:  # booleans, floats (5.0 too, as before), null, arrays, objects
+        count = None
     highest = limits.max_receive_count_max
-    if isinstance(raw_count, bool) or not 1 <= count <= highest:
+    if count is None or not 1 <= count <= highest:
         raise invalid_value(
             value,
             "RedrivePolicy",

@@ -153,6 +153,14 @@ class MissingParameter(SQSError):
         return cls(f"The request must contain the parameter {name}.")
 
 
+class MalformedInput(SQSError):
+    """A Query parameter key that cannot be read: a list index that is not a positive decimal number of ASCII
+    digits up to 2,147,483,647 (``Attribute.0.Name``, ``Attribute.².Name``). AWS answers ``MalformedInput``
+    ``<index> is not a valid index`` (recorded for ``AttributeNameList.0``); HTTP 400."""
+
+    shape = "MalformedInput"
+
+
 class InvalidAction(SQSError):
     """An unknown action, or an action not valid on a queue URL (Query code InvalidAction, HTTP 400)."""
 

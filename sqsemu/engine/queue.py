@@ -577,7 +577,7 @@ class Queue:
             raise MissingParameter.named("ReceiptHandle")
         try:
             uid, message_id, serial = base64.urlsafe_b64decode(receipt_handle.encode()).decode().split(":")
-            number = int(serial)
+            number = int(serial) if serial.isascii() and serial.isdigit() and len(serial) <= 19 else -1
         except (ValueError, binascii.Error, UnicodeError):
             number = -1
             uid = message_id = ""

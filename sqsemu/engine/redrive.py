@@ -42,6 +42,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, Generic, Protocol, TypeVar
 
+from sqsemu.engine import jsondoc
 from sqsemu.engine.errors import InvalidParameterValue, MissingParameter, ResourceNotFound, SQSError, invalid_value
 from sqsemu.engine.limits import DEFAULT_LIMITS, Limits
 from sqsemu.engine.message import Message
@@ -171,8 +172,8 @@ class MoveTask(Generic[Q]):
 def decode_handle(task_handle: str) -> tuple[str, str]:
     """(task id, source ARN) from a TaskHandle; raises ``InvalidParameterValue``
     ``Value for parameter TaskHandle is invalid.`` when it is not base64 of such a JSON object."""
-    try:
-        data = json.loads(base64.b64decode(task_handle.encode(), validate=True).decode())
+    try:  # jsondoc: a handle of 100,000 '[' is a ValueError, not a RecursionError
+        data = jsondoc.loads(base64.b64decode(task_handle.encode(), validate=True).decode())
     except (ValueError, binascii.Error, UnicodeError):
         data = None
     if isinstance(data, dict):

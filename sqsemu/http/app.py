@@ -237,7 +237,8 @@ class SQSApp:
 
     async def _read_body(self, receive: Receive, content_length: bytes | None) -> bytes:
         limit = self.max_body_bytes
-        if content_length is not None and content_length.isdigit() and int(content_length) > limit:
+        declared = content_length.lstrip(b"0") if content_length is not None and content_length.isdigit() else b""
+        if len(declared) > 19 or (declared and int(declared) > limit):  # no int() of thousands of digits
             raise InvalidParameterValue(f"The request body must not be larger than {limit} bytes.")
         message = await receive()
         if message["type"] != "http.request":

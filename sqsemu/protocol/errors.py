@@ -91,6 +91,8 @@ ERRORS: dict[str, ErrorInfo] = {
     "InvalidAction": ErrorInfo(CORAL_NS + "InvalidAction", "InvalidAction", 400),
     "UnknownOperationException": ErrorInfo(CORAL_NS + "UnknownOperationException", "UnknownOperation", 404),
     "SerializationException": ErrorInfo(CORAL_NS + "SerializationException", "SerializationException", 400),
+    # A malformed Query parameter key (a bad list index); only the Query decoder raises it.
+    "MalformedInput": ErrorInfo(CORAL_NS + "MalformedInput", "MalformedInput", 400),
     "InternalError": ErrorInfo(CORAL_NS + "InternalFailure", "InternalError", 500, "Receiver"),
 }
 

@@ -64,7 +64,7 @@ from xml.sax.saxutils import escape
 
 import orjson
 
-from sqsemu.engine.errors import SQSError
+from sqsemu.engine.errors import MalformedInput, SQSError
 from sqsemu.engine.message import MessageAttributeValue
 from sqsemu.protocol.errors import error_info, query_message
 from sqsemu.protocol.shapes import Kind, Member, Request, decode_binary, to_int
@@ -159,9 +159,34 @@ def _scalar(node: object) -> str | None:
     return None
 
 
+MAX_INDEX = 2**31 - 1
+"""Largest list index (AWS reads indexes as 32-bit integers)."""
+
+
+def _index(key: str) -> int:
+    """The list index named by ``key``, a segment made of digits (``str.isdigit``).
+
+    An index is a decimal number of ASCII digits from 1 to ``MAX_INDEX`` (leading zeros allowed). Anything else made
+    of digits (``0``, ``²``, ``١``, a number past ``MAX_INDEX``, 5,000 digits) raises MalformedInput ``<key> is not a
+    valid index``, as AWS answers ``AttributeNameList.0``. ``int()`` only ever sees at most 10 ASCII digits.
+    """
+    if key.isascii():
+        significant = key.lstrip("0")
+        if 0 < len(significant) <= 10:
+            number = int(significant)
+            if number <= MAX_INDEX:
+                return number
+    raise MalformedInput(f"{key} is not a valid index")
+
+
 def _numbered(node: Tree) -> list[Any]:
-    """The children of ``node`` with a decimal index, in index order (``X.1``, ``X.2``, ... ``X.10``)."""
-    indexed = [(int(k), v) for k, v in node.items() if k.isdigit()]
+    """The children of ``node`` with a decimal index, in index order (``X.1``, ``X.2``, ... ``X.10``).
+
+    Children whose key is not made of digits are not list entries and are skipped (``Name`` and ``Value`` of the
+    legacy unindexed forms live beside the entries); a key made of digits that is not a valid index raises
+    MalformedInput (``_index``).
+    """
+    indexed = [(_index(k), v) for k, v in node.items() if k.isdigit()]
     indexed.sort(key=lambda kv: kv[0])
     return [v for _, v in indexed]
 
@@ -265,7 +290,8 @@ def _members(members: tuple[Member, ...], tree: Tree) -> dict[str, Any]:
 def decode(cls: type[Request], tree: Tree) -> Request:
     """Decode a Query parameter tree (see ``build_tree``) into ``cls``.
 
-    Raises InvalidParameterValue for a non-integer integer member or bad base64 in ``BinaryValue``.
+    Raises InvalidParameterValue for a non-integer integer member or bad base64 in ``BinaryValue``, MalformedInput
+    for a list index that is made of digits but is not a valid index (``0``, ``²``, past 2,147,483,647).
     """
     return cls(**_members(cls.MEMBERS, tree))
 
@@ -473,13 +499,45 @@ def encode_json(action: str, result: dict[str, Any], request_id: str) -> bytes:
     return orjson.dumps({f"{action}Response": response})
 
 
-_NEEDS_ESCAPE = re.compile('[&<>"\r]')
+# Characters outside XML 1.0's ``Char`` production (#x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] |
+# [#x10000-#x10FFFF]): C0 controls but tab, line feed and carriage return; lone surrogates; U+FFFE and U+FFFF.
+_NOT_XML_CHAR = "\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff"
+_FORBIDDEN = re.compile(f"[{_NOT_XML_CHAR}]")
+# Whether a text needs any work: markup characters, CR, or a character XML 1.0 cannot carry. ASCII text (ids, digests,
+# numbers, receipt handles, most bodies) is searched with an ASCII-only class, which sre matches with a bitmap as fast
+# as the markup-only class it replaced; the wider class is searched only in non-ASCII text (``str.isascii`` is O(1)).
+_NEEDS_ESCAPE_ASCII = re.compile('[&<>"\r\x00-\x08\x0b\x0c\x0e-\x1f]')
+_NEEDS_ESCAPE = re.compile(f'[&<>"\r{_NOT_XML_CHAR}]')
+REPLACEMENT_CHARACTER = "\ufffd"
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with every character XML 1.0 cannot carry replaced by U+FFFD (REPLACEMENT CHARACTER).
+
+    A character reference cannot stand in for them (``&#x1;`` is not well-formed XML 1.0 either), so they are
+    replaced, not escaped. Message bodies never need it (SendMessage refuses such characters,
+    InvalidMessageContents); what does are values echoed back as given: receipt handles, batch entry ids and
+    attribute names in error messages, and the like.
+    """
+    return _FORBIDDEN.sub(REPLACEMENT_CHARACTER, text)
 
 
 def _text(value: str) -> str:
-    """``value`` as XML text with SQS's escaping; most values (ids, digests, numbers) need none."""
-    if _NEEDS_ESCAPE.search(value) is None:
+    """``value`` as XML text with SQS's escaping, always well-formed XML 1.0 character data: ``&``, ``<``, ``>``
+    and ``"`` become entities, CR ``&#xD;``, and characters outside XML 1.0's ``Char`` production U+FFFD
+    (``xml_safe``).
+
+    Cost: most values (ids, digests, numbers) need none of it and cost one regex search, as before. Text that needs
+    escaping pays ``xml_safe``'s extra scan only when ``str.isprintable`` (a fast C loop) is False, i.e. when it holds
+    a control character, a line break, or another non-printable character; every character XML cannot carry is one.
+    """
+    if value.isascii():
+        if _NEEDS_ESCAPE_ASCII.search(value) is None:
+            return value
+    elif _NEEDS_ESCAPE.search(value) is None:
         return value
+    if not value.isprintable():
+        value = xml_safe(value)
     return sqs_escape(escape(value))
 
 

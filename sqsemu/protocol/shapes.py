@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
+import orjson
+
 from sqsemu.engine.errors import invalid_value
 from sqsemu.engine.message import MessageAttributeValue, ReceiptEntry, SendEntry
 
@@ -75,18 +77,45 @@ def _m(attr: str, name: str, kind: Kind = Kind.STR, *query: str, **kw: Any) -> M
     return Member(attr, name, kind, tuple(query), **kw)
 
 
-def to_int(value: object, name: str) -> int:
-    """An integer member's value: a JSON integer or a decimal string.
+MAX_INT_DIGITS = 19
+"""Most significant digits of a decimal-string integer member: 19 covers every 64-bit integer (the range of a JSON
+integer, which the JSON decoder takes up to 64 bits). Longer strings are refused before ``int()`` sees them, so
+Python's int-string limit (4,300 digits) is never reached."""
 
-    Raises InvalidParameterValue (``Value <v> for parameter <Name> is invalid. Reason: ...``) otherwise.
+
+def to_int(value: object, name: str) -> int:
+    """An integer member's value: a JSON integer or a decimal string of ASCII digits with an optional sign.
+
+    Raises InvalidParameterValue (``Value <v> for parameter <Name> is invalid. Reason: Must be an integer.``)
+    otherwise, also for a decimal string of more than ``MAX_INT_DIGITS`` significant digits (no SQS integer member
+    holds it). Range checks are the engine's.
     """
     if type(value) is int:
         return value
     if isinstance(value, str):
         text = value.strip()
-        if text and (text.isdigit() or (text[0] in "+-" and text[1:].isdigit())) and text.isascii():
-            return int(text)
-    raise invalid_value(value, name, "Must be an integer.")
+        negative = text[:1] == "-"
+        digits = text[1:] if text[:1] in ("+", "-") else text
+        if digits.isdigit() and digits.isascii():
+            significant = digits.lstrip("0") or "0"
+            if len(significant) <= MAX_INT_DIGITS:
+                number = int(significant)
+                return -number if negative else number
+    raise invalid_value(shown_value(value), name, "Must be an integer.")
+
+
+def shown_value(value: object) -> str:
+    """``value`` (a decoded JSON value) as an error message shows it: strings as they are, other scalars as
+    ``str()`` does, lists and objects as compact JSON; one nested too deeply to render (orjson stops at 255
+    levels) is shown as ``[...]`` / ``{...}``, so rendering a message never recurses without bound."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | dict):
+        try:
+            return orjson.dumps(value).decode()
+        except orjson.JSONEncodeError:
+            return "[...]" if isinstance(value, list) else "{...}"
+    return str(value)
 
 
 def decode_binary(value: str, name: str = "BinaryValue") -> bytes:

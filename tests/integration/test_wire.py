@@ -14,7 +14,7 @@ import uuid
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urlparse
+from urllib.parse import quote, urlencode, urlparse
 
 import pytest
 from harness import Receiver, start_long_poll, wait_for_long_polls, waiting_long_polls
@@ -278,6 +278,43 @@ def test_query_xml_writes_quote_as_entity_and_cr_as_character_reference(server, 
     resp = query(server.endpoint_url, {"Action": "ReceiveMessage", "QueueUrl": queue[1]})
     text = resp.body.decode()
     assert "<Body>&quot;&amp;quot;&#xD;</Body>" in text
+
+
+def test_query_error_echoing_control_characters_is_well_formed_xml(server, queue):
+    """A receipt handle with characters XML 1.0 cannot carry is echoed with U+FFFD, so the answer parses."""
+    handle = "rh\x00\x01\x1f\ufffe\uffff"
+    body = f"Action=DeleteMessage&QueueUrl={quote(queue[1], safe='')}&ReceiptHandle={quote(handle)}".encode()
+    resp = raw(server.endpoint_url, "POST", "/", body, {"Content-Type": FORM_CT})
+    assert resp.status == 400
+    root = resp.xml()
+    assert root.findtext("Error/Code") == "ReceiptHandleIsInvalid"
+    assert root.findtext("Error/Message") == (
+        'The input receipt handle "rh\ufffd\ufffd\ufffd\ufffd\ufffd" is not a valid receipt handle.'
+    )
+
+
+@pytest.mark.parametrize("index", ["%C2%B2", "0", "9" * 5000])
+def test_query_malformed_list_index_is_malformed_input_not_a_server_error(server, index):
+    body = (f"Action=CreateQueue&QueueName={uname()}&Attribute.{index}.Name=DelaySeconds"
+            f"&Attribute.{index}.Value=1").encode()
+    resp = raw(server.endpoint_url, "POST", "/", body, {"Content-Type": FORM_CT})
+    assert resp.status == 400
+    assert resp.headers["x-amzn-query-error"] == "MalformedInput;Sender"
+    assert resp.xml().findtext("Error/Code") == "MalformedInput"
+
+
+@pytest.mark.parametrize("protocol", ["json", "query"])
+def test_5000_digit_integer_and_deeply_nested_policy_are_client_errors(server, queue, protocol):
+    resp = call(server.endpoint_url, protocol, "SendMessage", {"QueueUrl": queue[1], "MessageBody": "b",
+                                                               "DelaySeconds": "1" * 5000})
+    assert resp.status == 400 and error_code(resp, protocol) == "InvalidParameterValue"
+    if protocol == "json":
+        resp = jcall(server.endpoint_url, "SetQueueAttributes", {"QueueUrl": queue[1],
+                                                                 "Attributes": {"Policy": "[" * 1000 + "]" * 1000}})
+    else:
+        resp = query(server.endpoint_url, {"Action": "SetQueueAttributes", "QueueUrl": queue[1],
+                                           "Attribute.1.Name": "Policy", "Attribute.1.Value": "[" * 1000})
+    assert resp.status == 400 and error_code(resp, protocol) == "InvalidAttributeValue"
 
 
 # --- errors ----------------------------------------------------------------------------------------------------
