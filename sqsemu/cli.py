@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from sqsemu import __version__
-from sqsemu.config import AUTH_MODES, CLOCKS, FIDELITIES, FSYNC_LEVELS, LOG_LEVELS, Config
+from sqsemu.config import AUTH_MODES, CLOCKS, FIDELITIES, FSYNC_LEVELS, LOG_FORMATS, LOG_LEVELS, Config
 
 _DEFAULTS = Config()
 _LOADED = "sqsemu.config_file"  # ctx.meta key of the LoadedFile read by --config
@@ -178,7 +178,18 @@ def _config(options: dict[str, Any]) -> Config:
     show_default=True,
     envvar=_env("access_log"),
     show_envvar=True,
-    help="Log every request (costs throughput).",
+    help="Log one line per SQS call (action, queue, protocol, status, error code, messages, latency, request id) "
+    "and per admin call, at INFO (costs throughput).",
+)
+@click.option(
+    "--log-format",
+    "log_format",
+    type=click.Choice(LOG_FORMATS),
+    default=_DEFAULTS.log_format,
+    show_default=True,
+    envvar=_env("log_format"),
+    show_envvar=True,
+    help="text: '<time> <LEVEL> <logger> <message>' lines; json: one JSON object per line (for log collectors).",
 )
 @click.option(
     "--fidelity",
@@ -260,7 +271,17 @@ def _config(options: dict[str, Any]) -> Config:
     envvar=_env("admin"),
     show_envvar=True,
     help="Serve the /_sqsemu/* admin routes (clock, peek, reset, faults); --no-admin answers them 404. /health "
-    "stays.",
+    "and /metrics stay.",
+)
+@click.option(
+    "--metrics/--no-metrics",
+    "metrics",
+    default=_DEFAULTS.metrics,
+    show_default=True,
+    envvar=_env("metrics"),
+    show_envvar=True,
+    help="Serve Prometheus metrics at GET /metrics (guarded by --admin-token like the admin routes); --no-metrics "
+    "answers it 404.",
 )
 @click.option(
     "--config",

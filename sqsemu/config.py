@@ -18,6 +18,7 @@ CLOCKS = ("system", "manual")
 FIDELITIES = ("relaxed", "strict")
 FSYNC_LEVELS = ("normal", "full")
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+LOG_FORMATS = ("text", "json")
 REGION_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")  # us-east-1, eu-central-1, also a local name such as "local"
 ACCESS_KEY_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 """An access key id sqsemu accepts in ``[[credentials]]``: AWS's are 16 to 128 letters and digits (``AKIA...``);
@@ -86,8 +87,11 @@ class Config:
     - ``account_id``: the 12-digit account used when a request's access key id is not itself 12 digits.
     - ``base_url``: fixed scheme://host:port for queue URLs; empty means "from the request's Host header".
     - ``clock``: ``system`` (real time) or ``manual`` (time moves only when advanced).
-    - ``log_level``: uvicorn log level (``info``, ``warning``...).
-    - ``access_log``: log each request (off by default: it costs throughput).
+    - ``log_level``: the server's log level (``info``, ``warning``...), uvicorn's and sqsemu's loggers.
+    - ``access_log``: log one line per SQS call and per admin call, at INFO (off by default: it costs throughput;
+      see :mod:`sqsemu.observability.accesslog`).
+    - ``log_format``: ``text`` (default) or ``json`` (one JSON object per line, for log collectors); see
+      :mod:`sqsemu.observability.logformat`.
     - ``fidelity``: ``relaxed`` (default) or ``strict``. Strict adds AWS's two 60-second rules that test suites
       usually trip over: a deleted queue's name is refused for 60 s (QueueDeletedRecently) and a queue can be
       purged once per 60 s (PurgeQueueInProgress).
@@ -110,7 +114,9 @@ class Config:
       (Signature Version 4) with one of ``credentials``.
     - ``admin_token``: when set, the ``/_sqsemu/*`` admin routes require it in the ``X-Sqsemu-Admin-Token``
       header (not shown by ``repr``); ``/health`` stays open.
-    - ``admin``: ``False`` switches the ``/_sqsemu/*`` admin routes off (404); ``/health`` stays.
+    - ``admin``: ``False`` switches the ``/_sqsemu/*`` admin routes off (404); ``/health`` and ``/metrics`` stay.
+    - ``metrics``: serve Prometheus metrics at ``GET /metrics`` (default on; ``False`` answers it 404). The admin
+      token and the cross-site rule guard it like the admin routes (see :mod:`sqsemu.observability.metrics`).
     - ``credentials``: the :class:`Credential` s that ``auth = "sigv4"`` accepts (not a flag: from the file's
       ``[[credentials]]`` or code); ``sigv4`` needs at least one.
     """
@@ -123,6 +129,7 @@ class Config:
     clock: str = "system"
     log_level: str = "info"
     access_log: bool = False
+    log_format: str = "text"
     fidelity: str = "relaxed"
     faults: str = ""
     data_dir: str = ""
@@ -132,6 +139,7 @@ class Config:
     auth: str = "none"
     admin_token: str = field(default="", repr=False)
     admin: bool = True
+    metrics: bool = True
     queues: tuple[QueueDeclaration, ...] = ()
     fault_rules: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
     credentials: tuple[Credential, ...] = ()
@@ -149,6 +157,8 @@ class Config:
         if self.log_level.lower() not in LOG_LEVELS:
             raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
         object.__setattr__(self, "log_level", self.log_level.lower())
+        if self.log_format not in LOG_FORMATS:
+            raise ValueError(f"log_format must be one of {', '.join(LOG_FORMATS)}, got {self.log_format!r}")
         if not ACCOUNT_RE.match(self.account_id):
             raise ValueError(f"account_id must be 12 digits, got {self.account_id!r}")
         if self.clock not in CLOCKS:

@@ -1,8 +1,12 @@
 """Build the ASGI app from a :class:`~sqsemu.config.Config`, serve it with uvicorn, or run it in a thread.
 
 - :func:`build` wires clock -> broker -> app and returns all three.
-- :func:`run` serves in the foreground until Ctrl-C / SIGTERM and then returns normally (exit status 0).
-- :class:`ServerThread` serves in a background thread on a free port: for in-process tests.
+- :func:`run` serves in the foreground until Ctrl-C / SIGTERM and then returns normally (exit status 0). It sets up
+  logging (``--log-level``, ``--log-format``: :mod:`sqsemu.observability.logformat`).
+- :class:`ServerThread` serves in a background thread on a free port: for in-process tests. Its ``sqsemu.*`` log
+  records go wherever the host program's logging sends them.
+
+Once listening, either logs the start-up banner (:mod:`sqsemu.observability.banner`).
 
 Imports of uvicorn, the app and the engine happen inside the functions so that ``import sqsemu`` and
 ``sqsemu --help`` stay fast.
@@ -62,16 +66,18 @@ def build(config: Config) -> tuple[ASGIApp, Broker, Clock]:
     clock = make_clock(config)
     broker = Broker(clock, strict=config.fidelity == "strict")
     store = None
+    restored = 0
     if config.data_dir:
         from sqsemu.persistence.sqlite import SQLiteStore
 
         store = SQLiteStore.open(config.data_dir, fsync=config.fsync)
         store.restore(broker)
+        restored = len(broker.all_queues())
         store.attach(broker)
     apply_declarations(broker, config)
     if store is not None:
         store.commit_pending()
-    app: ASGIApp = create_app(config, broker, clock, store)
+    app: ASGIApp = create_app(config, broker, clock, store, restored_queues=restored)
     return app, broker, clock
 
 
@@ -79,9 +85,12 @@ def _have(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def _uvicorn_config(config: Config, app: ASGIApp) -> uvicorn.Config:
+def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | None = None) -> uvicorn.Config:
+    """uvicorn's settings; ``log_config`` None keeps uvicorn's own logging set-up. uvicorn's access log stays off:
+    the app writes its own access lines (``--access-log``)."""
     import uvicorn
 
+    extra: dict[str, Any] = {} if log_config is None else {"log_config": log_config}
     return uvicorn.Config(
         app,
         host=config.host,
@@ -91,9 +100,44 @@ def _uvicorn_config(config: Config, app: ASGIApp) -> uvicorn.Config:
         ws="none",
         lifespan="on",
         log_level=config.log_level.lower(),
-        access_log=config.access_log,
+        access_log=False,
         server_header=False,
+        **extra,
     )
+
+
+def _announce(app: ASGIApp, config: Config, server: uvicorn.Server) -> None:
+    """Tell the app the server listens (it logs the banner) and how to count open connections."""
+    from sqsemu.http.app import SQSApp
+
+    if not isinstance(app, SQSApp):
+        return
+    port = config.port
+    servers = getattr(server, "servers", None)
+    if servers and servers[0].sockets:
+        port = int(servers[0].sockets[0].getsockname()[1])
+    state = server.server_state
+    app.listening(port, lambda: len(state.connections))
+
+
+def _server(
+    config: Config, app: ASGIApp, log_config: dict[str, Any] | None = None, started: threading.Event | None = None
+) -> uvicorn.Server:
+    """A uvicorn server for ``app`` that announces itself once listening (and then sets ``started``, if given,
+    whether or not it could start)."""
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            try:
+                await super().startup(sockets=sockets)
+                if self.started:
+                    _announce(app, config, self)
+            finally:
+                if started is not None:
+                    started.set()
+
+    return _Server(_uvicorn_config(config, app, log_config))
 
 
 def run(config: Config) -> None:
@@ -103,10 +147,10 @@ def run(config: Config) -> None:
     server is *not* re-raised, so a process whose main function is ``run`` exits with status 0. A failure to
     start (e.g. the port is taken) exits with status 1, as uvicorn does.
     """
-    import uvicorn
+    from sqsemu.observability.logformat import logging_config
 
     app, _broker, _clock = build(config)
-    server = uvicorn.Server(_uvicorn_config(config, app))
+    server = _server(config, app, logging_config(config))
 
     # uvicorn installs its own SIGINT/SIGTERM handlers while serving and, once it has shut down, re-raises the
     # captured signal against the handlers that were in place before. Put harmless ones there so that the
@@ -166,8 +210,6 @@ class ServerThread:
         """
         if self._thread is not None:
             raise RuntimeError("ServerThread already started")
-        import uvicorn
-
         self.app, self.broker, self.clock = build(self.config)
 
         family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
@@ -177,19 +219,12 @@ class ServerThread:
         sock.set_inheritable(True)
         self.port = int(sock.getsockname()[1])
 
-        started = self._started
-
-        class _Server(uvicorn.Server):
-            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-                await super().startup(sockets=sockets)
-                started.set()
-
-        self._server = _Server(_uvicorn_config(self.config, self.app))
+        self._server = _server(self.config, self.app, started=self._started)
         self._thread = threading.Thread(
             target=self._serve, args=(self._server, sock), name=f"sqsemu-{self.port}", daemon=True
         )
         self._thread.start()
-        deadline_ok = started.wait(STARTUP_TIMEOUT_S)
+        deadline_ok = self._started.wait(STARTUP_TIMEOUT_S)
         if not deadline_ok or self._error is not None or not self._server.started:
             self.stop()
             raise RuntimeError(f"sqsemu server thread failed to start: {self._error!r}")

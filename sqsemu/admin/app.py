@@ -5,6 +5,7 @@ Bad admin input answers 400 ``{"error": "..."}`` (``AdminError``); an unknown ad
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from starlette.applications import Starlette
@@ -29,8 +30,9 @@ def package_version() -> str:
         return "0.0.0"
 
 
-def admin_app(config: Config, broker: Broker, clock: Clock) -> Starlette:
-    """``GET /health`` → ``{"status": "ok", "version", "clock"}`` and every ``/_sqsemu/*`` route."""
+def admin_app(config: Config, broker: Broker, clock: Clock, extra: Sequence[BaseRoute] = ()) -> Starlette:
+    """``GET /health`` → ``{"status": "ok", "version", "clock"}``, every ``/_sqsemu/*`` route, and ``extra`` routes
+    (``GET /metrics``)."""
     current_version = package_version()
 
     async def health(request: Request) -> JSONResponse:
@@ -44,4 +46,5 @@ def admin_app(config: Config, broker: Broker, clock: Clock) -> Starlette:
     routes += clock_routes.routes(clock)
     routes += fault_routes.routes(fault_routes.injector_for(broker))
     routes += peek_routes.routes(config, broker, clock)
+    routes += extra
     return Starlette(routes=routes, exception_handlers={AdminError: admin_error})

@@ -6,6 +6,7 @@ The HTTP layer answers a request that changed state only once ``Store.durable()`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -19,6 +20,9 @@ class StoreError(Exception):
 
 class Store(Protocol):
     """What the server needs from a durable store."""
+
+    on_commit: Callable[[float, int], None] | None
+    """Told after each group commit: its duration (seconds) and its number of changes (the metrics listen)."""
 
     def restore(self, broker: Broker) -> None:
         """Load every saved queue, message, deduplication key and move task into ``broker``."""
