@@ -147,8 +147,11 @@ def run(config: Config) -> None:
     server is *not* re-raised, so a process whose main function is ``run`` exits with status 0. A failure to
     start (e.g. the port is taken) exits with status 1, as uvicorn does.
     """
+    import logging.config
+
     from sqsemu.observability.logformat import logging_config
 
+    logging.config.dictConfig(logging_config(config))  # first: what the start-up logs is in the chosen format too
     app, _broker, _clock = build(config)
     server = _server(config, app, logging_config(config))
 
