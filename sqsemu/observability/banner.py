@@ -8,11 +8,11 @@ Four lines, e.g.::
     metrics at http://127.0.0.1:9324/metrics; console: none in this build
 
 In durable mode the second line reads ``data durable in /abs/dir (fsync normal)``. The last line says ``metrics off
-(--no-metrics)`` or ``console off (--no-admin)`` when they are switched off, and ``(admin token required)`` when
-``--admin-token`` guards them. With ``--log-format json`` every line is a record of its own and the first carries
-the facts as fields: ``version``, ``endpoint``, ``region``, ``account``, ``clock``, ``fidelity``, ``data_dir``
-(``null``: in memory), ``fsync``, ``queues_restored``, ``queues_declared``, ``metrics_url``, ``console_url``
-(``null`` when off or absent).
+(--no-metrics)`` or ``console off`` when they are switched off (``--no-admin``, or the console's own switch, when
+the Config has one), and ``(admin token required)`` when ``--admin-token`` guards them. With ``--log-format json``
+every line is a record of its own and the first carries the facts as fields: ``version``, ``endpoint``,
+``region``, ``account``, ``clock``, ``fidelity``, ``data_dir`` (``null``: in memory), ``fsync``,
+``queues_restored``, ``queues_declared``, ``metrics_url``, ``console_url`` (``null`` when off or absent).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class Banner:
     metrics_url: str | None
     console_url: str | None
     admin_token: bool = False
-    admin: bool = True
+    admin: bool = True  # the console is on (the admin routes are, and the console's own switch if there is one)
     console_built: bool = False
 
     @classmethod
@@ -70,6 +70,7 @@ class Banner:
         ``data_dir`` (its absolute path; None: in memory)."""
         endpoint = endpoint_url(config, port)
         built = console_installed()
+        console_on = config.admin and bool(getattr(config, "console", True))  # a Config with a console switch
         return cls(
             version=version,
             endpoint=endpoint,
@@ -82,9 +83,9 @@ class Banner:
             queues_restored=restored,
             queues_declared=len(config.queues),
             metrics_url=endpoint + METRICS_PATH if config.metrics else None,
-            console_url=endpoint + CONSOLE_PATH if built and config.admin else None,
+            console_url=endpoint + CONSOLE_PATH if built and console_on else None,
             admin_token=bool(config.admin_token),
-            admin=config.admin,
+            admin=console_on,
             console_built=built,
         )
 
@@ -96,7 +97,7 @@ class Banner:
         if self.console_url:
             console = f"console at {self.console_url}{token}"
         elif self.console_built and not self.admin:
-            console = "console off (--no-admin)"
+            console = "console off"
         else:
             console = "console: none in this build"
         return [

@@ -70,7 +70,7 @@ def test_banner_names_the_console_when_built_and_the_admin_token(monkeypatch: py
         "console at http://127.0.0.1:9324/_sqsemu/ui/ (admin token required)"
     )
     off = Banner.of(Config(admin=False), "1", 9324, restored=0)
-    assert off.lines()[3] == "metrics at http://127.0.0.1:9324/metrics; console off (--no-admin)"
+    assert off.lines()[3] == "metrics at http://127.0.0.1:9324/metrics; console off"
     assert off.console_url is None
 
 
