@@ -21,6 +21,7 @@ CLOCKS = ("system", "manual")
 FIDELITIES = ("relaxed", "strict")
 FSYNC_LEVELS = ("normal", "full")
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+LOG_FORMATS = ("text", "json")
 REGION_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")  # us-east-1, eu-central-1, also a local name such as "local"
 ACCESS_KEY_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 """An access key id sqsemu accepts in ``[[credentials]]``: AWS's are 16 to 128 letters and digits (``AKIA...``);
@@ -128,7 +129,21 @@ class Config:
     log_level: str = field(
         default="info", metadata=option("Server log level.", choices=LOG_LEVELS, case_sensitive=False)
     )
-    access_log: bool = field(default=False, metadata=option("Log every request (costs throughput)."))
+    access_log: bool = field(
+        default=False,
+        metadata=option(
+            "Log one line per SQS call (action, queue, protocol, status, error code, message count, latency, request "
+            "id) and per admin call, at INFO.",
+            readme="See [Logs and metrics](#logs-and-metrics).",
+        ),
+    )
+    log_format: str = field(
+        default="text",
+        metadata=option(
+            "`text`: one readable line per record; `json`: one JSON object per line, for log collectors.",
+            choices=LOG_FORMATS,
+        ),
+    )
     fidelity: str = field(
         default="relaxed",
         metadata=option(
@@ -217,6 +232,14 @@ class Config:
         metadata=option(
             "Serve the `/_sqsemu/*` admin routes (clock, peek, reset, faults, the web console); `--no-admin` answers "
             "them 404. `/health` stays."
+        ),
+    )
+    metrics: bool = field(
+        default=True,
+        metadata=option(
+            "Serve Prometheus metrics at `GET /metrics` (guarded like the admin routes); `--no-metrics` answers it "
+            "404.",
+            readme="See [Logs and metrics](#logs-and-metrics).",
         ),
     )
     console: bool = field(

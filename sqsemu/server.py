@@ -2,8 +2,12 @@
 
 - :func:`build` wires clock -> broker -> app and returns all three.
 - :func:`run` serves in the foreground until Ctrl-C / SIGTERM and then returns normally (exit status 0); in durable
-  mode it also stops when the store fails, returning ``STORE_FAILED_EXIT_STATUS`` (3).
-- :class:`ServerThread` serves in a background thread on a free port: for in-process tests.
+  mode it also stops when the store fails, returning ``STORE_FAILED_EXIT_STATUS`` (3). It sets up logging
+  (``--log-level``, ``--log-format``: :mod:`sqsemu.observability.logformat`).
+- :class:`ServerThread` serves in a background thread on a free port: for in-process tests. Its ``sqsemu.*`` log
+  records go wherever the host program's logging sends them.
+
+Once listening, either logs the start-up banner (:mod:`sqsemu.observability.banner`).
 
 Imports of uvicorn, the app and the engine happen inside the functions so that ``import sqsemu`` and
 ``sqsemu --help`` stay fast.
@@ -67,6 +71,7 @@ def build(config: Config) -> tuple[ASGIApp, Broker, Clock]:
     clock = make_clock(config)
     broker = Broker(clock, strict=config.fidelity == "strict")
     store = None
+    restored = 0
     if config.data_dir:
         from sqsemu.persistence.sqlite import SQLiteStore
 
@@ -74,6 +79,7 @@ def build(config: Config) -> tuple[ASGIApp, Broker, Clock]:
     try:
         if store is not None:
             store.restore(broker)
+            restored = len(broker.all_queues())
             store.attach(broker)
         apply_declarations(broker, config)
         if store is not None:
@@ -82,7 +88,7 @@ def build(config: Config) -> tuple[ASGIApp, Broker, Clock]:
         if store is not None:
             store.close(commit=False)  # a start-up that fails changes nothing and leaves the data folder free
         raise
-    app: ASGIApp = create_app(config, broker, clock, store)
+    app: ASGIApp = create_app(config, broker, clock, store, restored_queues=restored)
     return app, broker, clock
 
 
@@ -90,10 +96,12 @@ def _have(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def _uvicorn_config(config: Config, app: ASGIApp) -> uvicorn.Config:
+def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | None = None) -> uvicorn.Config:
     """uvicorn's settings for ``config``: the guarded HTTP protocol (``sqsemu.http.protocol``: request-read deadline
     ``config.request_timeout``, request-head cap), 503 beyond ``config.max_connections`` (uvicorn's
-    ``limit_concurrency``, which also counts running requests) and a bounded graceful shutdown."""
+    ``limit_concurrency``, which also counts running requests) and a bounded graceful shutdown. ``log_config``
+    None keeps uvicorn's own logging set-up; uvicorn's access log stays off: the app writes its own access lines
+    (``--access-log``)."""
     import uvicorn
 
     from sqsemu.http.limits import MAX_HEADER_BYTES
@@ -106,6 +114,7 @@ def _uvicorn_config(config: Config, app: ASGIApp) -> uvicorn.Config:
         http = guarded_protocol(config.request_timeout, MAX_HEADER_BYTES)
     else:  # h11 caps the head itself (h11_max_incomplete_event_size) but has no read deadline
         http = "h11"
+    extra: dict[str, Any] = {} if log_config is None else {"log_config": log_config}
     return uvicorn.Config(
         app,
         host=config.host,
@@ -115,13 +124,52 @@ def _uvicorn_config(config: Config, app: ASGIApp) -> uvicorn.Config:
         ws="none",
         lifespan="on",
         log_level=config.log_level.lower(),
-        access_log=config.access_log,
+        access_log=False,
         server_header=False,
         # uvicorn counts the connection being refused itself: +1 lets max_connections connections in.
         limit_concurrency=config.max_connections + 1,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        **extra,
     )
+
+
+def _announce(app: ASGIApp, config: Config, server: uvicorn.Server) -> None:
+    """Tell the app the server listens (it logs the banner) and how to count open connections."""
+    from sqsemu.http.app import SQSApp
+
+    if not isinstance(app, SQSApp):
+        return
+    port = config.port
+    servers = getattr(server, "servers", None)
+    if servers and servers[0].sockets:
+        port = int(servers[0].sockets[0].getsockname()[1])
+    state = server.server_state
+    app.listening(port, lambda: len(state.connections))
+
+
+def _server(
+    config: Config,
+    app: ASGIApp,
+    broker: Broker,
+    log_config: dict[str, Any] | None = None,
+    started: threading.Event | None = None,
+) -> uvicorn.Server:
+    """A uvicorn server for ``app`` that answers waiting long polls as soon as shutdown begins (``PromptServer``),
+    announces itself once listening, and then sets ``started`` (if given), whether or not it could start."""
+    from sqsemu.http.serving import PromptServer
+
+    class _Server(PromptServer):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            try:
+                await super().startup(sockets=sockets)
+                if self.started:
+                    _announce(app, config, self)
+            finally:
+                if started is not None:
+                    started.set()
+
+    return _Server(_uvicorn_config(config, app, log_config), on_shutdown=broker.stop_waiting)
 
 
 def run(config: Config) -> int:
@@ -136,11 +184,14 @@ def run(config: Config) -> int:
     (see :func:`_stop_on_store_failure`). The soft open-files limit is raised to the hard one first
     (``sqsemu.http.limits``).
     """
-    from sqsemu.http.limits import raise_open_files_limit
-    from sqsemu.http.serving import PromptServer
+    import logging.config
 
+    from sqsemu.http.limits import raise_open_files_limit
+    from sqsemu.observability.logformat import logging_config
+
+    logging.config.dictConfig(logging_config(config))  # first: what the start-up logs is in the chosen format too
     app, broker, _clock = build(config)
-    server = PromptServer(_uvicorn_config(config, app), on_shutdown=broker.stop_waiting)
+    server = _server(config, app, broker, logging_config(config))
     exit_status = _stop_on_store_failure(app, broker, server)
     raise_open_files_limit(config.max_connections)
 
@@ -231,8 +282,6 @@ class ServerThread:
         """
         if self._thread is not None:
             raise RuntimeError("ServerThread already started")
-        from sqsemu.http.serving import PromptServer
-
         self.app, self.broker, self.clock = build(self.config)
 
         family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
@@ -242,19 +291,12 @@ class ServerThread:
         sock.set_inheritable(True)
         self.port = int(sock.getsockname()[1])
 
-        started = self._started
-
-        class _Server(PromptServer):
-            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-                await super().startup(sockets=sockets)
-                started.set()
-
-        self._server = _Server(_uvicorn_config(self.config, self.app), on_shutdown=self.broker.stop_waiting)
+        self._server = _server(self.config, self.app, self.broker, started=self._started)
         self._thread = threading.Thread(
             target=self._serve, args=(self._server, sock), name=f"sqsemu-{self.port}", daemon=True
         )
         self._thread.start()
-        deadline_ok = started.wait(STARTUP_TIMEOUT_S)
+        deadline_ok = self._started.wait(STARTUP_TIMEOUT_S)
         if not deadline_ok or self._error is not None or not self._server.started:
             self.stop()
             raise RuntimeError(f"sqsemu server thread failed to start: {self._error!r}")

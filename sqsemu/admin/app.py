@@ -8,6 +8,7 @@ Bad admin input answers 400 ``{"error": "..."}`` (``AdminError``); an unknown ad
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from starlette.applications import Starlette
@@ -36,8 +37,9 @@ def package_version() -> str:
         return "0.0.0"
 
 
-def admin_app(config: Config, broker: Broker, clock: Clock) -> Starlette:
-    """``GET /health`` → ``{"status": "ok", "version", "clock"}`` and every ``/_sqsemu/*`` route."""
+def admin_app(config: Config, broker: Broker, clock: Clock, extra: Sequence[BaseRoute] = ()) -> Starlette:
+    """``GET /health`` → ``{"status": "ok", "version", "clock"}``, every ``/_sqsemu/*`` route, and ``extra`` routes
+    (``GET /metrics``)."""
     current_version = package_version()
 
     async def health(request: Request) -> JSONResponse:
@@ -63,6 +65,7 @@ def admin_app(config: Config, broker: Broker, clock: Clock) -> Starlette:
         methods = ["GET", "POST", "PUT", "DELETE"]
         routes += [Route("/_sqsemu/ui", console_off, methods=methods)]
         routes += [Route("/_sqsemu/ui/{rest:path}", console_off, methods=methods)]
+    routes += extra
     return Starlette(
         routes=routes,
         middleware=[Middleware(BodyLimit, max_bytes=ADMIN_MAX_BODY_BYTES)],

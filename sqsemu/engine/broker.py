@@ -26,7 +26,7 @@ from sqsemu.engine.errors import (
     SQSError,
     invalid_value,
 )
-from sqsemu.engine.events import Journal
+from sqsemu.engine.events import Journal, JournalFanout
 from sqsemu.engine.fifo import FifoQueue
 from sqsemu.engine.limits import DEFAULT_LIMITS, Limits
 from sqsemu.engine.message import Message, ReceiptEntry, SendEntry
@@ -72,11 +72,42 @@ class Broker:
         self.move_tasks = MoveTasks(
             clock.now_ms, self.schedule, self.resolve_arn, self.is_dead_letter_queue, limits=limits
         )
-        self.journal: Journal | None = None
+        self.journal: Journal | None = None  # the one subscriber, a JournalFanout of several, or None
+        self._subscribers: list[Journal] = []
         self.stopping = False
 
+    def subscribe(self, journal: Journal) -> None:
+        """Tell ``journal`` every change from now on, after the subscribers already there (ARCHITECTURE
+        principle 7). Subscribing twice does nothing."""
+        if journal not in self._subscribers:
+            self._subscribers.append(journal)
+            self._install()
+
+    def unsubscribe(self, journal: Journal) -> None:
+        """Stop telling ``journal``; unknown subscribers are ignored."""
+        if journal in self._subscribers:
+            self._subscribers.remove(journal)
+            self._install()
+
     def set_journal(self, journal: Journal | None) -> None:
-        """Subscribe ``journal`` to every change from now on (docs/architecture.md, principle 7)."""
+        """``subscribe(journal)``; None unsubscribes everyone."""
+        if journal is None:
+            self._subscribers.clear()
+            self._install()
+        else:
+            self.subscribe(journal)
+
+    def _install(self) -> None:
+        """Hand the queues and the move tasks the one journal they call: the only subscriber itself, a fan-out of
+        several, or None (then the engine's cost of events is one None check each)."""
+        subscribers = self._subscribers
+        journal: Journal | None
+        if not subscribers:
+            journal = None
+        elif len(subscribers) == 1:
+            journal = subscribers[0]
+        else:
+            journal = JournalFanout(subscribers)
         self.journal = journal
         for queue in self.all_queues():
             queue.journal = journal
@@ -426,6 +457,7 @@ class Broker:
     ) -> list[Received]:
         """ReceiveMessage: visible messages now, or (long poll) the first to become visible within the wait.
 
+        The journal hears how many messages the call ended with (``messages_received``; 0 is an empty receive).
         ``wait_time_seconds`` None uses the queue's ReceiveMessageWaitTimeSeconds. Waiters are served in arrival
         order. If ``disconnected`` completes first, the waiter leaves and takes no message. Once the server is
         stopping (``stop_waiting``) nothing waits: the call answers with what is there now. Raises
@@ -437,6 +469,8 @@ class Broker:
         now = self.clock.now_ms()
         replay = queue.replay_attempt(receive_request_attempt_id, now, visibility)
         if replay is not None:
+            if self.journal is not None:
+                self.journal.messages_received(queue, len(replay))
             return replay
         if wait == 0:
             queue.check_in_flight_quota()
@@ -444,6 +478,8 @@ class Broker:
         self._flush(now)
         if got or wait == 0 or queue.deleted or self.stopping:
             queue.record_attempt(receive_request_attempt_id, got, now)
+            if self.journal is not None:
+                self.journal.messages_received(queue, len(got))
             return got
         future: asyncio.Future[list[Received]] = asyncio.get_running_loop().create_future()
         waiter = Waiter(future, max_number, visibility, now, disconnected)
@@ -456,6 +492,8 @@ class Broker:
                 await asyncio.wait((future, disconnected), return_when=asyncio.FIRST_COMPLETED)
                 got = future.result() if future.done() else []
             queue.record_attempt(receive_request_attempt_id, got, self.clock.now_ms())
+            if self.journal is not None:
+                self.journal.messages_received(queue, len(got))
             return got
         finally:
             queue.waiters.remove(waiter)

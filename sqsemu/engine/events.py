@@ -1,5 +1,5 @@
-"""What the engine tells its subscriber (the durable store; later metrics): every change of state that cannot be
-derived again from the clock (docs/architecture.md, principle 7).
+"""What the engine tells its subscribers (the durable store, the metrics): every change of state that cannot be
+derived again from the clock (docs/architecture.md, principle 7), and why messages come and go.
 
 A visibility timeout or delay running out changes nothing that needs telling: a message's state follows from its
 ``visible_at_ms`` and the time, so a restored message whose deadline has passed is simply visible. The engine
@@ -7,16 +7,30 @@ calls these methods synchronously, on its own thread, right after the change; a 
 needs before returning, since the objects keep changing. A subscriber must not raise: the engine may call it in
 the middle of a change, which an exception would leave half done. It handles its own failures (the durable store
 marks itself failed and refuses every request from then on).
+
+The broker holds one ``Journal`` (or None): the only subscriber itself, or a :class:`JournalFanout` when there are
+several, so that an engine with one subscriber pays one call per event and an engine with none one None check.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from sqsemu.engine.message import Message
     from sqsemu.engine.queue import Queue
     from sqsemu.engine.redrive import MoveTask
+
+__all__ = ["AddReason", "DeleteReason", "Journal", "JournalFanout"]
+
+AddReason = Literal["sent", "dead_lettered", "moved"]
+"""Why a message arrived in a queue: ``sent`` by a client (SendMessage, a SendMessageBatch entry),
+``dead_lettered`` from its source queue after maxReceiveCount receives, or ``moved`` in by a message move task."""
+
+DeleteReason = Literal["deleted", "expired", "dead_lettered", "moved"]
+"""Why a message left a queue: ``deleted`` by a client (DeleteMessage, a DeleteMessageBatch entry), ``expired`` at
+the end of the retention period, ``dead_lettered`` to the dead-letter queue, or ``moved`` out by a move task."""
 
 
 class Journal(Protocol):
@@ -31,14 +45,18 @@ class Journal(Protocol):
     def queue_purged(self, queue: Queue) -> None:
         """Every message of the queue (and a FIFO queue's deduplication history) is gone."""
 
-    def message_added(self, queue: Queue, message: Message) -> None:
-        """A message was stored: sent, redriven, or dead-lettered into ``queue``."""
+    def message_added(self, queue: Queue, message: Message, reason: AddReason) -> None:
+        """A message was stored in ``queue``, for ``reason``."""
 
     def message_changed(self, queue: Queue, message: Message) -> None:
         """A message was received, or its visibility deadline moved."""
 
-    def message_deleted(self, queue: Queue, message: Message) -> None:
-        """A message left ``queue``: deleted, expired, dead-lettered or moved."""
+    def message_deleted(self, queue: Queue, message: Message, reason: DeleteReason) -> None:
+        """A message left ``queue``, for ``reason``."""
+
+    def messages_received(self, queue: Queue, count: int) -> None:
+        """A ReceiveMessage call on ``queue`` ended with ``count`` messages (0: an empty receive). Each message
+        received was told by ``message_changed`` already; this tells the calls."""
 
     def deduplication_remembered(
         self, queue: Queue, key: str, expires_ms: int, message_id: str, sequence_number: str
@@ -47,3 +65,50 @@ class Journal(Protocol):
 
     def task_saved(self, task: MoveTask[Queue]) -> None:
         """A message move task started, progressed or ended."""
+
+
+class JournalFanout:
+    """A ``Journal`` passing every event on to several subscribers, in the order they subscribed."""
+
+    __slots__ = ("subscribers",)
+
+    def __init__(self, subscribers: Sequence[Journal]) -> None:
+        self.subscribers = tuple(subscribers)
+
+    def queue_saved(self, queue: Queue) -> None:
+        for subscriber in self.subscribers:
+            subscriber.queue_saved(queue)
+
+    def queue_deleted(self, queue: Queue) -> None:
+        for subscriber in self.subscribers:
+            subscriber.queue_deleted(queue)
+
+    def queue_purged(self, queue: Queue) -> None:
+        for subscriber in self.subscribers:
+            subscriber.queue_purged(queue)
+
+    def message_added(self, queue: Queue, message: Message, reason: AddReason) -> None:
+        for subscriber in self.subscribers:
+            subscriber.message_added(queue, message, reason)
+
+    def message_changed(self, queue: Queue, message: Message) -> None:
+        for subscriber in self.subscribers:
+            subscriber.message_changed(queue, message)
+
+    def message_deleted(self, queue: Queue, message: Message, reason: DeleteReason) -> None:
+        for subscriber in self.subscribers:
+            subscriber.message_deleted(queue, message, reason)
+
+    def messages_received(self, queue: Queue, count: int) -> None:
+        for subscriber in self.subscribers:
+            subscriber.messages_received(queue, count)
+
+    def deduplication_remembered(
+        self, queue: Queue, key: str, expires_ms: int, message_id: str, sequence_number: str
+    ) -> None:
+        for subscriber in self.subscribers:
+            subscriber.deduplication_remembered(queue, key, expires_ms, message_id, sequence_number)
+
+    def task_saved(self, task: MoveTask[Queue]) -> None:
+        for subscriber in self.subscribers:
+            subscriber.task_saved(task)

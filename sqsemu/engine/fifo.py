@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 
 from sqsemu.engine.errors import InvalidParameterValue, MissingParameter, invalid_value
+from sqsemu.engine.events import AddReason, DeleteReason
 from sqsemu.engine.message import Message, MessageState, SendEntry
 from sqsemu.engine.queue import Queue, Received
 from sqsemu.engine.validation import check_token
@@ -120,9 +121,9 @@ class FifoQueue(Queue):
     def has_visible(self) -> bool:
         return bool(self.available)
 
-    def _remove(self, message: Message, compact: bool = True) -> None:
+    def _remove(self, message: Message, reason: DeleteReason, compact: bool = True) -> None:
         group = self.groups.get(message.group_id or "")
-        super()._remove(message, compact)
+        super()._remove(message, reason, compact)
         if group is not None:
             try:
                 group.messages.remove(message)
@@ -206,7 +207,7 @@ class FifoQueue(Queue):
         self._dedup_order.append((expires, key))
         if self.journal is not None:
             self.journal.deduplication_remembered(self, key, expires, message.message_id, message.sequence_number)
-        self._enqueue(message, self.delay_seconds, now_ms)
+        self._enqueue(message, self.delay_seconds, now_ms, "sent")
         return message
 
     def _join_group(self, message: Message) -> None:
@@ -222,9 +223,9 @@ class FifoQueue(Queue):
         self._sequence = max(self._sequence + 1, now_ms * 10_000_000)
         return str(self._sequence)
 
-    def _enqueue(self, message: Message, delay_s: int, now_ms: int) -> None:
+    def _enqueue(self, message: Message, delay_s: int, now_ms: int, reason: AddReason) -> None:
         self._join_group(message)
-        super()._enqueue(message, delay_s, now_ms)
+        super()._enqueue(message, delay_s, now_ms, reason)
 
     # ----------------------------------------------------------------- receive
 
@@ -312,7 +313,7 @@ class FifoQueue(Queue):
             return
         if not current or message.state is not IN_FLIGHT:
             raise invalid_value(receipt_handle, "ReceiptHandle", "The receipt handle has expired.")
-        self._remove(message)
+        self._remove(message, "deleted")
 
     def _visibility_target(self, receipt_handle: str | None) -> Message:
         """On a FIFO queue only the newest receipt handle, while its message is in flight, can change the

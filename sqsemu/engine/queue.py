@@ -39,7 +39,7 @@ from sqsemu.engine.errors import (
     SQSError,
     invalid_value,
 )
-from sqsemu.engine.events import Journal
+from sqsemu.engine.events import AddReason, DeleteReason, Journal
 from sqsemu.engine.limits import Limits
 from sqsemu.engine.message import Message, MessageState, ReceiptEntry, SendEntry
 from sqsemu.engine.validation import (
@@ -249,12 +249,12 @@ class Queue:
         if message.visible_at_ms == due_ms and (message.state is IN_FLIGHT or message.state is DELAYED):
             self._make_visible(message)
 
-    def _remove(self, message: Message, compact: bool = True) -> None:
+    def _remove(self, message: Message, reason: DeleteReason, compact: bool = True) -> None:
         self.counts[message.state] -= 1
         message.state = DELETED
         del self.messages[message.message_id]
         if self.journal is not None:
-            self.journal.message_deleted(self, message)
+            self.journal.message_deleted(self, message, reason)
         self._dead_in_age += 1
         if compact and self._dead_in_age > _COMPACT_MIN and self._dead_in_age * 2 > len(self.by_age) + len(self.late):
             self.by_age = deque(m for m in self.by_age if m.state is not DELETED)
@@ -269,6 +269,12 @@ class Queue:
     def message_count(self) -> int:
         """Messages in the queue in every state (visible, in flight, delayed)."""
         return len(self.messages)
+
+    def oldest_enqueued_ms(self) -> int | None:
+        """When the oldest message still in the queue (any state) was enqueued, epoch ms; None when empty. (The
+        retention clock's start: a dead-lettered message keeps its source queue's time on a standard queue.)"""
+        oldest = self._oldest()
+        return None if oldest is None else oldest.enqueued_ms
 
     # ----------------------------------------------------------------- retention
 
@@ -305,7 +311,7 @@ class Queue:
             oldest = self._oldest()
             if oldest is None or oldest.enqueued_ms > limit:
                 break
-            self._remove(oldest, compact=False)
+            self._remove(oldest, "expired", compact=False)
         self._arm_retention(fired_ms)
 
     def _track_age(self, message: Message, now_ms: int) -> None:
@@ -384,7 +390,7 @@ class Queue:
         message.order = self._next_order
         self._next_order += 1
 
-    def _enqueue(self, message: Message, delay_s: int, now_ms: int) -> None:
+    def _enqueue(self, message: Message, delay_s: int, now_ms: int, reason: AddReason) -> None:
         self._number(message)
         self.messages[message.message_id] = message
         self._track_age(message, now_ms)
@@ -401,12 +407,12 @@ class Queue:
             if self.waiters:
                 self.host.mark_available(self)
         if self.journal is not None:
-            self.journal.message_added(self, message)
+            self.journal.message_added(self, message, reason)
 
     def _accept(self, entry: SendEntry, sender_id: str, now_ms: int) -> Message:
         """Validate and store one message (FIFO queues also deduplicate here)."""
         message, delay = self._new_message(entry, sender_id, now_ms)
-        self._enqueue(message, delay, now_ms)
+        self._enqueue(message, delay, now_ms, "sent")
         return message
 
     def send(self, entry: SendEntry, sender_id: str, now_ms: int) -> Message:
@@ -500,7 +506,7 @@ class Queue:
         target = self.host.resolve_arn(redrive[0])
         if target is None or target is self:
             return False
-        self._remove(message)
+        self._remove(message, "dead_lettered")
         target.add_dead_lettered(message.moved_copy(), self.arn, now_ms)
         return True
 
@@ -596,7 +602,7 @@ class Queue:
         (API Reference, DeleteMessage). Raises ``MissingParameter`` and ``ReceiptHandleIsInvalid``."""
         message, _ = self._message_for(receipt_handle)
         if message is not None:
-            self._remove(message)
+            self._remove(message, "deleted")
 
     def _visibility_target(self, receipt_handle: str | None) -> Message:
         """The message a ChangeMessageVisibility applies to: on a standard queue any of its receipt handles, an
@@ -687,7 +693,7 @@ class Queue:
         if self.waiters:
             self.host.mark_available(self)
         if self.journal is not None:
-            self.journal.message_added(self, message)
+            self.journal.message_added(self, message, "dead_lettered")
 
     def peek_visible(self, limit: int) -> list[Message]:
         """Up to ``limit`` visible messages in the order a receive would take them, unchanged (for move tasks)."""
@@ -704,7 +710,7 @@ class Queue:
     def remove_moved(self, message: Message) -> None:
         """Delete a message a move task has copied elsewhere."""
         if message.state is not DELETED and self.messages.get(message.message_id) is message:
-            self._remove(message)
+            self._remove(message, "moved")
 
     def add_redriven(self, message: Message, now_ms: int) -> Message:
         """Store a redriven copy of ``message``: a new message (new MessageId and SentTimestamp) with the same body,
@@ -721,7 +727,7 @@ class Queue:
             group_id=message.group_id,
         )
         self._prepare_redriven(message, copy, now_ms)
-        self._enqueue(copy, 0, now_ms)
+        self._enqueue(copy, 0, now_ms, "moved")
         return copy
 
     def _prepare_redriven(self, original: Message, copy: Message, now_ms: int) -> None:

@@ -29,6 +29,12 @@ remembered, so the check is one set lookup); with ``--auth sigv4`` each request'
 body is read, and the verified key decides the account. With the defaults an SDK request pays two more header-name
 comparisons per header and the host lookup. The admin routes sit behind ``sqsemu.security.admin.AdminGate``.
 
+Observability (``sqsemu.observability``): with ``--access-log`` every SQS call and every admin call is logged once
+answered; with metrics on (the default) every SQS call is counted by action, protocol and outcome with its duration,
+and ``GET /metrics`` (behind the admin gate) serves the Prometheus metrics. With both off the hot path pays one
+truth test per request; the per-queue counters come from the engine's events, the gauges from the engine's state
+when scraped. The server tells the app once it listens (``listening``): the app logs the start-up banner.
+
 The ASGI lifespan calls ``broker.start()`` on startup (inside the running loop) and ``broker.close()`` on shutdown
 (then closes the durable store, if any). In durable mode a request is answered only once the changes it made are
 committed (``Store.durable()``); an SQS error answer does not wait (errors change nothing). Once the store has
@@ -44,15 +50,20 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextvars import ContextVar
-from typing import Any
+from time import perf_counter
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from sqsemu.admin.app import admin_app
+from sqsemu.admin.app import admin_app, package_version
 from sqsemu.admin.faults import injector_for
 from sqsemu.clock import Clock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterValue, SQSError, UnknownOperation
+from sqsemu.observability import METRICS_PATH
+from sqsemu.observability.accesslog import AccessLog
+from sqsemu.observability.banner import Banner
+from sqsemu.observability.requeststats import UNKNOWN_ACTION
 from sqsemu.persistence import Store, StoreError
 from sqsemu.protocol import json as jsonproto
 from sqsemu.protocol import query
@@ -68,6 +79,9 @@ from sqsemu.protocol.urls import (
 from sqsemu.security.admin import AdminGate
 from sqsemu.security.crosssite import CrossSitePolicy
 from sqsemu.security.host import GOOD_HOSTS, invalid_host, valid_host
+
+if TYPE_CHECKING:
+    from sqsemu.observability.metrics import Metrics
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -129,6 +143,43 @@ def _quiet_drops() -> None:
         server_logger.addFilter(_DropLogFilter())
 
 
+class _CallNote:
+    """What an SQS call's access line needs from inside the call: the queue it addressed (``account/name``) and,
+    for receives and batches, how many messages or entries succeeded and failed."""
+
+    __slots__ = ("queue", "messages", "failed")
+
+    def __init__(self) -> None:
+        self.queue: str | None = None
+        self.messages: int | None = None
+        self.failed: int | None = None
+
+
+def _queue_label(request: object, queue_path: tuple[str, str] | None, caller: Namespace) -> str | None:
+    """``account/name`` of the queue a call addresses (its QueueUrl, the request path's queue, or the QueueName of
+    CreateQueue and GetQueueUrl, in the caller's or the named owner's account); None when it addresses none."""
+    url = getattr(request, "queue_url", None)
+    if url:
+        account, name = parse_queue_url(url)
+        return f"{account or caller.account_id}/{name}"
+    if queue_path is not None:
+        return f"{queue_path[0]}/{queue_path[1]}"
+    queue_name = getattr(request, "queue_name", None)
+    if queue_name:
+        owner = getattr(request, "queue_owner_aws_account_id", None)
+        return f"{owner or caller.account_id}/{queue_name}"
+    return None
+
+
+def _count_messages(note: _CallNote, action: str, result: dict[str, Any]) -> None:
+    """Messages a ReceiveMessage returned; entries of a batch that succeeded and failed."""
+    if action == "ReceiveMessage":
+        note.messages = len(result.get("Messages") or ())
+    elif action.endswith("Batch"):
+        note.messages = len(result.get("Successful") or ())
+        note.failed = len(result.get("Failed") or ())
+
+
 def _fault_queue_name(request: object, queue_path: tuple[str, str] | None) -> str | None:
     """The queue name a call addresses, for matching fault rules: its QueueUrl, the request path's queue, or the
     QueueName it asks for (CreateQueue, GetQueueUrl); None when it addresses no queue (ListQueues)."""
@@ -151,6 +202,7 @@ class SQSApp:
         clock: Clock,
         max_body_bytes: int = MAX_BODY_BYTES,
         store: Store | None = None,
+        restored_queues: int = 0,
     ) -> None:
         self.config = config
         self.broker = broker
@@ -167,19 +219,62 @@ class SQSApp:
             from sqsemu.security.sigv4 import SigV4Verifier
 
             self.verifier = SigV4Verifier(config)
-        self.admin = AdminGate(config, admin_app(config, broker, clock), self.cross_site)
+        self.restored_queues = restored_queues
+        self.version = package_version()
+        self.access = AccessLog() if config.access_log else None
+        self.metrics: Metrics | None = None
+        if config.metrics:
+            from sqsemu.observability.metrics import Metrics
+
+            self.metrics = Metrics(config, broker, store, self.version)
+        self.observed = self.access is not None or self.metrics is not None
+        extra = [self.metrics.route()] if self.metrics is not None else []
+        self.admin = AdminGate(config, admin_app(config, broker, clock, extra), self.cross_site)
         self.console_home = config.console and config.admin
+
+    def listening(self, port: int, connections: Callable[[], int] | None = None) -> None:
+        """The server listens on ``port``: log the start-up banner; ``connections`` gives the number of open
+        connections (for the metrics)."""
+        if self.metrics is not None:
+            self.metrics.connections = connections
+        data_dir = None
+        if self.store is not None:
+            from pathlib import Path
+
+            data_dir = str(Path(self.config.data_dir).resolve())
+        Banner.of(self.config, self.version, port, self.restored_queues, data_dir).log()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
             path: str = scope["path"]
-            if path == "/health" or path.startswith("/_sqsemu"):
-                await self.admin(scope, receive, send if self.store is None else self._after_commit(send))
+            if path == "/health" or path.startswith("/_sqsemu") or path == METRICS_PATH:
+                started = perf_counter()
+                status: list[int] = []
+                if self.access is not None:
+                    send = self._status_of(send, status)
+                if self.store is not None and path != METRICS_PATH:
+                    send = self._after_commit(send)
+                try:
+                    await self.admin(scope, receive, send)
+                finally:
+                    if self.access is not None:
+                        self.access.admin(scope["method"], path, status[0] if status else 0, perf_counter() - started)
             else:
                 await self._sqs(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
+
+    @staticmethod
+    def _status_of(send: Send, status: list[int]) -> Send:
+        """``send`` noting the response's status in ``status`` (for the admin access line)."""
+
+        async def send_noting(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            await send(message)
+
+        return send_noting
 
     def _after_commit(self, send: Send) -> Send:
         """``send`` holding back an admin answer until the changes made so far are committed (durable mode). Once
@@ -263,6 +358,8 @@ class SQSApp:
                 return b"".join(chunks)
 
     async def _sqs(self, scope: Scope, receive: Receive, send: Send) -> None:
+        observed = self.observed
+        started = perf_counter() if observed else 0.0
         target = content_type = authorization = host = trace = None
         content_length = accept = origin = fetch_site = None
         for name, value in scope["headers"]:
@@ -311,6 +408,8 @@ class SQSApp:
         query_error: bytes | None = None
         cors: list[tuple[bytes, bytes]] | None = None
         namespace: Namespace | None = None
+        error_code: str | None = None
+        note = _CallNote() if self.access is not None else None
         try:
             if origin is not None or fetch_site is not None:
                 cors = self.cross_site.decide(origin, fetch_site, scope.get("scheme", "http"), host)
@@ -333,7 +432,17 @@ class SQSApp:
             is_json = detected.protocol is Protocol.JSON
             action = detected.action
             payload = await self._dispatch(
-                scope, detected, body, authorization, host, trace, request_id, watch_disconnect, query_json, namespace
+                scope,
+                detected,
+                body,
+                authorization,
+                host,
+                trace,
+                request_id,
+                watch_disconnect,
+                query_json,
+                namespace,
+                note,
             )
             if self.store is not None:
                 await self.store.durable()
@@ -341,22 +450,28 @@ class SQSApp:
             return
         except _DropConnection:
             await self._drop(send)
+            if observed:
+                self._observe(action, is_json, 0, "ConnectionDropped", note, request_id, started)
             return
         except _UnknownOperationQuery:
             status, payload = 404, query.UNKNOWN_OPERATION_BODY
             query_json = False
+            error_code = "UnknownOperationException"
         except SQSError as error:
             status, query_error, payload = self._render_error(error, is_json, query_json, request_id)
+            error_code = error.shape
         except StoreError:
             # The durable store failed (it logged why, once): its changes are not on disk, so no success answer.
             status, query_error, payload = self._render_error(
                 InternalError("We encountered an internal error. Please try again."), is_json, query_json, request_id
             )
+            error_code = "InternalError"
         except Exception:
             logger.exception("internal error handling %s (request id %s)", action or "request", request_id)
             status, query_error, payload = self._render_error(
                 InternalError("We encountered an internal error. Please try again."), is_json, query_json, request_id
             )
+            error_code = "InternalError"
         finally:
             for task in watchers:
                 task.cancel()
@@ -375,6 +490,31 @@ class SQSApp:
         except OSError:
             if not any(f.done() for f in disconnected):
                 raise
+        if observed:
+            self._observe(action, is_json, status, error_code, note, request_id, started)
+
+    def _observe(
+        self,
+        action: str | None,
+        is_json: bool,
+        status: int,
+        error_code: str | None,
+        note: _CallNote | None,
+        request_id: str,
+        started: float,
+    ) -> None:
+        """Count the answered call (metrics) and log its access line (``--access-log``); ``started`` is the
+        ``perf_counter()`` of its arrival."""
+        seconds = perf_counter() - started
+        protocol = "json" if is_json else "query"
+        metrics = self.metrics
+        if metrics is not None:
+            label = action if action in OPERATIONS else UNKNOWN_ACTION
+            metrics.requests.record(label, protocol, error_code or "ok", seconds)
+        if self.access is not None and note is not None:
+            self.access.sqs(
+                action, note.queue, protocol, status, error_code, note.messages, note.failed, seconds, request_id
+            )
 
     @staticmethod
     async def _drop(send: Send) -> None:
@@ -432,9 +572,11 @@ class SQSApp:
         watch_disconnect: Callable[[], asyncio.Future[None]],
         query_json: bool = False,
         namespace: Namespace | None = None,
+        note: _CallNote | None = None,
     ) -> bytes:
         """Decode, run and encode one SQS call; ``query_json`` renders a Query response as JSON; ``namespace`` is
-        the caller's when a verified signature decided it (else it comes from the credential scope)."""
+        the caller's when a verified signature decided it (else it comes from the credential scope); ``note``,
+        when given, learns the queue and the message counts for the access line."""
         action = detected.action
         credential = credential_from_authorization(authorization) if authorization else None
         queue_path: tuple[str, str] | None = None
@@ -457,12 +599,15 @@ class SQSApp:
             request = query.decode(operation.request, query.build_tree(detected.params))
             if credential is None:
                 credential = _presigned_credential(detected.params)
+        config = self.config
+        caller = namespace or caller_namespace(credential, config)
+        if note is not None:
+            note.queue = _queue_label(request, queue_path, caller)
         if self.faults.rules:
             await self._inject(action, request, queue_path)
-        config = self.config
         ctx = Context(
             self.broker,
-            namespace or caller_namespace(credential, config),
+            caller,
             url_base(config, scope.get("scheme", "http"), host),
             queue_path,
             trace,
@@ -472,6 +617,8 @@ class SQSApp:
             result = await operation.handler(ctx, request)  # type: ignore[misc]
         else:
             result = operation.handler(ctx, request)
+        if note is not None:
+            _count_messages(note, action, result)
         if detected.protocol is Protocol.JSON:
             return jsonproto.encode(result)
         if query_json:
@@ -497,10 +644,13 @@ def _presigned_credential(params: list[tuple[str, str]]) -> str | None:
     return None
 
 
-def create_app(config: Config, broker: Broker, clock: Clock, store: Store | None = None) -> ASGIApp:
+def create_app(
+    config: Config, broker: Broker, clock: Clock, store: Store | None = None, restored_queues: int = 0
+) -> ASGIApp:
     """The sqsemu ASGI application for ``config``, serving ``broker`` with time from ``clock``; in durable mode
-    ``store`` keeps the state and every request is answered once its changes are committed.
+    ``store`` keeps the state and every request is answered once its changes are committed. ``restored_queues``
+    (how many queues the store restored) is for the start-up banner.
 
     SQS errors are rendered per docs/behaviour.md 1.5; unexpected exceptions become InternalError (500).
     """
-    return SQSApp(config, broker, clock, store=store)
+    return SQSApp(config, broker, clock, store=store, restored_queues=restored_queues)

@@ -25,6 +25,8 @@ class Store(Protocol):
     on_failure: Callable[[str], None] | None
     """Called once, with the failure's one line, when the store fails for good (a commit or a journal call failed).
     The server sets it to stop itself; it must not raise, and it may run in the middle of an engine change."""
+    on_commit: Callable[[float, int], None] | None
+    """Told after each group commit: its duration (seconds) and its number of changes (the metrics listen)."""
 
     def restore(self, broker: Broker) -> None:
         """Load every saved queue, message, deduplication key and move task into ``broker``."""

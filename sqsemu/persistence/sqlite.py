@@ -55,6 +55,7 @@ from typing import Any
 
 from sqsemu.clock import Clock
 from sqsemu.engine.broker import Broker, Namespace
+from sqsemu.engine.events import AddReason, DeleteReason
 from sqsemu.engine.fifo import FifoQueue
 from sqsemu.engine.message import Message, MessageAttributeValue, MessageState
 from sqsemu.engine.queue import Queue
@@ -274,6 +275,8 @@ class SQLiteStore:
         self._dedup_due: int | None = connection.execute("SELECT MIN(expires_ms) FROM deduplication").fetchone()[0]
         self._failure: str | None = None
         self._closed = False
+        self.on_commit: Callable[[float, int], None] | None = None
+        """Told after each group commit of the writer: its duration (seconds) and its number of changes."""
 
     # ----------------------------------------------------------------- opening
 
@@ -506,7 +509,7 @@ class SQLiteStore:
             except Exception as exc:
                 self._fail(f"to record the purge of queue {queue.name}", exc)
 
-    def message_added(self, queue: Queue, message: Message) -> None:
+    def message_added(self, queue: Queue, message: Message, reason: AddReason) -> None:
         """Journal: a new message row (numbered in enqueue order)."""
         if self._failure is None:
             try:
@@ -562,7 +565,7 @@ class SQLiteStore:
             entry[1] = _changed_columns(message)
         self._recorded()
 
-    def message_deleted(self, queue: Queue, message: Message) -> None:
+    def message_deleted(self, queue: Queue, message: Message, reason: DeleteReason) -> None:
         """Journal: the message row goes (nothing at all if it was added in this same batch)."""
         if self._failure is None:
             try:
@@ -578,6 +581,9 @@ class SQLiteStore:
         else:
             self._messages[key] = [None, None, True]
         self._recorded()
+
+    def messages_received(self, queue: Queue, count: int) -> None:
+        """Journal: nothing to keep (the receives changed their messages, told one by one)."""
 
     def deduplication_remembered(
         self, queue: Queue, key: str, expires_ms: int, message_id: str, sequence_number: str
@@ -717,11 +723,15 @@ class SQLiteStore:
                 batch = self._take()
                 waiters = self._current_waiters = self._next_waiters
                 self._next_waiters = []
+                started = time.perf_counter()
                 try:
                     job = self._committing = self._executor.submit(self._write, batch)
                     await asyncio.wrap_future(job)
                 except Exception as exc:
                     self._fail("to commit", exc)
+                else:
+                    if self.on_commit is not None:
+                        self.on_commit(time.perf_counter() - started, sum(len(part) for part in batch[:5]))
                 self._committing = None
                 self._current_waiters = []
                 self._settle(waiters)

@@ -1,17 +1,19 @@
-"""The gate in front of ``/health`` and the ``/_sqsemu/*`` admin routes (clock, peek, reset, faults).
+"""The gate in front of ``/health``, ``/metrics`` and the ``/_sqsemu/*`` admin routes (clock, peek, reset, faults).
 
 :class:`AdminGate` wraps the admin ASGI app and answers, in this order, before the app sees the request:
 
 1. ``--no-admin`` (``Config.admin`` False): every ``/_sqsemu/*`` path is 404 ``{"error": ...}``; ``/health`` stays.
+   ``--no-metrics`` (``Config.metrics`` False): ``/metrics`` is 404 likewise. Otherwise ``/metrics`` is guarded
+   like an admin route by the rules below (``--no-admin`` leaves it on): a scraper sends no browser headers.
 2. A Host header that is not a valid ``host[:port]`` (unless ``--base-url`` is set; :mod:`sqsemu.security.host`):
    400 (the peek routes build queue URLs from it).
-3. A cross-site browser request (:mod:`sqsemu.security.crosssite`): 403 on ``/_sqsemu/*``; ``/health`` answers
-   anyway (it changes nothing and tells only the version). An allowed origin's preflight is answered 200 here, and
-   its other requests get the CORS headers.
-4. ``--admin-token`` set: ``/_sqsemu/*`` needs the ``X-Sqsemu-Admin-Token`` header: missing is 401, different is
-   403 (compared with ``hmac.compare_digest``); ``/health`` needs none. The web console (``/_sqsemu/ui``) also
-   takes its session cookie instead of the header, and sends a browser without either to its login form
-   (:mod:`sqsemu.security.console`); its login form and static files need neither.
+3. A cross-site browser request (:mod:`sqsemu.security.crosssite`): 403 on ``/_sqsemu/*`` and ``/metrics``;
+   ``/health`` answers anyway (it changes nothing and tells only the version). An allowed origin's preflight is
+   answered 200 here, and its other requests get the CORS headers.
+4. ``--admin-token`` set: ``/_sqsemu/*`` and ``/metrics`` need the ``X-Sqsemu-Admin-Token`` header: missing is
+   401, different is 403 (compared with ``hmac.compare_digest``); ``/health`` needs none. The web console
+   (``/_sqsemu/ui``) also takes its session cookie instead of the header, and sends a browser without either to its
+   login form (:mod:`sqsemu.security.console`); its login form and static files need neither.
 
 Every refusal is ``{"error": "<why>"}`` with ``Content-Type: application/json``, like the admin routes' own errors.
 The testing API (:class:`sqsemu.testing.SQSServer`) sends the token of its configuration.
@@ -25,6 +27,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from sqsemu.config import Config
+from sqsemu.observability import METRICS_PATH
 from sqsemu.security.console import ConsoleSession, is_console_path, login_redirect, open_console_path
 from sqsemu.security.crosssite import ADMIN_METHODS, CrossSitePolicy, Header
 from sqsemu.security.errors import CrossSiteRefused
@@ -55,14 +58,20 @@ class AdminGate:
     def __init__(self, config: Config, app: ASGIApp, cross_site: CrossSitePolicy) -> None:
         self.app = app
         self.enabled = config.admin
+        self.metrics = config.metrics
         self.token = config.admin_token.encode() if config.admin_token else None
         self.check_host = not config.base_url
         self.cross_site = cross_site
         self.console = ConsoleSession(config.admin_token) if config.admin_token else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        is_admin = scope["path"] != "/health"
-        if is_admin and not self.enabled:
+        path = scope["path"]
+        is_admin = path != "/health"
+        if path == METRICS_PATH:
+            if not self.metrics:
+                await _json_answer(send, 404, "the metrics are switched off (--no-metrics)")
+                return
+        elif is_admin and not self.enabled:
             await _json_answer(send, 404, "the admin routes are switched off (--no-admin)")
             return
         origin = fetch_site = token = cookie = None

@@ -1,0 +1,279 @@
+"""``GET /metrics``: Prometheus metrics in the text exposition format (or OpenMetrics when the scraper asks for it).
+
+Everything is produced when scraped, on the event loop's thread, by :class:`SqsemuCollector` (a prometheus-client
+custom collector): gauges read the engine's state there and then (docs/architecture.md, principle 7: the hot path pays
+nothing for them); counters and histograms are read from what the hot path keeps as plain integers
+(:mod:`~sqsemu.observability.requeststats`, :mod:`~sqsemu.observability.queuecounters`, the durable store's commit
+hook). No prometheus-client metric object is updated per request: their locks cost more than a dict update.
+
+Per queue (labels ``account``, ``region``, ``queue``), named after the CloudWatch metrics AWS publishes for SQS
+(``sqs_`` + the CloudWatch name in snake case, a unit suffix where there is a unit, ``_total`` for counters):
+
+============================================================  =======================================  =========
+metric                                                         CloudWatch metric                        type
+============================================================  =======================================  =========
+``sqs_approximate_number_of_messages_visible``                 ApproximateNumberOfMessagesVisible       gauge
+``sqs_approximate_number_of_messages_not_visible``             ApproximateNumberOfMessagesNotVisible    gauge
+``sqs_approximate_number_of_messages_delayed``                 ApproximateNumberOfMessagesDelayed       gauge
+``sqs_approximate_age_of_oldest_message_seconds``              ApproximateAgeOfOldestMessage            gauge
+``sqs_number_of_messages_sent_total``                          NumberOfMessagesSent                     counter
+``sqs_number_of_messages_received_total``                      NumberOfMessagesReceived                 counter
+``sqs_number_of_messages_deleted_total``                       NumberOfMessagesDeleted                  counter
+``sqs_number_of_empty_receives_total``                         NumberOfEmptyReceives                    counter
+``sqs_sent_message_size_bytes``                                SentMessageSize                          histogram
+``sqs_number_of_messages_dead_lettered_total``                 (none: moved to the dead-letter queue)   counter
+``sqs_number_of_messages_expired_total``                       (none: deleted by retention)             counter
+============================================================  =======================================  =========
+
+Per action: ``sqsemu_requests_total`` (labels ``action``, ``protocol``, ``outcome``: ``ok`` or the SQS error code)
+and ``sqsemu_request_duration_seconds`` (histogram; labels ``action``, ``protocol``). Server:
+``sqsemu_long_polls_waiting``, ``sqsemu_open_connections``, ``sqsemu_timers_scheduled``, ``sqsemu_queues``,
+``sqsemu_info`` (labels ``version``, ``clock``, ``fidelity``, ``durable``; value 1) and, in durable mode,
+``sqsemu_durable_commit_duration_seconds`` and ``sqsemu_durable_commit_changes`` (histograms per group commit);
+plus prometheus-client's ``process_*`` metrics (CPU seconds, resident memory, open files; Linux).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, cast
+
+from prometheus_client import CollectorRegistry, ProcessCollector
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.utils import floatToGoString as _go_float
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from sqsemu.engine.message import MessageState
+from sqsemu.observability.histogram import Histogram
+from sqsemu.observability.queuecounters import QueueCounters, QueueCounts
+from sqsemu.observability.requeststats import RequestStats
+
+if TYPE_CHECKING:
+    from sqsemu.config import Config
+    from sqsemu.engine.broker import Broker
+    from sqsemu.persistence import Store
+
+__all__ = ["METRICS_PATH", "Metrics", "SqsemuCollector"]
+
+METRICS_PATH = "/metrics"
+
+COMMIT_DURATION_BUCKETS_S = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+"""Upper bounds (seconds) of the durable commit duration buckets."""
+COMMIT_CHANGES_BUCKETS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 5000.0)
+"""Upper bounds of the buckets of changes per durable commit (rows written: messages, queues, keys, tasks)."""
+
+_QUEUE_LABELS = ("account", "region", "queue")
+_le = cast(Callable[[float], str], _go_float)  # a bucket bound as Prometheus writes it: 0.005, 1.0, +Inf
+_EMPTY = QueueCounts()
+
+
+class Metrics:
+    """What ``/metrics`` shows for one server: the hot path's request records, the per-queue counters (subscribed
+    to ``broker``'s events), the durable ``store``'s commits, and the collector reading it all when scraped.
+
+    ``connections`` is set by the server once it listens (a function giving the number of open connections).
+    """
+
+    def __init__(self, config: Config, broker: Broker, store: Store | None = None, version: str = "") -> None:
+        self.broker = broker
+        self.requests = RequestStats()
+        self.queues = QueueCounters()
+        broker.subscribe(self.queues)
+        self.info = {
+            "version": version,
+            "clock": config.clock,
+            "fidelity": config.fidelity,
+            "durable": "true" if store is not None else "false",
+        }
+        self.commit_durations: Histogram | None = None
+        self.commit_changes: Histogram | None = None
+        if store is not None:
+            self.commit_durations = Histogram(COMMIT_DURATION_BUCKETS_S)
+            self.commit_changes = Histogram(COMMIT_CHANGES_BUCKETS)
+            store.on_commit = self.committed
+        self.connections: Callable[[], int] | None = None
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(SqsemuCollector(self))
+        ProcessCollector(registry=self.registry)
+
+    def committed(self, seconds: float, changes: int) -> None:
+        """The durable store committed ``changes`` changes in ``seconds``."""
+        if self.commit_durations is not None and self.commit_changes is not None:
+            self.commit_durations.observe(seconds)
+            self.commit_changes.observe(changes)
+
+    def render(self, accept: str | None = None) -> tuple[bytes, str]:
+        """``(body, content type)`` of a scrape: the text format 0.0.4, or what ``accept`` asks for among the
+        formats prometheus-client writes (OpenMetrics, text 1.0.0)."""
+        encoder, content_type = choose_encoder(accept or "")
+        return encoder(self.registry), content_type
+
+    def route(self) -> Route:
+        """The Starlette route of ``GET /metrics`` (an async endpoint: the scrape runs on the event loop's thread,
+        where the engine's state belongs)."""
+
+        async def scrape(request: Request) -> Response:
+            body, content_type = self.render(request.headers.get("accept"))
+            return Response(body, headers={"content-type": content_type})
+
+        return Route(METRICS_PATH, scrape, methods=["GET"])
+
+
+def _histogram(family: HistogramMetricFamily, labels: list[str], histogram: Histogram) -> None:
+    buckets = [(_le(bound), float(count)) for bound, count in histogram.cumulative()]
+    family.add_metric(labels, buckets, histogram.sum)
+
+
+class SqsemuCollector:
+    """The prometheus-client collector of :class:`Metrics` (see the module docstring for the families)."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        """Every family, read now."""
+        yield from self._queues()
+        yield from self._requests()
+        yield from self._server()
+
+    def _queues(self) -> Iterator[Metric]:
+        broker = self.metrics.broker
+        counters = self.metrics.queues
+        labels = _QUEUE_LABELS
+        visible = GaugeMetricFamily(
+            "sqs_approximate_number_of_messages_visible",
+            "Messages available for retrieval (CloudWatch ApproximateNumberOfMessagesVisible).",
+            labels=labels,
+        )
+        not_visible = GaugeMetricFamily(
+            "sqs_approximate_number_of_messages_not_visible",
+            "Messages in flight: received, not yet deleted or visible again (CloudWatch "
+            "ApproximateNumberOfMessagesNotVisible).",
+            labels=labels,
+        )
+        delayed = GaugeMetricFamily(
+            "sqs_approximate_number_of_messages_delayed",
+            "Messages delayed, not yet available (CloudWatch ApproximateNumberOfMessagesDelayed).",
+            labels=labels,
+        )
+        age = GaugeMetricFamily(
+            "sqs_approximate_age_of_oldest_message_seconds",
+            "Age of the oldest message in the queue, in any state, in seconds; 0 when empty (CloudWatch "
+            "ApproximateAgeOfOldestMessage).",
+            labels=labels,
+        )
+        sent = CounterMetricFamily(
+            "sqs_number_of_messages_sent",
+            "Messages clients stored in the queue (CloudWatch NumberOfMessagesSent).",
+            labels=labels,
+        )
+        received = CounterMetricFamily(
+            "sqs_number_of_messages_received",
+            "Messages returned by ReceiveMessage calls (CloudWatch NumberOfMessagesReceived).",
+            labels=labels,
+        )
+        deleted = CounterMetricFamily(
+            "sqs_number_of_messages_deleted",
+            "Messages deleted by clients (CloudWatch NumberOfMessagesDeleted).",
+            labels=labels,
+        )
+        empty = CounterMetricFamily(
+            "sqs_number_of_empty_receives",
+            "ReceiveMessage calls that returned no message (CloudWatch NumberOfEmptyReceives).",
+            labels=labels,
+        )
+        sizes = HistogramMetricFamily(
+            "sqs_sent_message_size_bytes",
+            "Size of the messages sent: body plus message attributes, bytes (CloudWatch SentMessageSize).",
+            labels=labels,
+        )
+        dead_lettered = CounterMetricFamily(
+            "sqs_number_of_messages_dead_lettered",
+            "Messages moved from this queue to its dead-letter queue after maxReceiveCount receives.",
+            labels=labels,
+        )
+        expired = CounterMetricFamily(
+            "sqs_number_of_messages_expired",
+            "Messages deleted at the end of the queue's retention period (MessageRetentionPeriod).",
+            labels=labels,
+        )
+        now_ms = broker.clock.now_ms()
+        for queue in broker.all_queues():
+            namespace = queue.namespace
+            values = [namespace.account_id, namespace.region, queue.name]
+            counts = queue.counts
+            visible.add_metric(values, counts[MessageState.VISIBLE])
+            not_visible.add_metric(values, counts[MessageState.IN_FLIGHT])
+            delayed.add_metric(values, counts[MessageState.DELAYED])
+            oldest = queue.oldest_enqueued_ms()
+            age.add_metric(values, 0.0 if oldest is None else max(0, now_ms - oldest) / 1000)
+            counted = counters.get(queue) or _EMPTY
+            sent.add_metric(values, counted.sent)
+            received.add_metric(values, counted.received)
+            deleted.add_metric(values, counted.deleted)
+            empty.add_metric(values, counted.empty_receives)
+            _histogram(sizes, values, counted.sizes)
+            dead_lettered.add_metric(values, counted.dead_lettered)
+            expired.add_metric(values, counted.expired)
+        yield from (visible, not_visible, delayed, age, sent, received, deleted, empty, sizes, dead_lettered, expired)
+
+    def _requests(self) -> Iterator[Metric]:
+        stats = self.metrics.requests
+        requests = CounterMetricFamily(
+            "sqsemu_requests",
+            "SQS API requests by action, protocol (json or query) and outcome (ok, or the SQS error code).",
+            labels=("action", "protocol", "outcome"),
+        )
+        for (action, protocol, outcome), count in sorted(stats.counts().items()):
+            requests.add_metric([action, protocol, outcome], count)
+        yield requests
+        durations = HistogramMetricFamily(
+            "sqsemu_request_duration_seconds",
+            "Time from the request's headers to the end of its answer, seconds (long polls include their wait).",
+            labels=("action", "protocol"),
+        )
+        for (action, protocol), histogram in sorted(stats.durations().items()):
+            _histogram(durations, [action, protocol], histogram)
+        yield durations
+
+    def _server(self) -> Iterator[Metric]:
+        metrics = self.metrics
+        broker = metrics.broker
+        queues = broker.all_queues()
+        yield GaugeMetricFamily(
+            "sqsemu_long_polls_waiting",
+            "ReceiveMessage calls waiting for a message (long polls).",
+            value=sum(queue.waiters.waiting_count() for queue in queues),
+        )
+        if metrics.connections is not None:
+            yield GaugeMetricFamily("sqsemu_open_connections", "Open HTTP connections.", value=metrics.connections())
+        yield GaugeMetricFamily(
+            "sqsemu_timers_scheduled",
+            "Timers pending in the engine's scheduler (visibility, delays, retention, long-poll timeouts, move "
+            "tasks), superseded ones included until their deadline.",
+            value=len(broker.wheel),
+        )
+        yield GaugeMetricFamily("sqsemu_queues", "Queues, of every account and region.", value=len(queues))
+        info = GaugeMetricFamily(
+            "sqsemu_info", "The server: version, clock, fidelity, durable mode (always 1).", labels=list(metrics.info)
+        )
+        info.add_metric(list(metrics.info.values()), 1)
+        yield info
+        if metrics.commit_durations is not None and metrics.commit_changes is not None:
+            commit_durations = HistogramMetricFamily(
+                "sqsemu_durable_commit_duration_seconds",
+                "Durable mode: time of each group commit, from its start to its end on disk, seconds.",
+                labels=(),
+            )
+            _histogram(commit_durations, [], metrics.commit_durations)
+            yield commit_durations
+            commit_changes = HistogramMetricFamily(
+                "sqsemu_durable_commit_changes",
+                "Durable mode: changes written by each group commit (message, queue, deduplication and task rows).",
+                labels=(),
+            )
+            _histogram(commit_changes, [], metrics.commit_changes)
+            yield commit_changes

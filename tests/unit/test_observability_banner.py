@@ -1,0 +1,89 @@
+"""The start-up banner: its lines and fields for the configurations that change them."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from sqsemu.config import Config, QueueDeclaration
+from sqsemu.observability import banner as banner_module
+from sqsemu.observability.banner import Banner, endpoint_url
+
+
+def test_banner_of_the_defaults() -> None:
+    banner = Banner.of(Config(), "1.2.3", 9324, restored=0)
+    assert banner.lines() == [
+        "sqsemu 1.2.3 serving SQS at http://127.0.0.1:9324 (region us-east-1, default account 000000000000)",
+        "clock system, fidelity relaxed, data in memory",
+        "queues: 0 restored, 0 declared",
+        "metrics at http://127.0.0.1:9324/metrics; console at http://127.0.0.1:9324/_sqsemu/ui/",
+    ]
+
+
+def test_banner_of_a_durable_server_with_declared_queues() -> None:
+    config = Config(
+        region="eu-west-1",
+        account_id="123456789012",
+        clock="manual",
+        fidelity="strict",
+        data_dir="/data",
+        fsync="full",
+        queues=(QueueDeclaration("a"), QueueDeclaration("b")),
+    )
+    banner = Banner.of(config, "1.2.3", 9999, restored=5, data_dir="/srv/data")
+    assert banner.lines() == [
+        "sqsemu 1.2.3 serving SQS at http://127.0.0.1:9999 (region eu-west-1, default account 123456789012)",
+        "clock manual, fidelity strict, data durable in /srv/data (fsync full)",
+        "queues: 5 restored, 2 declared",
+        "metrics at http://127.0.0.1:9999/metrics; console at http://127.0.0.1:9999/_sqsemu/ui/",
+    ]
+    assert banner.fields() == {
+        "version": "1.2.3",
+        "endpoint": "http://127.0.0.1:9999",
+        "region": "eu-west-1",
+        "account": "123456789012",
+        "clock": "manual",
+        "fidelity": "strict",
+        "data_dir": "/srv/data",
+        "fsync": "full",
+        "queues_restored": 5,
+        "queues_declared": 2,
+        "metrics_url": "http://127.0.0.1:9999/metrics",
+        "console_url": "http://127.0.0.1:9999/_sqsemu/ui/",
+    }
+
+
+def test_banner_without_metrics_and_with_a_base_url() -> None:
+    banner = Banner.of(Config(metrics=False, base_url="https://sqs.example.com"), "1", 9324, restored=0)
+    assert banner.endpoint == "https://sqs.example.com"
+    assert banner.lines()[0].startswith("sqsemu 1 serving SQS at https://sqs.example.com (")
+    assert banner.lines()[3] == "metrics off (--no-metrics); console at https://sqs.example.com/_sqsemu/ui/"
+    assert banner.fields()["metrics_url"] is None
+
+
+def test_banner_names_the_console_when_built_and_the_admin_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(banner_module, "console_installed", lambda: True)
+    banner = Banner.of(Config(admin_token="secret"), "1", 9324, restored=0)
+    assert banner.lines()[3] == (
+        "metrics at http://127.0.0.1:9324/metrics (admin token required); "
+        "console at http://127.0.0.1:9324/_sqsemu/ui/ (admin token required)"
+    )
+    off = Banner.of(Config(admin=False), "1", 9324, restored=0)
+    assert off.lines()[3] == "metrics at http://127.0.0.1:9324/metrics; console off"
+    assert off.console_url is None
+
+
+def test_endpoint_url_of_an_ipv6_host() -> None:
+    assert endpoint_url(Config(host="::1"), 9324) == "http://[::1]:9324"
+
+
+def test_banner_is_logged_at_info_with_the_facts_on_its_first_line(caplog: pytest.LogCaptureFixture) -> None:
+    banner = Banner.of(Config(), "1.2.3", 9324, restored=1)
+    with caplog.at_level(logging.INFO, logger="sqsemu.banner"):
+        banner.log()
+    records = [r for r in caplog.records if r.name == "sqsemu.banner"]
+    assert [r.getMessage() for r in records] == banner.lines()
+    assert all(r.levelno == logging.INFO for r in records)
+    assert records[0].__dict__["fields"] == banner.fields()
+    assert "fields" not in records[1].__dict__
