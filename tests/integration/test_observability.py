@@ -192,7 +192,7 @@ def test_banner_lines_at_start(tmp_path: Path) -> None:
     assert lines[1:] == [
         "clock manual, fidelity relaxed, data in memory",
         "queues: 0 restored, 2 declared",
-        f"metrics at {endpoint}/metrics; console: none in this build",
+        f"metrics at {endpoint}/metrics; console at {endpoint}/_sqsemu/ui/",
     ]
 
 
@@ -208,7 +208,7 @@ def test_banner_of_a_durable_server_in_json(tmp_path: Path) -> None:
     assert [e["message"] for e in banner][1:] == [
         f"clock system, fidelity relaxed, data durable in {data.resolve()} (fsync normal)",
         "queues: 1 restored, 0 declared",
-        "metrics off (--no-metrics); console: none in this build",
+        f"metrics off (--no-metrics); console at {server.endpoint_url}/_sqsemu/ui/",
     ]
     facts = banner[0]
     assert (facts["queues_restored"], facts["queues_declared"], facts["data_dir"]) == (1, 0, str(data.resolve()))
