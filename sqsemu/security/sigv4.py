@@ -190,8 +190,8 @@ class SigV4Verifier:
         self._headers_class = HTTPHeaders
         self._botocore_credentials = Credentials
 
-        class HeaderSigner(SigV4Auth):  # type: ignore[misc]
-            """botocore's signer, with the client's signed headers and the body hash given."""
+        class Given:
+            """What a signer is told instead of working it out: the client's signed headers and its body hash."""
 
             signed: Any
             body_hash: str
@@ -202,17 +202,11 @@ class SigV4Verifier:
             def payload(self, request: Any) -> str:
                 return self.body_hash
 
-        class QuerySigner(SigV4QueryAuth):  # type: ignore[misc]
+        class HeaderSigner(Given, SigV4Auth):  # type: ignore[misc]
+            """botocore's signer, with the signed headers and the body hash given."""
+
+        class QuerySigner(Given, SigV4QueryAuth):  # type: ignore[misc]
             """botocore's presigned-URL signer, likewise."""
-
-            signed: Any
-            body_hash: str
-
-            def headers_to_sign(self, request: Any) -> Any:
-                return self.signed
-
-            def payload(self, request: Any) -> str:
-                return self.body_hash
 
         self._signers = (HeaderSigner, QuerySigner)
 
