@@ -282,18 +282,19 @@ def _parse_queue(entry: Any, n: int, prefix: str) -> QueueDeclaration:
 
 
 def _realism_tag(realism: Any, tags: tuple[tuple[str, str], ...], where: str) -> tuple[tuple[str, str], ...]:
-    """A ``[[queues]]`` entry's ``realism`` spec, checked, as its ``sqsemu:realism`` tag appended to ``tags``."""
+    """A ``[[queues]]`` entry's ``realism`` spec, checked, as its ``sqsemu:realism`` tag (canonical, effects
+    separated by blanks) appended to ``tags``."""
     from sqsemu.engine.realism import REALISM_TAG, RealismSpecError, parse_spec
 
     if not isinstance(realism, str):
         raise ConfigFileError(f'{where}: realism must be a string like "duplicates=0.1,reorder=0.2", got {realism!r}')
     try:
-        parse_spec(realism)
+        spec = parse_spec(realism)
     except RealismSpecError as exc:
         raise ConfigFileError(f"{where}: {exc}") from None
     if any(key == REALISM_TAG for key, _ in tags):
         raise ConfigFileError(f"{where}: give the realism spec once: realism or tags.{REALISM_TAG}, not both")
-    return (*tags, (REALISM_TAG, realism.strip()))
+    return (*tags, (REALISM_TAG, spec.text(" ")))  # a tag value cannot hold the commas
 
 
 def _parse_credentials(entries: Any, prefix: str) -> tuple[Credential, ...]:

@@ -8,9 +8,10 @@
   null, "spec": effective text, "effects": {...}, "seed": int, "injected": {"duplicates", "reordered",
   "sampled_out", "lost_answers", "delayed_changes"}}`` (counts since the queue's realism was last installed).
   No such queue → 404.
-- ``PUT`` the same path with ``{"spec": "reorder=0.5"}`` → the queue's own spec, stored as its ``sqsemu:realism``
-  tag (so it is listed by ListQueueTags, kept in durable mode, and ``off`` switches realism off for that queue
-  alone); answers like GET. ``DELETE`` removes the queue's own spec (the server's applies again).
+- ``PUT`` the same path with ``{"spec": "reorder=0.5"}`` → the queue's own spec, stored in canonical form (effects
+  separated by blanks: a tag value cannot hold a comma) as its ``sqsemu:realism`` tag (so it is listed by
+  ListQueueTags and kept in durable mode; ``off`` switches realism off for that queue alone); answers like GET.
+  ``DELETE`` removes the queue's own spec (the server's applies again).
 
 The same functions serve the web console.
 """
@@ -90,10 +91,10 @@ def set_queue(broker: Broker, queue: Queue, spec: Any) -> dict[str, Any]:
     if not isinstance(spec, str):
         raise AdminError(f'"spec" must be a string like "reorder=0.5" (or "off", or null), got {spec!r}')
     try:
-        parse_spec(spec)
+        parsed = parse_spec(spec)
     except RealismSpecError as exc:
         raise AdminError(str(exc)) from None
-    broker.tag_queue(queue, {REALISM_TAG: spec.strip()})
+    broker.tag_queue(queue, {REALISM_TAG: parsed.text(" ")})
     return queue_state(broker, queue)
 
 

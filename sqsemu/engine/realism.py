@@ -41,6 +41,7 @@ import base64
 import binascii
 import math
 import random
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
@@ -74,6 +75,7 @@ EFFECTS = (*PROBABILITIES, "reorder_window", "attribute_delay")
 FIFO_EFFECTS = ("lost_answers", "attribute_delay")
 """The effects that apply to FIFO queues (the others would break FIFO guarantees)."""
 _EXAMPLE = "duplicates=0.1,reorder=0.2"
+_SEPARATORS = re.compile(r"\s*,\s*|\s+")
 
 VISIBLE, IN_FLIGHT = MessageState.VISIBLE, MessageState.IN_FLIGHT
 
@@ -106,9 +108,10 @@ class RealismSpec:
         """The effects of this spec that apply to a FIFO queue (``FIFO_EFFECTS``)."""
         return RealismSpec(lost_answers=self.lost_answers, attribute_delay=self.attribute_delay)
 
-    def text(self) -> str:
+    def text(self, sep: str = ",") -> str:
         """The canonical spec text: the effects that are on, in ``EFFECTS`` order (``reorder_window`` only with
-        ``reorder`` on and not the default); ``off`` when none is."""
+        ``reorder`` on and not the default), joined by ``sep`` (``" "`` for a tag value, which cannot hold a comma);
+        ``off`` when none is."""
         parts = []
         for name in EFFECTS:
             value = getattr(self, name)
@@ -117,7 +120,7 @@ class RealismSpec:
                     parts.append(f"{name}={value}")
             elif value:
                 parts.append(f"{name}={_number(value)}")
-        return ",".join(parts) or OFF
+        return sep.join(parts) or OFF
 
     def as_dict(self) -> dict[str, float | int]:
         """``{effect: value}`` for every effect (JSON for the admin routes)."""
@@ -130,8 +133,9 @@ def _number(value: float) -> str:
 
 
 def parse_spec(text: str) -> RealismSpec:
-    """``"duplicates=0.1,reorder=0.2"`` → :class:`RealismSpec`. Blanks around names and values are ignored; an
-    empty text or ``off`` is the all-off spec; an effect named twice takes its last value.
+    """``"duplicates=0.1,reorder=0.2"`` → :class:`RealismSpec`. The ``EFFECT=VALUE`` parts are separated by commas
+    or blanks (a queue tag's value cannot hold a comma: ``"duplicates=0.1 reorder=0.2"``); an empty text or ``off``
+    is the all-off spec; an effect named twice takes its last value.
 
     Raises :class:`RealismSpecError` for an unknown effect, a part without ``=``, a value that is not a finite
     number, a probability outside [0, 1], a ``reorder_window`` that is not an integer from 2 to 1000, or an
@@ -143,9 +147,8 @@ def parse_spec(text: str) -> RealismSpec:
     if not stripped or stripped.lower() == OFF:
         return RealismSpec()
     values: dict[str, Any] = {}
-    for part in stripped.split(","):
+    for part in _SEPARATORS.split(stripped):
         name, sep, raw = part.partition("=")
-        name, raw = name.strip(), raw.strip()
         if not sep or not name:
             raise RealismSpecError(f"realism: {part.strip()!r} is not EFFECT=VALUE (e.g. {_EXAMPLE!r})")
         if name not in EFFECTS:

@@ -45,10 +45,11 @@ def realistic(engine: Engine, spec: str, name: str = "q", seed: int = 7, **attri
 
 
 def test_spec_parses_every_effect_and_prints_canonically() -> None:
-    spec = parse_spec(" reorder = 0.2, duplicates=0.1,reorder_window=4,attribute_delay=1.5,lost_answers=1 ")
+    spec = parse_spec(" reorder=0.2, duplicates=0.1,reorder_window=4  attribute_delay=1.5 lost_answers=1 ")
     assert spec == RealismSpec(duplicates=0.1, reorder=0.2, lost_answers=1.0, reorder_window=4, attribute_delay=1.5)
     assert spec.text() == "duplicates=0.1,reorder=0.2,lost_answers=1,reorder_window=4,attribute_delay=1.5"
-    assert parse_spec(spec.text()) == spec
+    assert parse_spec(spec.text()) == parse_spec(spec.text(" ")) == spec
+    assert spec.text(" ") == "duplicates=0.1 reorder=0.2 lost_answers=1 reorder_window=4 attribute_delay=1.5"
 
 
 @pytest.mark.parametrize("text", ["", "off", " OFF ", "duplicates=0"])
@@ -70,6 +71,7 @@ def test_spec_off(text: str) -> None:
         ("reorder_window=2.5", "reorder_window is a number of messages from 2 to 1000"),
         ("attribute_delay=61", "attribute_delay is seconds from 0 to 60"),
         ("duplicates=0.1,,", "is not EFFECT=VALUE"),
+        ("duplicates = 0.1", "is not EFFECT=VALUE"),
     ],
 )
 def test_bad_specs_say_what_is_wrong(text: str, says: str) -> None:
