@@ -317,3 +317,66 @@ def test_peek_labels_show_injected_deliveries(engine: Engine) -> None:
     engine.broker.delete_message(queue, handle)
     assert queue.realism.labels(message) == ["duplicate"]
     assert isinstance(message, Message)
+
+
+# --- settings: Config, the configuration file, declarations, the command line ---------------------------------------
+
+
+def test_config_checks_the_spec_and_the_seed() -> None:
+    from sqsemu.config import Config
+
+    assert Config(realism="duplicates=0.1", realism_seed=7).realism == "duplicates=0.1"
+    with pytest.raises(ValueError, match="unknown effect 'teleport'"):
+        Config(realism="teleport=1")
+    with pytest.raises(ValueError, match="realism_seed must be 0..9007199254740991"):
+        Config(realism_seed=-1)
+
+
+def test_config_file_realism_for_the_server_and_a_queue() -> None:
+    from sqsemu.declare import ConfigFileError, parse_document
+
+    loaded = parse_document(
+        {
+            "server": {"realism": "reorder=0.2", "realism_seed": 3},
+            "queues": [{"name": "orders", "realism": "duplicates=0.1,lost_answers=0.01", "tags": {"team": "shop"}}],
+        },
+        "test.toml",
+    )
+    assert loaded.server == {"realism": "reorder=0.2", "realism_seed": 3}
+    assert loaded.queues[0].tags == (("team", "shop"), (REALISM_TAG, "duplicates=0.1 lost_answers=0.01"))
+    with pytest.raises(ConfigFileError, match=r"\[\[queues\]\] #1 \('orders'\): realism: unknown effect 'dupes'"):
+        parse_document({"queues": [{"name": "orders", "realism": "dupes=1"}]}, "test.toml")
+    with pytest.raises(ConfigFileError, match=r"\[server\] realism: realism: duplicates is a probability"):
+        parse_document({"server": {"realism": "duplicates=3"}}, "test.toml")
+
+
+def test_declared_queue_realism_and_server_setting_apply_at_build() -> None:
+    from sqsemu.config import Config, QueueDeclaration
+    from sqsemu.server import build
+
+    config = Config(
+        clock="manual",
+        realism="duplicates=0.5",
+        realism_seed=9,
+        queues=(
+            QueueDeclaration("plain"),
+            QueueDeclaration("own", tags=((REALISM_TAG, "reorder=0.5"),)),
+            QueueDeclaration("exact", tags=((REALISM_TAG, "off"),)),
+        ),
+    )
+    _, broker, _ = build(config)
+    plain, own, exact = (broker.get_queue(NS, name) for name in ("plain", "own", "exact"))
+    assert plain.realism is not None and plain.realism.spec == RealismSpec(duplicates=0.5)
+    assert own.realism is not None and own.realism.spec == RealismSpec(reorder=0.5) and own.realism.own
+    assert exact.realism is None
+    assert broker.realism is not None and broker.realism.seed == 9
+
+
+def test_the_cli_refuses_a_bad_spec_like_any_bad_option_value() -> None:
+    from click.testing import CliRunner
+
+    from sqsemu import cli
+
+    result = CliRunner().invoke(cli.main, ["--realism", "duplicates=0.1,teleport=1"], env={"SQSEMU_REALISM": None})
+    assert result.exit_code == 2
+    assert "Invalid value for '--realism'" in result.output and "unknown effect 'teleport'" in result.output
