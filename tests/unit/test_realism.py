@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -380,3 +381,23 @@ def test_the_cli_refuses_a_bad_spec_like_any_bad_option_value() -> None:
     result = CliRunner().invoke(cli.main, ["--realism", "duplicates=0.1,teleport=1"], env={"SQSEMU_REALISM": None})
     assert result.exit_code == 2
     assert "Invalid value for '--realism'" in result.output and "unknown effect 'teleport'" in result.output
+
+
+def test_a_queues_own_spec_survives_a_restart_in_durable_mode(tmp_path: Path) -> None:
+    from sqsemu.clock import ManualClock
+    from sqsemu.engine.broker import Broker
+    from sqsemu.persistence.sqlite import SQLiteStore
+
+    store = SQLiteStore.open(str(tmp_path))
+    broker = Broker(ManualClock())
+    store.restore(broker)
+    store.attach(broker)
+    queue = broker.create_queue(NS, "orders", {}, {})
+    broker.tag_queue(queue, {REALISM_TAG: "duplicates=0.5"})
+    store.close()
+    store = SQLiteStore.open(str(tmp_path))
+    again = Broker(ManualClock())
+    store.restore(again)
+    restored = again.get_queue(NS, "orders")
+    assert restored.realism is not None and restored.realism.spec == RealismSpec(duplicates=0.5)
+    store.close()
