@@ -7,6 +7,7 @@ binomial bounds (4 standard deviations) but the counts themselves never change f
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import subprocess
@@ -188,7 +189,7 @@ def test_lost_answers_drop_the_connection_after_the_call_ran(
     status, _ = admin(manual_server, "PUT", f"/_sqsemu/realism/queues/{ACCOUNT}/{name}", {"spec": "lost_answers=0.25"})
     assert status == 200
     n = 200
-    dropped = sum(lost(lambda i=i: rsqs.send_message(QueueUrl=url, MessageBody=str(i))) for i in range(n))
+    dropped = sum(lost(functools.partial(rsqs.send_message, QueueUrl=url, MessageBody=str(i))) for i in range(n))
     assert within(dropped, n, 0.25), dropped
     status, peeked = admin(manual_server, "GET", f"/_sqsemu/queues/{ACCOUNT}/{name}/messages")
     assert sorted(int(m["body"]) for m in peeked["messages"]) == list(range(n))  # every send went through
