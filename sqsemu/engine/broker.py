@@ -379,7 +379,9 @@ class Broker:
             self.journal.queue_purged(queue)
 
     def get_queue_attributes(self, queue: Queue, names: Sequence[str]) -> dict[str, str]:
-        """GetQueueAttributes; ``names`` empty gives ``{}``. Raises ``InvalidAttributeName``."""
+        """GetQueueAttributes; ``names`` empty gives ``{}``. Raises ``InvalidAttributeName``. With realism's
+        ``attribute_delay`` the ApproximateNumberOf* counts come from a snapshot at most that old (docs/realism.md).
+        """
         names = list(names)
         queue_attributes.check_names(names)
         values = queue.get_attributes(names)
@@ -389,7 +391,9 @@ class Broker:
         return values
 
     def set_queue_attributes(self, queue: Queue, attributes: Mapping[str, str]) -> None:
-        """SetQueueAttributes. Raises ``InvalidAttributeName`` and ``InvalidAttributeValue``."""
+        """SetQueueAttributes. Raises ``InvalidAttributeName`` and ``InvalidAttributeValue``. With realism's
+        ``attribute_delay`` the change is validated now and applied that many seconds later (docs/realism.md; API
+        Reference, "SetQueueAttributes": changes can take up to 60 seconds to propagate)."""
         values = queue_attributes.normalize(attributes, fifo=queue.fifo, limits=self.limits)
         queue_attributes.check_combination({**queue.attributes, **values})
         self._check_redrive_policy(queue.arn, queue.fifo, values.get("RedrivePolicy"))
@@ -520,7 +524,8 @@ class Broker:
         The journal hears how many messages the call ended with (``messages_received``; 0 is an empty receive).
         ``wait_time_seconds`` None uses the queue's ReceiveMessageWaitTimeSeconds. Waiters are served in arrival
         order. If ``disconnected`` completes first, the waiter leaves and takes no message. Once the server is
-        stopping (``stop_waiting``) nothing waits: the call answers with what is there now. Raises
+        stopping (``stop_waiting``) nothing waits: the call answers with what is there now. With realism's
+        ``short_poll_sampling`` a short poll leaves each visible message out with that probability. Raises
         ``InvalidParameterValue`` for out-of-range numbers (docs/behaviour.md 2.9, 4.4).
         """
         max_number, visibility, wait = queue.receive_parameters(
