@@ -250,6 +250,25 @@ class Config:
             readme="See [Web console](#web-console).",
         ),
     )
+    realism: str = field(
+        default="",
+        metadata=option(
+            "Realism mode: make SQS's weak guarantees happen on purpose, as `EFFECT=VALUE,...` with the effects "
+            "`duplicates`, `reorder`, `short_poll_sampling`, `lost_answers` (probabilities 0 to 1), `reorder_window` "
+            "(messages, 2 to 1000) and `attribute_delay` (seconds, 0 to 60).",
+            readme="A queue's `sqsemu:realism` tag overrides it. See [Realism mode](#realism-mode).",
+            default_text="off",
+            metavar="SPEC",
+        ),
+    )
+    realism_seed: int = field(
+        default=0,
+        metadata=option(
+            "Seed of the realism mode's random decisions: the same seed and the same calls give the same run.",
+            bounds=(0, 2**53 - 1),
+            metavar="N",
+        ),
+    )
     config: str = field(
         default="",
         metadata=option(
@@ -277,6 +296,10 @@ class Config:
             )
         if not ACCOUNT_RE.match(self.account_id):
             raise ValueError(f"account_id must be 12 digits, got {self.account_id!r}")
+        if self.realism:
+            from sqsemu.engine.realism import parse_spec
+
+            parse_spec(self.realism)  # RealismSpecError is a ValueError naming the effect at fault
         if self.base_url and not re.match(r"^https?://[^/]+$", self.base_url):
             raise ValueError(f"base_url must look like http://host:port (no path), got {self.base_url!r}")
         # Lists are accepted for convenience and stored as tuples (the dataclass is frozen and hashable).

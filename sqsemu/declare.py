@@ -14,6 +14,7 @@ The file is TOML (read with the standard library's ``tomllib``) with four option
     tags = { team = "shop" }      # merged onto the queue's tags
     dead_letter_queue = "orders-dlq"   # a queue of the same account and region -> RedrivePolicy
     max_receive_count = 5              # 1..1000, required with dead_letter_queue (and only with it)
+    realism = "duplicates=0.1"         # this queue's realism spec (docs/realism.md): its sqsemu:realism tag
 
     [[faults]]                    # the rule objects POST /_sqsemu/faults takes (sqsemu.admin.faults)
     action = "SendMessage"
@@ -72,7 +73,7 @@ __all__ = [
 ]
 
 TOP_KEYS = ("server", "queues", "faults", "credentials")
-QUEUE_KEYS = ("name", "account", "region", "attributes", "tags", "dead_letter_queue", "max_receive_count")
+QUEUE_KEYS = ("name", "account", "region", "attributes", "tags", "dead_letter_queue", "max_receive_count", "realism")
 CREDENTIAL_KEYS = ("access_key_id", "secret_access_key", "account")
 _PROBE_CREDENTIAL = Credential("probe", "probe")  # lets [server] auth = "sigv4" be checked on its own
 PATH_KEYS = tuple(item.name for item in config_options() if item.spec.path)
@@ -264,6 +265,9 @@ def _parse_queue(entry: Any, n: int, prefix: str) -> QueueDeclaration:
         elif fifo.lower() != "true":
             raise ConfigFileError(f"{where}: attributes.FifoQueue must be true for a name ending in .fifo")
     tags = _string_table(entry.get("tags", {}), "tags", where, attributes=False)
+    realism = entry.get("realism")
+    if realism is not None:
+        tags = _realism_tag(realism, tags, where)
 
     dlq = entry.get("dead_letter_queue")
     count = entry.get("max_receive_count")
@@ -275,6 +279,22 @@ def _parse_queue(entry: Any, n: int, prefix: str) -> QueueDeclaration:
         missing = "max_receive_count" if count is None else "dead_letter_queue"
         raise ConfigFileError(f"{where}: dead_letter_queue and max_receive_count go together: {missing} is missing")
     return QueueDeclaration(name, account, region, attributes, tags, dlq, count)
+
+
+def _realism_tag(realism: Any, tags: tuple[tuple[str, str], ...], where: str) -> tuple[tuple[str, str], ...]:
+    """A ``[[queues]]`` entry's ``realism`` spec, checked, as its ``sqsemu:realism`` tag (canonical, effects
+    separated by blanks) appended to ``tags``."""
+    from sqsemu.engine.realism import REALISM_TAG, RealismSpecError, parse_spec
+
+    if not isinstance(realism, str):
+        raise ConfigFileError(f'{where}: realism must be a string like "duplicates=0.1,reorder=0.2", got {realism!r}')
+    try:
+        spec = parse_spec(realism)
+    except RealismSpecError as exc:
+        raise ConfigFileError(f"{where}: {exc}") from None
+    if any(key == REALISM_TAG for key, _ in tags):
+        raise ConfigFileError(f"{where}: give the realism spec once: realism or tags.{REALISM_TAG}, not both")
+    return (*tags, (REALISM_TAG, spec.text(" ")))  # a tag value cannot hold the commas
 
 
 def _parse_credentials(entries: Any, prefix: str) -> tuple[Credential, ...]:

@@ -70,6 +70,8 @@ def build(config: Config) -> tuple[ASGIApp, Broker, Clock]:
 
     clock = make_clock(config)
     broker = Broker(clock, strict=config.fidelity == "strict")
+    if config.realism or config.realism_seed:
+        broker.set_realism(config.realism, config.realism_seed)
     store = None
     restored = 0
     if config.data_dir:

@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Route
 from sqsemu.admin import clock as clock_routes
 from sqsemu.admin import faults as fault_routes
 from sqsemu.admin import peek as peek_routes
+from sqsemu.admin import realism as realism_routes
 from sqsemu.admin.common import AdminError, json_error
 from sqsemu.admin.limits import ADMIN_MAX_BODY_BYTES, BodyLimit, client_gone
 from sqsemu.clock import Clock
@@ -53,6 +54,7 @@ def admin_app(config: Config, broker: Broker, clock: Clock, extra: Sequence[Base
     routes += clock_routes.routes(clock)
     routes += fault_routes.routes(fault_routes.injector_for(broker))
     routes += peek_routes.routes(config, broker, clock)
+    routes += realism_routes.routes(config, broker)
     if config.console:
         from sqsemu.console.routes import routes as console_routes
 

@@ -20,7 +20,10 @@
        "message_group_id": str | null, "message_deduplication_id": str | null,
        "sequence_number": str | null, "dead_letter_source_arn": str | null,
        "attributes": {str: str},            # system attributes, as ReceiveMessage with All returns them
-       "message_attributes": {name: {"DataType": str, "StringValue": str} | {"DataType": str, "BinaryValue": b64}}}
+       "message_attributes": {name: {"DataType": str, "StringValue": str} | {"DataType": str, "BinaryValue": b64}},
+       "injected": [str, ...]}              # realism mode (docs/realism.md): "duplicate_pending" (deleting this
+                                            # delivery leaves a copy), "duplicate" (this is that copy), "reordered"
+                                            # (its latest delivery was out of send order); [] otherwise
 
   A peek changes nothing: no receive count, visibility, receipt handle, digest cache, retention or deduplication
   state is touched. Bad account id or region → 400; no such queue → 404.
@@ -75,8 +78,9 @@ def queue_view(queue: Queue, base: str) -> dict[str, Any]:
     }
 
 
-def message_view(message: Message, now_ms: int) -> dict[str, Any]:
-    """One stored message as the admin API shows it (see the module docstring), read without changing it.
+def message_view(message: Message, now_ms: int, injected: list[str] | None = None) -> dict[str, Any]:
+    """One stored message as the admin API shows it (see the module docstring), read without changing it;
+    ``injected`` are its realism labels (``QueueRealism.labels``).
 
     ``seconds_left`` is ``(visible_at - now) / 1000`` seconds, never below 0 (a deadline that has just passed but
     whose timer has not run yet shows 0.0).
@@ -97,6 +101,7 @@ def message_view(message: Message, now_ms: int) -> dict[str, Any]:
         "dead_letter_source_arn": message.dead_letter_source_arn,
         "attributes": system_attributes(message, None),
         "message_attributes": {name: render_attribute(value) for name, value in message.message_attributes.items()},
+        "injected": injected or [],
     }
 
 
@@ -119,7 +124,11 @@ def peek_queue(
         raise AdminError(f"queue {name!r} does not exist in account {ns.account_id} region {ns.region}", 404) from None
     now = clock.now_ms()
     stop = None if limit is None else offset + limit
-    messages = [message_view(message, now) for message in islice(queue.messages.values(), offset, stop)]
+    realism = queue.realism
+    messages = [
+        message_view(message, now, realism.labels(message) if realism is not None else None)
+        for message in islice(queue.messages.values(), offset, stop)
+    ]
     return {"queue": queue_view(queue, base), "messages": messages}
 
 

@@ -91,6 +91,12 @@ PAGE_HEADERS = {
     "Cache-Control": "no-store",
 }
 STATE_LABELS = {"visible": "Visible", "in_flight": "In flight", "delayed": "Delayed"}
+INJECTED_LABELS = {
+    "duplicate_pending": "Realism mode: deleting this delivery leaves a copy that is delivered again",
+    "duplicate": "Realism mode: this is the copy a deleted delivery left behind (a duplicate delivery)",
+    "reordered": "Realism mode: its latest delivery was taken out of send order",
+}
+"""The realism labels a message can carry (``peek.message_view``'s ``injected``), as the console explains them."""
 
 class NotFound(Exception):
     """A console page about something that does not exist (a queue, a message): answered 404 with a page."""
@@ -274,6 +280,7 @@ class Console:
             "paging": paging,
             "fifo": queue.fifo,
             "state_labels": STATE_LABELS,
+            "injected_labels": INJECTED_LABELS,
             "sources": [link_to(source) for source in sources],
             "is_dlq": bool(sources) or bool(tasks),
             "tasks": task_rows(tasks, self.broker),
@@ -354,7 +361,9 @@ class Console:
                 raise NotFound(f"Queue {name} holds no message {request.path_params['message_id']!r} now.")
         except NotFound as exc:
             return self.missing(request, exc.message, False)
-        row = message_row(message_view(message, self.clock.now_ms()), None)
+        realism = queue.realism
+        labels = realism.labels(message) if realism is not None else None
+        row = message_row(message_view(message, self.clock.now_ms(), labels), None)
         context = {
             "nav": "queues",
             "queue": queue,
@@ -362,6 +371,7 @@ class Console:
             "href": queue_href(ns.account_id, ns.region, name),
             "m": row,
             "state_labels": STATE_LABELS,
+            "injected_labels": INJECTED_LABELS,
             "system_attributes": sorted(row["attributes"].items()),
             "live": False,
         }

@@ -31,6 +31,7 @@ from sqsemu.engine.fifo import FifoQueue
 from sqsemu.engine.limits import DEFAULT_LIMITS, Limits
 from sqsemu.engine.message import Message, ReceiptEntry, SendEntry
 from sqsemu.engine.queue import Namespace, Queue, Received
+from sqsemu.engine.realism import REALISM_TAG, Realism, check_tags
 from sqsemu.engine.redrive import MoveTasks
 from sqsemu.engine.timerwheel import TimerCallback, TimerWheel
 from sqsemu.engine.waiters import Waiter
@@ -75,6 +76,7 @@ class Broker:
         self.journal: Journal | None = None  # the one subscriber, a JournalFanout of several, or None
         self._subscribers: list[Journal] = []
         self.stopping = False
+        self.realism: Realism | None = None  # realism mode (engine/realism.py): None until something switches it on
 
     def subscribe(self, journal: Journal) -> None:
         """Tell ``journal`` every change from now on, after the subscribers already there (ARCHITECTURE
@@ -134,7 +136,37 @@ class Broker:
         queue.last_modified_s = last_modified_s
         queue.last_purge_ms = last_purge_ms
         self.namespaces.setdefault(ns, {})[name] = queue
+        self._install_realism(queue)
         return queue
+
+    # ----------------------------------------------------------------- realism mode
+
+    def realism_controller(self) -> Realism:
+        """The server's :class:`~sqsemu.engine.realism.Realism`, created (all off) on first use."""
+        if self.realism is None:
+            self.realism = Realism(self.clock.now_ms, lambda ns, name: self.namespaces.get(ns, {}).get(name))
+        return self.realism
+
+    def set_realism(self, spec_text: str, seed: int) -> None:
+        """Make ``spec_text`` (``sqsemu.engine.realism.parse_spec``) the realism of every queue without its own
+        ``sqsemu:realism`` tag, with ``seed``; every queue starts a fresh random sequence. Raises
+        ``RealismSpecError`` (a ``ValueError``) for a bad spec."""
+        from sqsemu.engine.realism import parse_spec
+
+        spec = parse_spec(spec_text)
+        self.realism_controller().set_default(spec, seed, self.all_queues())
+
+    def _install_realism(self, queue: Queue) -> None:
+        """Give ``queue`` its realism after it was created, restored or had its realism tag changed."""
+        if self.realism is not None or REALISM_TAG in queue.tags:
+            self.realism_controller().install(queue)
+
+    @staticmethod
+    def _check_realism_tag(new_tags: Mapping[str, str]) -> None:
+        """A ``sqsemu:realism`` tag must hold a valid spec: else ``InvalidParameterValue`` naming the problem."""
+        problem = check_tags(new_tags)
+        if problem is not None:
+            raise InvalidParameterValue(f"Tag {REALISM_TAG} is invalid: {problem}")
 
     # ----------------------------------------------------------------- scheduler (TimerDriver)
 
@@ -233,6 +265,7 @@ class Broker:
                 )
         if tags_:
             tags.validate_tags(tags_, {}, limits=self.limits)
+            self._check_realism_tag(tags_)
         arn = f"arn:aws:sqs:{ns.region}:{ns.account_id}:{name}"
         self._check_redrive_policy(arn, fifo, supplied.get("RedrivePolicy"))
         initial = queue_attributes.defaults(self.limits, fifo=fifo)
@@ -243,6 +276,7 @@ class Broker:
         cls = FifoQueue if fifo else Queue
         queue = cls(name, ns, initial, tags_, now, self.limits, self)
         queues[name] = queue
+        self._install_realism(queue)
         if self.journal is not None:
             self.journal.queue_saved(queue)
         return queue
@@ -297,6 +331,8 @@ class Broker:
             del queues[queue.name]
         queue.drop()
         self.move_tasks.forget(queue)
+        if self.realism is not None:
+            self.realism.forget(queue)
         if self.journal is not None:
             self.journal.queue_deleted(queue)
         if self.strict:
@@ -319,6 +355,8 @@ class Broker:
             self.namespaces.get(queue.namespace, {}).pop(queue.name, None)
             queue.drop()
             self.move_tasks.forget(queue)
+            if self.realism is not None:
+                self.realism.forget(queue)
             if self.journal is not None:
                 self.journal.queue_deleted(queue)
         for ns in [ns for ns, queues in self.namespaces.items() if not queues]:
@@ -341,20 +379,41 @@ class Broker:
             self.journal.queue_purged(queue)
 
     def get_queue_attributes(self, queue: Queue, names: Sequence[str]) -> dict[str, str]:
-        """GetQueueAttributes; ``names`` empty gives ``{}``. Raises ``InvalidAttributeName``."""
+        """GetQueueAttributes; ``names`` empty gives ``{}``. Raises ``InvalidAttributeName``. With realism's
+        ``attribute_delay`` the ApproximateNumberOf* counts come from a snapshot at most that old (docs/realism.md).
+        """
         names = list(names)
         queue_attributes.check_names(names)
-        return queue.get_attributes(names)
+        values = queue.get_attributes(names)
+        realism = queue.realism
+        if realism is not None and realism.attribute_delay_ms:
+            realism.lag_counts(queue, values, self.clock.now_ms())
+        return values
 
     def set_queue_attributes(self, queue: Queue, attributes: Mapping[str, str]) -> None:
-        """SetQueueAttributes. Raises ``InvalidAttributeName`` and ``InvalidAttributeValue``."""
+        """SetQueueAttributes. Raises ``InvalidAttributeName`` and ``InvalidAttributeValue``. With realism's
+        ``attribute_delay`` the change is validated now and applied that many seconds later (docs/realism.md; API
+        Reference, "SetQueueAttributes": changes can take up to 60 seconds to propagate)."""
         values = queue_attributes.normalize(attributes, fifo=queue.fifo, limits=self.limits)
         queue_attributes.check_combination({**queue.attributes, **values})
         self._check_redrive_policy(queue.arn, queue.fifo, values.get("RedrivePolicy"))
         now = self.clock.now_ms()
+        realism = queue.realism
+        if realism is not None and realism.attribute_delay_ms:
+            realism.injected.delayed_changes += 1
+            self.schedule(now + realism.attribute_delay_ms, self._set_late, (queue, values))
+            return
         queue.set_attributes(values, now)
         self._saved(queue)
         self._flush(now)
+
+    def _set_late(self, arg: tuple[Queue, Mapping[str, str]], due_ms: int) -> None:
+        """Timer (realism ``attribute_delay``): apply a SetQueueAttributes validated ``attribute_delay`` ago,
+        unless the queue was deleted since."""
+        queue, values = arg
+        if not queue.deleted:
+            queue.set_attributes(values, due_ms)
+            self._saved(queue)
 
     def _saved(self, queue: Queue) -> None:
         if self.journal is not None:
@@ -375,7 +434,10 @@ class Broker:
         if not new_tags:
             raise MissingParameter.named("Tags")
         tags.validate_tags(new_tags, queue.tags, limits=self.limits)
+        self._check_realism_tag(new_tags)
         queue.tags.update(new_tags)
+        if REALISM_TAG in new_tags:
+            self._install_realism(queue)
         self._saved(queue)
 
     def untag_queue(self, queue: Queue, keys: Sequence[str]) -> None:
@@ -385,6 +447,8 @@ class Broker:
         tags.validate_tag_keys(keys, limits=self.limits)
         for key in keys:
             queue.tags.pop(key, None)
+        if self.realism is not None and REALISM_TAG in keys:
+            self.realism.install(queue)
         self._saved(queue)
 
     def list_queue_tags(self, queue: Queue) -> dict[str, str]:
@@ -460,7 +524,8 @@ class Broker:
         The journal hears how many messages the call ended with (``messages_received``; 0 is an empty receive).
         ``wait_time_seconds`` None uses the queue's ReceiveMessageWaitTimeSeconds. Waiters are served in arrival
         order. If ``disconnected`` completes first, the waiter leaves and takes no message. Once the server is
-        stopping (``stop_waiting``) nothing waits: the call answers with what is there now. Raises
+        stopping (``stop_waiting``) nothing waits: the call answers with what is there now. With realism's
+        ``short_poll_sampling`` a short poll leaves each visible message out with that probability. Raises
         ``InvalidParameterValue`` for out-of-range numbers (docs/behaviour.md 2.9, 4.4).
         """
         max_number, visibility, wait = queue.receive_parameters(
@@ -474,7 +539,11 @@ class Broker:
             return replay
         if wait == 0:
             queue.check_in_flight_quota()
-        got = queue.receive(now, max_number, visibility, now)
+        realism = queue.realism
+        if wait == 0 and realism is not None and realism.samples:
+            got = realism.receive(queue, now, max_number, visibility, now, short_poll=True)
+        else:
+            got = queue.receive(now, max_number, visibility, now)
         self._flush(now)
         if got or wait == 0 or queue.deleted or self.stopping:
             queue.record_attempt(receive_request_attempt_id, got, now)

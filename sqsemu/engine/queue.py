@@ -26,7 +26,7 @@ import secrets
 import uuid
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqsemu.engine import attributes as queue_attributes
 from sqsemu.engine.errors import (
@@ -52,6 +52,9 @@ from sqsemu.engine.validation import (
     check_token,
 )
 from sqsemu.engine.waiters import WaiterLine
+
+if TYPE_CHECKING:
+    from sqsemu.engine.realism import QueueRealism
 
 DELAYED, VISIBLE, IN_FLIGHT, DELETED = (
     MessageState.DELAYED,
@@ -149,6 +152,7 @@ class Queue:
         self.last_purge_ms: int | None = None
         self.in_flight_limit = limits.in_flight_max_fifo if self.fifo else limits.in_flight_max_standard
         self.redrive: tuple[str, int] | None = None  # (deadLetterTargetArn, maxReceiveCount)
+        self.realism: QueueRealism | None = None  # realism mode (engine/realism.py); None: off
         self.attributes: dict[str, str] = {}
         self._apply(attributes, now_ms)
 
@@ -536,6 +540,8 @@ class Queue:
         """Take up to ``max_number`` visible messages, oldest (in send order) first, and put them in flight for
         ``visibility_timeout`` seconds; each gets a new receipt handle. ``request_ms`` is when the ReceiveMessage
         request arrived (the 12-hour maximum counts from it). Never more than the in-flight quota allows."""
+        if self.realism is not None:
+            return self.realism.receive(self, now_ms, max_number, visibility_timeout, request_ms)
         max_number = min(max_number, self.in_flight_limit - self.counts[IN_FLIGHT])
         out: list[Received] = []
         again: list[Message] = []
@@ -599,9 +605,12 @@ class Queue:
     def delete(self, receipt_handle: str | None) -> None:
         """DeleteMessage. Any receipt handle the message was given deletes it, an older one too (the message was
         received again since), as AWS was recorded to do; a handle of a message already gone succeeds again
-        (API Reference, DeleteMessage). Raises ``MissingParameter`` and ``ReceiptHandleIsInvalid``."""
+        (API Reference, DeleteMessage). Raises ``MissingParameter`` and ``ReceiptHandleIsInvalid``. In realism mode
+        a delivery marked for a duplicate leaves a copy behind (``QueueRealism.keep_on_delete``)."""
         message, _ = self._message_for(receipt_handle)
-        if message is not None:
+        if message is not None and (
+            self.realism is None or not self.realism.keep_on_delete(self, message, receipt_handle)
+        ):
             self._remove(message, "deleted")
 
     def _visibility_target(self, receipt_handle: str | None) -> Message:

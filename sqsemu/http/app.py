@@ -60,6 +60,7 @@ from sqsemu.clock import Clock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterValue, SQSError, UnknownOperation
+from sqsemu.engine.realism import Realism
 from sqsemu.observability import METRICS_PATH
 from sqsemu.observability.accesslog import AccessLog
 from sqsemu.observability.banner import Banner
@@ -551,6 +552,16 @@ class SQSApp:
         if outcome.drop:
             raise _DropConnection
 
+    async def _lose_answer(self, realism: Realism, action: str, caller: Namespace, queue: str | None) -> None:
+        """Realism ``lost_answers`` (docs/realism.md): the call on ``queue`` ran; when its answer is to be lost,
+        commit the change (durable mode) and drop the connection unanswered (``_DropConnection``)."""
+        if not realism.lose_answer(caller, queue):
+            return
+        logger.debug("realism: the answer of %s is lost", action)
+        if self.store is not None:
+            await self.store.durable()
+        raise _DropConnection
+
     @staticmethod
     def _render_error(error: SQSError, is_json: bool, query_json: bool, request_id: str) -> tuple[int, bytes, bytes]:
         """``(status, x-amzn-query-error, body)``: JSON 1.0, Query as JSON (``query_json``) or Query XML."""
@@ -619,6 +630,9 @@ class SQSApp:
             result = operation.handler(ctx, request)
         if note is not None:
             _count_messages(note, action, result)
+        realism = self.broker.realism
+        if realism is not None and realism.lossy:
+            await self._lose_answer(realism, action, caller, _fault_queue_name(request, queue_path))
         if detected.protocol is Protocol.JSON:
             return jsonproto.encode(result)
         if query_json:

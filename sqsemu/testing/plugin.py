@@ -15,6 +15,10 @@ Fixtures:
 - ``sqs_clock`` (function): the server clock, ``.advance(seconds)`` (fires every timer due: visibility timeouts,
   delays, retention, long-poll timeouts) and ``.now_ms()`` (epoch ms). Time is shared by every test of the run.
 
+Marker: ``@pytest.mark.sqs_realism("duplicates=0.1", seed=7)`` runs the test with the server's realism mode set to
+that spec and seed (docs/realism.md), and puts the previous setting back afterwards. Queue names and the seed decide
+every realism decision (not the test's account), so a marked test sees the same duplicates and orders on every run.
+
 Options: ``--sqsemu-clock=manual|system`` on the command line, or ``sqsemu_clock = system`` in the ini file,
 choose the clock of ``sqs_server``.
 
@@ -46,6 +50,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("sqsemu_clock", help="clock of the sqs_server fixture: manual (default) or system", default="")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``sqs_realism`` marker."""
+    config.addinivalue_line(
+        "markers",
+        "sqs_realism(spec, seed=0): run the test with sqsemu's realism mode on (e.g. \"duplicates=0.1\"); "
+        "see sqsemu's docs/realism.md",
+    )
+
+
 def server_clock(config: pytest.Config) -> str:
     """The clock the ``sqs_server`` fixture uses: the command line, else the ini file, else ``manual``."""
     chosen = config.getoption("sqsemu_clock") or str(config.getini("sqsemu_clock") or "").strip() or DEFAULT_CLOCK
@@ -60,6 +73,24 @@ def sqs_server(pytestconfig: pytest.Config) -> Iterator[SQSServer]:
     otherwise). Long polls on the manual clock end only when the clock is advanced or a message arrives."""
     with SQSServer(clock=server_clock(pytestconfig)) as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def _sqs_realism(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Apply a test's ``sqs_realism`` marker to ``sqs_server`` (started only for marked tests) and undo it."""
+    marker = request.node.get_closest_marker("sqs_realism")
+    if marker is None:
+        yield
+        return
+    if len(marker.args) != 1 or not isinstance(marker.args[0], str) or set(marker.kwargs) - {"seed"}:
+        raise pytest.UsageError('use the marker as @pytest.mark.sqs_realism("duplicates=0.1", seed=7)')
+    server: SQSServer = request.getfixturevalue("sqs_server")
+    before = server.realism()
+    server.set_realism(marker.args[0], int(marker.kwargs.get("seed", 0)))
+    try:
+        yield
+    finally:
+        server.set_realism(before["spec"], before["seed"])
 
 
 @pytest.fixture

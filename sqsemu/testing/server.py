@@ -285,7 +285,8 @@ class SQSServer:
         visible, None when visible), "receive_count", "sent_timestamp" (epoch ms), "first_receive_timestamp"
         (epoch ms or None), "message_group_id", "message_deduplication_id", "sequence_number",
         "dead_letter_source_arn", "attributes" (system attributes as strings), "message_attributes" ({name:
-        {"DataType", "StringValue"|"BinaryValue" (base64)}})}``. ``region`` defaults to the server's region.
+        {"DataType", "StringValue"|"BinaryValue" (base64)}}), "injected" (realism labels: "duplicate_pending",
+        "duplicate", "reordered")}``. ``region`` defaults to the server's region.
         Raises ``AdminAPIError`` (404) for an unknown queue.
         """
         return list(self.peek_queue(queue, account, region)["messages"])
@@ -334,6 +335,21 @@ class SQSServer:
     def clear_faults(self) -> None:
         """Remove every fault-injection rule (``DELETE /_sqsemu/faults``)."""
         self._admin("DELETE", "/_sqsemu/faults")
+
+    def realism(self) -> dict[str, Any]:
+        """The server's realism mode (``GET /_sqsemu/realism``): ``{"spec": "duplicates=0.1" | "off", "effects":
+        {effect: value}, "seed": int}`` (docs/realism.md)."""
+        return dict(self._admin("GET", "/_sqsemu/realism"))
+
+    def set_realism(self, spec: str, seed: int | None = None) -> dict[str, Any]:
+        """Set the server's realism spec (``"duplicates=0.1,reorder=0.2"``, ``"off"``) and, when given, its seed
+        (``PUT /_sqsemu/realism``); every queue without its own ``sqsemu:realism`` tag follows it, starting a fresh
+        random sequence. Returns the new state as :meth:`realism` does. Raises ``AdminAPIError`` (400) for a bad
+        spec, naming the effect at fault."""
+        payload: dict[str, Any] = {"spec": spec}
+        if seed is not None:
+            payload["seed"] = seed
+        return dict(self._admin("PUT", "/_sqsemu/realism", payload))
 
 
 def _rule_id(answer: Any) -> str:

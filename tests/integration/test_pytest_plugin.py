@@ -152,3 +152,46 @@ def test_fixtures_are_listed(pytester: pytest.Pytester) -> None:
     text = result.stdout.str()
     for name in ("sqs_server [session scope]", "sqs_account", "sqs", "sqs_clock"):
         assert re.search(rf"^{re.escape(name)} -- .*sqsemu/testing/plugin.py", text, re.M), name
+
+
+def test_realism_marker_turns_realism_on_for_one_test_and_repeats_run_to_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_realism="""
+        import json
+        from pathlib import Path
+
+        import pytest
+
+
+        def deliveries(sqs):
+            url = sqs.create_queue(QueueName="ledger")["QueueUrl"]
+            for n in range(40):
+                sqs.send_message(QueueUrl=url, MessageBody=str(n))
+            seen = []
+            while True:
+                got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["All"])
+                if "Messages" not in got:
+                    return seen
+                for message in got["Messages"]:
+                    seen.append([message["Body"], message["Attributes"]["ApproximateReceiveCount"]])
+                    sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+
+
+        @pytest.mark.sqs_realism("duplicates=0.2,reorder=0.2", seed=7)
+        def test_marked(sqs, sqs_server):
+            assert sqs_server.realism()["spec"] == "duplicates=0.2,reorder=0.2"
+            seen = deliveries(sqs)
+            assert len(seen) > 40  # some came twice
+            Path("deliveries.json").write_text(json.dumps(seen))
+
+
+        def test_unmarked(sqs, sqs_server):
+            assert sqs_server.realism()["spec"] == "off"
+            assert deliveries(sqs) == [[str(n), "1"] for n in range(40)]
+        """
+    )
+    runs = []
+    for _ in range(2):
+        run(pytester, "-q", "-p", "no:randomly").assert_outcomes(passed=2)
+        runs.append(json.loads((pytester.path / "deliveries.json").read_text()))
+    assert runs[0] == runs[1]

@@ -590,3 +590,20 @@ def test_view_helpers() -> None:
     ]
     assert fmt_time(0) == "1970-01-01 00:00:00 UTC" and fmt_time(None) == ""
     assert pages(0, 1)["first"] == 0 and pages(120, 9)["page"] == 3 and pages(120, 0)["page"] == 1
+
+
+def test_realism_injections_are_marked_on_the_queue_and_message_pages(console: Console) -> None:
+    console.broker.set_realism("duplicates=1", 0)
+    queue = console.queue("ledger")
+    console.send(queue, "charge")
+    ((message, handle),) = asyncio.run(console.broker.receive_message(queue))
+    (article,) = articles(console.get(page_of(queue)).text)
+    assert 'data-injected="duplicate_pending"' in article
+    console.broker.delete_message(queue, handle)
+    (article,) = articles(console.get(page_of(queue)).text)
+    assert 'data-injected="duplicate"' in article and 'data-state="visible"' in article
+    whole = console.get(f"{page_of(queue)}/messages/{message.message_id}").text
+    assert 'data-injected="duplicate"' in whole and "a duplicate delivery" in whole
+    console.broker.set_realism("off", 0)  # off: nothing is marked any more
+    asyncio.run(console.broker.receive_message(queue))
+    assert "data-injected" not in console.get(page_of(queue)).text

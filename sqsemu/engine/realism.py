@@ -1,0 +1,477 @@
+"""Realism mode: make SQS's documented weak guarantees happen on purpose, reproducibly (docs/realism.md).
+
+Off by default. When it is off, the engine pays one ``None`` check per hook (``Queue.realism``,
+``Broker.realism``). When on, every queue it applies to gets a :class:`QueueRealism`: its effective
+:class:`RealismSpec` and its own ``random.Random``, seeded from ``(seed, region, queue name)`` so neither the order
+queues are created in nor the traffic of other queues changes a queue's decisions. The same seed and the same
+sequence of calls (with the manual clock) give the same deliveries, bit for bit.
+
+The effects (each a probability in [0, 1] unless said otherwise), and the AWS documentation they model:
+
+- ``duplicates``: a receive marks its delivery with probability p; when that message is deleted, a copy stays and is
+  visible at once, so it is delivered once more (new receipt handle, ApproximateReceiveCount counting every
+  delivery); deleting that delivery removes it. Developer Guide, "Amazon SQS standard queues" (at-least-once
+  delivery: a copy on a server that was unavailable is not deleted, and you get it again).
+- ``reorder`` with ``reorder_window`` = N (2..1000, default 10): each pick of a receive is, with probability p, taken
+  from the next N visible messages other than the oldest. Developer Guide, "Amazon SQS standard queues"
+  (best-effort ordering).
+- ``short_poll_sampling``: a short poll (WaitTimeSeconds=0) leaves each visible message out with probability p, so
+  it can answer empty while messages wait; long polls see every message. Developer Guide, "Amazon SQS short and long
+  polling".
+- ``lost_answers``: a call on the queue runs, then its connection is dropped without an answer (the HTTP layer
+  asks :meth:`Realism.lose_answer`). API Reference, "SendMessage" / "DeleteMessage" retry guidance; Developer Guide,
+  "Amazon SQS standard queues" (design applications to be idempotent).
+- ``attribute_delay`` = seconds (0..60, millisecond resolution): SetQueueAttributes takes effect that long after
+  the call, and GetQueueAttributes' approximate counts come from a snapshot refreshed at most that often. API
+  Reference, "SetQueueAttributes" (changes can take up to 60 seconds to propagate) and "GetQueueAttributes"
+  (the ApproximateNumberOf* values are approximate).
+
+FIFO queues keep every guarantee AWS makes for them: only ``lost_answers`` and ``attribute_delay`` apply to them
+(a retried send is deduplicated, a retried delete is harmless); ``duplicates``, ``reorder`` and
+``short_poll_sampling`` are left out of a FIFO queue's effective spec.
+
+This module is pure: no clock calls (``now_ms`` is injected), no I/O. It reaches into ``Queue``'s internals
+(``_next_visible``, ``_deliver``, ``_dead_letter``, ``_place``, ``_make_visible``) on purpose: those are the
+steps of a receive, and re-implementing them here would let the two copies drift.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import random
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
+
+from sqsemu.engine.message import Message, MessageState
+
+if TYPE_CHECKING:
+    from sqsemu.engine.queue import Namespace, Queue, Received
+
+__all__ = [
+    "EFFECTS",
+    "OFF",
+    "REALISM_TAG",
+    "QueueRealism",
+    "Realism",
+    "RealismSpec",
+    "RealismSpecError",
+    "parse_spec",
+]
+
+REALISM_TAG = "sqsemu:realism"
+"""The queue tag whose value is a queue's own realism spec (replacing the server's for that queue)."""
+OFF = "off"
+"""The spec text that switches every effect off (for a queue: off even when the server's spec is on)."""
+MAX_ATTRIBUTE_DELAY_S = 60
+MAX_REORDER_WINDOW = 1000
+DEFAULT_REORDER_WINDOW = 10
+PROBABILITIES = ("duplicates", "reorder", "short_poll_sampling", "lost_answers")
+EFFECTS = (*PROBABILITIES, "reorder_window", "attribute_delay")
+"""Every name a spec may hold, in canonical order."""
+FIFO_EFFECTS = ("lost_answers", "attribute_delay")
+"""The effects that apply to FIFO queues (the others would break FIFO guarantees)."""
+_EXAMPLE = "duplicates=0.1,reorder=0.2"
+_SEPARATORS = re.compile(r"\s*,\s*|\s+")
+
+VISIBLE, IN_FLIGHT = MessageState.VISIBLE, MessageState.IN_FLIGHT
+
+
+class RealismSpecError(ValueError):
+    """A realism spec that cannot be read: unknown effect, bad or out-of-range value; the message says which."""
+
+
+@dataclass(frozen=True)
+class RealismSpec:
+    """The realism settings of a server or a queue.
+
+    Probabilities are floats in [0, 1]; ``reorder_window`` is a number of messages (2..1000); ``attribute_delay``
+    is seconds (0..60). The all-zero spec (``RealismSpec()``) is off.
+    """
+
+    duplicates: float = 0.0
+    reorder: float = 0.0
+    short_poll_sampling: float = 0.0
+    lost_answers: float = 0.0
+    reorder_window: int = DEFAULT_REORDER_WINDOW
+    attribute_delay: float = 0.0
+
+    @property
+    def active(self) -> bool:
+        """Whether any effect is on."""
+        return any(getattr(self, name) for name in PROBABILITIES) or self.attribute_delay > 0
+
+    def for_fifo(self) -> RealismSpec:
+        """The effects of this spec that apply to a FIFO queue (``FIFO_EFFECTS``)."""
+        return RealismSpec(lost_answers=self.lost_answers, attribute_delay=self.attribute_delay)
+
+    def text(self, sep: str = ",") -> str:
+        """The canonical spec text: the effects that are on, in ``EFFECTS`` order (``reorder_window`` only with
+        ``reorder`` on and not the default), joined by ``sep`` (``" "`` for a tag value, which cannot hold a comma);
+        ``off`` when none is."""
+        parts = []
+        for name in EFFECTS:
+            value = getattr(self, name)
+            if name == "reorder_window":
+                if self.reorder and value != DEFAULT_REORDER_WINDOW:
+                    parts.append(f"{name}={value}")
+            elif value:
+                parts.append(f"{name}={_number(value)}")
+        return sep.join(parts) or OFF
+
+    def as_dict(self) -> dict[str, float | int]:
+        """``{effect: value}`` for every effect (JSON for the admin routes)."""
+        return {item.name: getattr(self, item.name) for item in fields(self)}
+
+
+def _number(value: float) -> str:
+    """``0.1`` → ``"0.1"``, ``2.0`` → ``"2"``."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def parse_spec(text: str) -> RealismSpec:
+    """``"duplicates=0.1,reorder=0.2"`` → :class:`RealismSpec`. The ``EFFECT=VALUE`` parts are separated by commas
+    or blanks (a queue tag's value cannot hold a comma: ``"duplicates=0.1 reorder=0.2"``); an empty text or ``off``
+    is the all-off spec; an effect named twice takes its last value.
+
+    Raises :class:`RealismSpecError` for an unknown effect, a part without ``=``, a value that is not a finite
+    number, a probability outside [0, 1], a ``reorder_window`` that is not an integer from 2 to 1000, or an
+    ``attribute_delay`` outside 0..60 seconds.
+    """
+    if not isinstance(text, str):
+        raise RealismSpecError(f"a realism spec must be a string like {_EXAMPLE!r}, got {text!r}")
+    stripped = text.strip()
+    if not stripped or stripped.lower() == OFF:
+        return RealismSpec()
+    values: dict[str, Any] = {}
+    for part in _SEPARATORS.split(stripped):
+        name, sep, raw = part.partition("=")
+        if not sep or not name:
+            raise RealismSpecError(f"realism: {part.strip()!r} is not EFFECT=VALUE (e.g. {_EXAMPLE!r})")
+        if name not in EFFECTS:
+            raise RealismSpecError(f"realism: unknown effect {name!r} (known: {', '.join(EFFECTS)})")
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise RealismSpecError(f"realism: {name} must be a number, got {raw!r}")
+        if name in PROBABILITIES:
+            if not 0 <= value <= 1:
+                raise RealismSpecError(f"realism: {name} is a probability from 0 to 1, got {raw}")
+            values[name] = value
+        elif name == "reorder_window":
+            if not value.is_integer() or not 2 <= value <= MAX_REORDER_WINDOW:
+                raise RealismSpecError(
+                    f"realism: reorder_window is a number of messages from 2 to {MAX_REORDER_WINDOW}, got {raw}"
+                )
+            values[name] = int(value)
+        else:
+            if not 0 <= value <= MAX_ATTRIBUTE_DELAY_S:
+                raise RealismSpecError(
+                    f"realism: attribute_delay is seconds from 0 to {MAX_ATTRIBUTE_DELAY_S} (AWS documents up to "
+                    f"60 s), got {raw}"
+                )
+            values[name] = round(value, 3)
+    return replace(RealismSpec(), **values)
+
+
+def receipt_serial(receipt_handle: str | None) -> int:
+    """The receipt serial number inside a receipt handle this server issued (``Queue.receipt_handle``), or -1."""
+    try:
+        serial = base64.urlsafe_b64decode((receipt_handle or "").encode()).decode().rsplit(":", 1)[1]
+    except (ValueError, IndexError, binascii.Error, UnicodeError):
+        return -1
+    return int(serial) if serial.isascii() and serial.isdigit() and len(serial) <= 19 else -1
+
+
+class Mark:
+    """What realism did to one message: ``pending`` (its current delivery will leave a copy when deleted),
+    ``copy`` (it is that copy; ``floor`` is the newest receipt serial of the deleted delivery, whose handles the
+    copy ignores), ``reordered`` (its latest delivery was taken out of send order)."""
+
+    __slots__ = ("pending", "copy", "floor", "reordered")
+
+    def __init__(self) -> None:
+        self.pending = False
+        self.copy = False
+        self.floor = 0
+        self.reordered = False
+
+    def labels(self) -> list[str]:
+        """``["duplicate_pending" | "duplicate", "reordered"]`` as they apply (peek, the console)."""
+        out = []
+        if self.pending:
+            out.append("duplicate_pending")
+        if self.copy:
+            out.append("duplicate")
+        if self.reordered:
+            out.append("reordered")
+        return out
+
+
+@dataclass
+class Injected:
+    """How many times each effect fired on a queue since its realism was (re)installed."""
+
+    duplicates: int = 0
+    reordered: int = 0
+    sampled_out: int = 0
+    lost_answers: int = 0
+    delayed_changes: int = 0
+
+
+def queue_seed(seed: int, region: str, name: str) -> str:
+    """The seed of one queue's ``random.Random``: the server seed with the queue's region and name (a string seed
+    is hashed with SHA-512 by ``random.Random``, the same on every run and platform)."""
+    return f"sqsemu-realism:{seed}:{region}:{name}"
+
+
+class QueueRealism:
+    """The realism of one queue: its effective ``spec``, its seeded ``rng``, the marks it left and counters.
+
+    ``now_ms`` is the injected clock (epoch ms). Every decision draws from ``rng`` in call order.
+    """
+
+    def __init__(self, spec: RealismSpec, rng: random.Random, now_ms: Callable[[], int], own: bool) -> None:
+        self.spec = spec
+        self.rng = rng
+        self.now_ms = now_ms
+        self.own = own  # the queue's own spec (its tag) rather than the server's
+        self.marks: dict[str, Mark] = {}
+        self.injected = Injected()
+        self.attribute_delay_ms = int(round(spec.attribute_delay * 1000))
+        self.samples = spec.short_poll_sampling > 0
+        self._prune_at = 1024
+        self._snapshot: tuple[int, int, int] | None = None
+        self._snapshot_ms = 0
+
+    def _mark(self, message_id: str) -> Mark:
+        mark = self.marks.get(message_id)
+        if mark is None:
+            mark = self.marks[message_id] = Mark()
+        return mark
+
+    def _prune(self, queue: Queue) -> None:
+        """Forget marks of messages no longer in ``queue`` (expired, purged, dead-lettered)."""
+        if len(self.marks) < self._prune_at:
+            return
+        messages = queue.messages
+        self.marks = {key: mark for key, mark in self.marks.items() if key in messages}
+        self._prune_at = max(1024, 2 * len(self.marks))
+
+    def labels(self, message: Message) -> list[str]:
+        """The realism labels of ``message`` (see :meth:`Mark.labels`); ``[]`` when realism did nothing to it."""
+        mark = self.marks.get(message.message_id)
+        return mark.labels() if mark is not None else []
+
+    # ----------------------------------------------------------------- receive
+
+    def receive(
+        self,
+        queue: Queue,
+        now_ms: int,
+        max_number: int,
+        visibility_timeout: int,
+        request_ms: int,
+        short_poll: bool = False,
+    ) -> list[Received]:
+        """``Queue.receive`` of a standard queue with ``reorder``, ``short_poll_sampling`` (only when
+        ``short_poll``) and ``duplicates`` applied; same arguments and result (see ``Queue.receive``)."""
+        spec = self.spec
+        rng = self.rng
+        sampling = spec.short_poll_sampling if short_poll else 0.0
+        reorder, window = spec.reorder, spec.reorder_window
+        max_number = min(max_number, queue.in_flight_limit - queue.counts[IN_FLIGHT])
+        out: list[Received] = []
+        pending: list[Message] = []  # visible candidates taken off the queue's order, oldest first
+        put_back: list[Message] = []
+        exhausted = False
+
+        def pull() -> bool:
+            nonlocal exhausted
+            while not exhausted:
+                candidate = queue._next_visible()
+                if candidate is None:
+                    exhausted = True
+                    return False
+                candidate.queued = False
+                if candidate.state is VISIBLE:
+                    pending.append(candidate)
+                    return True
+            return False
+
+        while len(out) < max_number:
+            if not pending and not pull():
+                break
+            index = 0
+            if reorder and rng.random() < reorder:
+                while len(pending) < window and pull():
+                    pass
+                if len(pending) > 1:
+                    index = rng.randrange(1, len(pending))
+            message = pending.pop(index)
+            if sampling and rng.random() < sampling:
+                put_back.append(message)  # on a server this short poll did not sample
+                self.injected.sampled_out += 1
+                continue
+            if queue._dead_letter(message, now_ms):
+                continue
+            out.append((message, queue._deliver(message, now_ms, visibility_timeout, request_ms)))
+            if not visibility_timeout:
+                put_back.append(message)
+            mark = self.marks.get(message.message_id)
+            if index:
+                mark = mark or self._mark(message.message_id)
+                mark.reordered = True
+                self.injected.reordered += 1
+            elif mark is not None:
+                mark.reordered = False
+            if spec.duplicates and (mark is None or not (mark.pending or mark.copy)):
+                if rng.random() < spec.duplicates:
+                    (mark or self._mark(message.message_id)).pending = True
+        for message in pending:
+            queue._place(message)
+        for message in put_back:
+            if message.state is VISIBLE and not message.queued:
+                queue._place(message)
+        self._prune(queue)
+        return out
+
+    # ----------------------------------------------------------------- delete
+
+    def keep_on_delete(self, queue: Queue, message: Message, receipt_handle: str | None) -> bool:
+        """DeleteMessage of ``message`` (a standard queue): True when a copy stays. A delivery marked for a
+        duplicate leaves the message visible at once as its copy; a receipt handle of that deleted delivery
+        (serial up to the copy's ``floor``) then deletes nothing (the copy lives on another server). Otherwise
+        False: the caller deletes the message."""
+        mark = self.marks.get(message.message_id)
+        if mark is None:
+            return False
+        if mark.pending:
+            mark.pending = False
+            mark.copy = True
+            mark.floor = message.receipt_serial
+            message.visible_at_ms = self.now_ms()
+            if message.state is not VISIBLE:
+                queue._make_visible(message)
+            if queue.journal is not None:
+                queue.journal.message_changed(queue, message)
+            self.injected.duplicates += 1
+            return True
+        if mark.copy and receipt_serial(receipt_handle) <= mark.floor:
+            return True
+        del self.marks[message.message_id]
+        return False
+
+    # ----------------------------------------------------------------- lost answers, attributes, counts
+
+    def lose_answer(self) -> bool:
+        """Whether the answer of a call on this queue is lost (probability ``lost_answers``)."""
+        p = self.spec.lost_answers
+        if p and self.rng.random() < p:
+            self.injected.lost_answers += 1
+            return True
+        return False
+
+    def lag_counts(self, queue: Queue, values: dict[str, str], now_ms: int) -> None:
+        """Replace the ApproximateNumberOf* values in ``values`` (a GetQueueAttributes answer) with a snapshot of
+        the counts taken at most ``attribute_delay`` seconds ago."""
+        if self._snapshot is None or now_ms - self._snapshot_ms >= self.attribute_delay_ms:
+            counts = queue.counts
+            self._snapshot = (counts[VISIBLE], counts[IN_FLIGHT], counts[MessageState.DELAYED])
+            self._snapshot_ms = now_ms
+        visible, in_flight, delayed = self._snapshot
+        for name, value in (
+            ("ApproximateNumberOfMessages", visible),
+            ("ApproximateNumberOfMessagesNotVisible", in_flight),
+            ("ApproximateNumberOfMessagesDelayed", delayed),
+        ):
+            if name in values:
+                values[name] = str(value)
+
+
+class Realism:
+    """The server's realism: its default spec and seed, and the :class:`QueueRealism` of each queue.
+
+    ``now_ms`` is the injected clock; ``find`` looks a queue up by (namespace, name) (``None`` if there is none).
+    ``lossy`` is True while some queue has ``lost_answers`` on (the HTTP layer checks it before asking).
+    """
+
+    def __init__(self, now_ms: Callable[[], int], find: Callable[[Namespace, str], Queue | None]) -> None:
+        self.now_ms = now_ms
+        self.find = find
+        self.default = RealismSpec()
+        self.default_text = OFF
+        self.seed = 0
+        self.lossy = False
+        self._lossy_queues: set[Queue] = set()
+
+    def set_default(self, spec: RealismSpec, seed: int, queues: list[Queue]) -> None:
+        """Make ``spec`` the server's default with ``seed``, and reinstall every queue of ``queues`` (each starts
+        a fresh random sequence)."""
+        self.default = spec
+        self.default_text = spec.text()
+        self.seed = seed
+        for queue in queues:
+            self.install(queue)
+
+    def spec_for(self, queue: Queue) -> tuple[RealismSpec, bool]:
+        """``(effective spec, own)`` of ``queue``: its tag's spec when it has one (own), else the default; FIFO
+        queues keep only ``FIFO_EFFECTS``. A tag that does not parse (restored from an older server) is off."""
+        text = queue.tags.get(REALISM_TAG)
+        own = text is not None
+        try:
+            spec = parse_spec(text) if text is not None else self.default
+        except RealismSpecError:
+            spec = RealismSpec()
+        return (spec.for_fifo() if queue.fifo else spec), own
+
+    def install(self, queue: Queue) -> None:
+        """Give ``queue`` its :class:`QueueRealism` (a fresh one, new random sequence), or None when nothing
+        applies; keep ``lossy`` up to date."""
+        spec, own = self.spec_for(queue)
+        if spec.active and not queue.deleted:
+            ns = queue.namespace
+            rng = random.Random(queue_seed(self.seed, ns.region, queue.name))
+            queue.realism = QueueRealism(spec, rng, self.now_ms, own)
+        else:
+            queue.realism = None
+        if queue.realism is not None and spec.lost_answers:
+            self._lossy_queues.add(queue)
+        else:
+            self._lossy_queues.discard(queue)
+        self.lossy = bool(self._lossy_queues)
+
+    def forget(self, queue: Queue) -> None:
+        """``queue`` was deleted."""
+        queue.realism = None
+        self._lossy_queues.discard(queue)
+        self.lossy = bool(self._lossy_queues)
+
+    def lose_answer(self, ns: Namespace, name: str | None) -> bool:
+        """Whether the answer of a call that addressed queue ``name`` of ``ns`` (and ran) is lost."""
+        if name is None:
+            return False
+        queue = self.find(ns, name)
+        realism = queue.realism if queue is not None else None
+        return realism is not None and realism.lose_answer()
+
+    def state(self) -> dict[str, Any]:
+        """``{"spec": text, "effects": {...}, "seed": int}`` of the server default (admin routes)."""
+        return {"spec": self.default_text, "effects": self.default.as_dict(), "seed": self.seed}
+
+
+def check_tags(tags: Mapping[str, str]) -> str | None:
+    """Why the ``sqsemu:realism`` tag among ``tags`` is not a valid spec (the message), or None."""
+    text = tags.get(REALISM_TAG)
+    if text is None:
+        return None
+    try:
+        parse_spec(text)
+    except RealismSpecError as exc:
+        return str(exc)
+    return None
