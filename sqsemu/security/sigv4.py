@@ -15,7 +15,7 @@ a ``botocore.awsrequest.AWSRequest`` rebuilt from what arrived: the method, the 
 once more, as SigV4 does for every service but S3), the query parameters without ``X-Amz-Signature`` (decoded and
 re-encoded canonically by botocore), exactly the headers the client listed as signed, the body's SHA-256 and the
 client's ``X-Amz-Date``, with the key's secret and the scope's region and service. It is compared with
-``hmac.compare_digest``. botocore is imported only when a verifier is built (``pip install 'sqsemu[auth]'``;
+``hmac.compare_digest``. botocore is imported only when a verifier is built (``pip install '.[auth]'`` from a checkout;
 :func:`botocore_missing` says when it is not installed).
 
 Checks, in order, and what each failure answers (:mod:`sqsemu.security.errors` has the statuses):
@@ -76,7 +76,10 @@ def botocore_missing() -> str | None:
     """None when botocore can be imported, else the message telling how to install it."""
     if importlib.util.find_spec("botocore") is not None:
         return None
-    return "--auth sigv4 verifies signatures with botocore, which is not installed: pip install 'sqsemu[auth]'"
+    return (
+        "--auth sigv4 verifies signatures with botocore, which is not installed: "
+        "pip install botocore (or sqsemu's auth extra)"
+    )
 
 
 def _parse_timestamp(value: str, what: str) -> float:
