@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 from harness import free_port, json_client
-from harness.docker import ROOT, compose_command, docker, unique_name
+from harness.docker import BUILD_TIMEOUT_S, ROOT, compose_command, docker, unique_name
 
 from sqsemu.config import Config
 
 from .conftest import report, wait_for_health
 
-pytestmark = pytest.mark.integration
+# The first test to need the image builds it (and, on a machine without a base image, the base: minutes).
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(BUILD_TIMEOUT_S * 2)]
 
 
 class Compose:

@@ -14,11 +14,12 @@ import time
 
 import pytest
 from harness import client_for, json_client, start_long_poll
-from harness.docker import BASE_SCRIPT, LOCAL_BASE, docker, unique_name
+from harness.docker import BASE_SCRIPT, BUILD_TIMEOUT_S, LOCAL_BASE, docker, unique_name
 
 from .conftest import RunContainer, report, wait_for_health
 
-pytestmark = pytest.mark.integration
+# The first test to need the image builds it (and, on a machine without a base image, the base: minutes).
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(BUILD_TIMEOUT_S * 2)]
 
 STOP_BOUND_S = 2.0
 HEALTH_DEADLINE_S = 30.0

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import boto3
 import pytest
-from harness.docker import docker
+from harness.docker import BUILD_TIMEOUT_S, docker
 from testcontainers.core.config import testcontainers_config
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.wait_strategies import HttpWaitStrategy
 
-pytestmark = pytest.mark.integration
+# The first test to need the image builds it (and, on a machine without a base image, the base: minutes).
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(BUILD_TIMEOUT_S * 2)]
 
 
 def test_testcontainers_starts_the_image_and_a_message_goes_through(
