@@ -1,31 +1,52 @@
 # sqsemu: a local Amazon SQS-compatible server.
 #   docker build -t sqsemu .
 #   docker run --rm -p 9324:9324 sqsemu
-# Configure with SQSEMU_* environment variables or a mounted config file (SQSEMU_CONFIG; see README); host and port
-# are fixed by CMD below.
-FROM python:3.11-slim
+# Configure with SQSEMU_* environment variables or a mounted config file (SQSEMU_CONFIG; README, "Docker").
+#
+# BASE_IMAGE: any Debian-like image with Python 3.11+ and its venv module. Where Docker Hub cannot be reached,
+# docker/build-base.sh makes a stand-in from Debian's packages: --build-arg BASE_IMAGE=sqsemu-base:bookworm.
+# Behind a TLS-intercepting proxy, give pip the proxy's certificates as a build secret (BuildKit):
+#   docker build --secret id=pip_cert,src=/etc/ssl/certs/ca-certificates.crt -t sqsemu .
+ARG BASE_IMAGE=python:3.11-slim
 
-ENV PYTHONDONTWRITEBYTECODE=1 \
-    PYTHONUNBUFFERED=1 \
-    PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
-
-WORKDIR /opt/sqsemu
-COPY pyproject.toml README.md ./
+# ---- build: sqsemu and its dependencies installed from wheels into a virtual environment
+FROM ${BASE_IMAGE} AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_ONLY_BINARY=:all:
+WORKDIR /src
+COPY pyproject.toml README.md LICENSE ./
 COPY sqsemu ./sqsemu
-# The auth extra (botocore) lets the image run --auth sigv4 (SQSEMU_AUTH=sigv4). /data is where durable mode keeps
-# its state (SQSEMU_DATA_DIR=/data, a volume in docker-compose.yml); a new named volume takes this folder's owner, so
-# the unprivileged user can write there.
-RUN pip install .[auth] \
-    && useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin sqsemu \
+# Binary wheels only (PIP_ONLY_BINARY; sqsemu's own wheel is built here from source): no compiler is needed or
+# installed. The auth extra (botocore) lets the image run --auth sigv4 (SQSEMU_AUTH=sigv4). pip's download cache
+# is a build cache mount, kept between builds and never part of an image. pip and setuptools leave the environment
+# at the end: the final image runs sqsemu, it installs nothing.
+RUN --mount=type=secret,id=pip_cert --mount=type=cache,target=/root/.cache/pip \
+    if [ -s /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi \
+    && python3 -m venv /opt/sqsemu \
+    && /opt/sqsemu/bin/pip wheel --wheel-dir /wheels '.[auth]' \
+    && /opt/sqsemu/bin/pip install --no-index --find-links /wheels 'sqsemu[auth]' \
+    && /opt/sqsemu/bin/pip uninstall --yes pip setuptools
+
+# ---- the image: the base, the installed environment, an unprivileged user
+FROM ${BASE_IMAGE}
+ENV PATH=/opt/sqsemu/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    SQSEMU_HOST=0.0.0.0 \
+    SQSEMU_PORT=9324
+COPY --from=build /opt/sqsemu /opt/sqsemu
+# /data is where durable mode keeps its state (SQSEMU_DATA_DIR=/data, a volume in docker-compose.yml); a new named
+# volume takes this folder's owner, so the unprivileged user can write there.
+RUN groupadd --gid 10001 sqsemu \
+    && useradd --uid 10001 --gid sqsemu --no-create-home --shell /usr/sbin/nologin sqsemu \
     && mkdir /data \
     && chown sqsemu:sqsemu /data
 
 USER sqsemu
 EXPOSE 9324
 
-# The slim image has no curl: ask /health with the standard library.
+# Host and port come from SQSEMU_HOST and SQSEMU_PORT (set above; `docker run -e SQSEMU_PORT=...` changes them), and
+# the health check asks the port the server listens on. The image has no curl: the standard library asks /health.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
-    CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:9324/health', timeout=2).status == 200 else 1)"]
+    CMD ["python3", "-c", "import os, sys, urllib.request; url = 'http://127.0.0.1:%s/health' % os.environ.get('SQSEMU_PORT', '9324'); sys.exit(0 if urllib.request.urlopen(url, timeout=2).status == 200 else 1)"]
 
-CMD ["sqsemu", "--host", "0.0.0.0", "--port", "9324"]
+CMD ["sqsemu"]

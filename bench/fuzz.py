@@ -70,8 +70,11 @@ def run(n: int, seed: int, world_every: int, progress: bool) -> dict[str, Any]:
             world.crashes.clear()
         if progress and done % 50_000 == 0:
             rate = done / (time.perf_counter() - started)
-            print(f"  seed {seed}: {done:,} requests, {rate:,.0f}/s, problems {sum(problems.values())}, "
-                  f"crashes {sum(crashes.values())}", flush=True)
+            print(
+                f"  seed {seed}: {done:,} requests, {rate:,.0f}/s, problems {sum(problems.values())}, "
+                f"crashes {sum(crashes.values())}",
+                flush=True,
+            )
     world.close()
     return {
         "requests": done,

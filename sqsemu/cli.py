@@ -10,11 +10,19 @@ integer range by its click type; an option whose flag must do more (read a file)
 Every option can also be given as an environment variable ``SQSEMU_<FIELD>`` (e.g. ``SQSEMU_PORT=9325``) and
 as a key of the ``[server]`` table of the configuration file (``--config``, see :mod:`sqsemu.declare`). Precedence:
 command-line flag > environment variable > configuration file > default (click's ``default_map``, filled from the
-file by the eager ``--config`` option before the other options are read). Invalid values, and a configuration file
-that cannot be read or holds a bad key or declaration, are reported by click (exit status 2); a declaration that
-conflicts with existing state (a restored queue with another attribute value) stops the start-up with exit status 1,
-as does a data folder that cannot be used (in use by another sqsemu, not writable, corrupt). A durable store that
-fails while serving (a full disk, an I/O error) stops the server with exit status 3, after one log line saying why.
+file by the eager ``--config`` option before the other options are read). A bad value that came from the file is
+reported against ``--config``, naming the file and the key, not against the flag it fills.
+
+Exit statuses, one rule (:data:`EXIT_STATUSES`, also in ``--help`` and the README's "Options"):
+
+- 0: stopped by Ctrl-C or SIGTERM (``docker stop``), after a clean shutdown;
+- 1: could not start with valid settings: the address cannot be listened on (port in use, a host that is not this
+  machine's), the data folder cannot be used (in use by another sqsemu, not writable, corrupt), or a declared queue
+  conflicts with a restored one;
+- 2: usage error: an invalid option value, or a configuration file that cannot be read or holds a bad key or
+  declaration (reported by click);
+- 3: the durable store failed while serving (a full disk, an I/O error), after one log line saying why: restart,
+  and the server starts from what is on disk.
 """
 
 from __future__ import annotations
@@ -23,12 +31,19 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from sqsemu import __version__
 from sqsemu.config import Config
 from sqsemu.options import Option, config_options
 
 _LOADED = "sqsemu.config_file"  # ctx.meta key of the LoadedFile read by --config
+EXIT_STATUSES = (
+    "Exit status: 0 when stopped by Ctrl-C or SIGTERM; 1 when it cannot start (the address cannot be listened on, "
+    "the data folder cannot be used, a declared queue conflicts with a restored one); 2 for an invalid option or "
+    "configuration file; 3 when the durable store fails while serving."
+)
+"""The exit-status rule, as ``--help`` shows it."""
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -39,10 +54,22 @@ def _check(field: str) -> Any:
         try:
             Config(**{field: value})
         except ValueError as exc:
-            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+            raise _bad_value(ctx, param, str(exc)) from None
         return value
 
     return callback
+
+
+def _bad_value(ctx: click.Context, param: click.Parameter, message: str) -> click.BadParameter:
+    """The usage error for ``param``'s value; a value that came from the ``--config`` file's ``[server]`` table is
+    reported against ``--config``, naming the file and the key (the flag and its variable were not used)."""
+    loaded = ctx.meta.get(_LOADED)
+    if loaded is not None and param.name and ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT_MAP:
+        config_param = next(p for p in ctx.command.params if p.name == "config")
+        return click.BadParameter(
+            f"config file {loaded.path!r}: [server] {param.name}: {message}", ctx=ctx, param=config_param
+        )
+    return click.BadParameter(message, ctx=ctx, param=param)
 
 
 def _check_faults(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -53,7 +80,7 @@ def _check_faults(ctx: click.Context, param: click.Parameter, value: str) -> str
         try:
             FaultInjector().load_file(value)
         except FaultFileError as exc:
-            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+            raise _bad_value(ctx, param, str(exc)) from None
     return value
 
 
@@ -154,23 +181,27 @@ def _options(command: _F) -> _F:
     return command
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110}, epilog=EXIT_STATUSES)
 @_options
 @click.version_option(__version__, "--version", "-V", prog_name="sqsemu")
 def main(**options: Any) -> None:
-    """Run a local Amazon SQS-compatible server (AWS JSON 1.0 and AWS Query protocols), in memory."""
+    """Run a local Amazon SQS-compatible server (AWS JSON 1.0 and AWS Query protocols). Its state is kept in memory,
+    or on disk with --data-dir (durable mode)."""
     config = _config(options)
     from sqsemu.declare import DeclarationError
     from sqsemu.persistence import StoreError
-    from sqsemu.server import run
+    from sqsemu.server import STARTUP_FAILED_EXIT_STATUS, run
 
     try:
         status = run(config)
-    except StoreError as exc:
+    except StoreError as exc:  # the data folder cannot be used (exit status 1)
         raise click.ClickException(f"cannot start: {exc}") from None
-    except DeclarationError as exc:  # e.g. a restored queue with another value for a declared attribute
+    except DeclarationError as exc:  # e.g. a restored queue with another value for a declared attribute (1)
         raise click.ClickException(str(exc)) from None
-    if status:  # the durable store failed while serving; it logged why (exit status 3: restart from the disk)
+    if status == STARTUP_FAILED_EXIT_STATUS:  # uvicorn logged why (the address): say it once more, last
+        address = f"{config.host}:{config.port}"
+        click.echo(f"Error: cannot start: cannot listen on {address} (see the error logged above)", err=True)
+    if status:  # 1: could not start; 3: the durable store failed while serving, and logged why
         click.get_current_context().exit(status)
 
 

@@ -194,8 +194,7 @@ class Config:
         default=4096,
         metadata=option(
             "Open connections served at once; a client beyond them is answered 503.",
-            readme="That is a retryable error for the SDKs, where the kernel's backlog would leave the client "
-            "waiting.",
+            readme="That is a retryable error for the SDKs, where the kernel's backlog would leave the client waiting.",
             bounds=(1, 1_000_000),
         ),
     )
@@ -343,7 +342,7 @@ class Config:
         if self.auth == "sigv4" and not self.credentials:
             raise ValueError(
                 'auth "sigv4" needs at least one access key: declare [[credentials]] in the configuration file '
-                '(access_key_id, secret_access_key, account)'
+                "(access_key_id, secret_access_key, account)"
             )
 
     def _check_types(self) -> None:

@@ -311,9 +311,7 @@ def _parse_credentials(entries: Any, prefix: str) -> tuple[Credential, ...]:
             where = f"{where} ({key!r})"
         unknown = sorted(set(entry) - set(CREDENTIAL_KEYS))
         if unknown:
-            raise ConfigFileError(
-                f"{where}: unknown key(s) {_names(unknown)} (allowed: {', '.join(CREDENTIAL_KEYS)})"
-            )
+            raise ConfigFileError(f"{where}: unknown key(s) {_names(unknown)} (allowed: {', '.join(CREDENTIAL_KEYS)})")
         for name in ("access_key_id", "secret_access_key"):
             if not isinstance(entry.get(name), str) or not entry[name]:
                 raise ConfigFileError(f"{where}: {name} is required and must be a non-empty string")

@@ -1,8 +1,9 @@
 """Build the ASGI app from a :class:`~sqsemu.config.Config`, serve it with uvicorn, or run it in a thread.
 
 - :func:`build` wires clock -> broker -> app and returns all three.
-- :func:`run` serves in the foreground until Ctrl-C / SIGTERM and then returns normally (exit status 0); in durable
-  mode it also stops when the store fails, returning ``STORE_FAILED_EXIT_STATUS`` (3). It sets up logging
+- :func:`run` serves in the foreground until Ctrl-C / SIGTERM and then returns normally (exit status 0); it returns
+  ``STARTUP_FAILED_EXIT_STATUS`` (1) when the address cannot be listened on, and in durable mode it also stops
+  when the store fails, returning ``STORE_FAILED_EXIT_STATUS`` (3). It sets up logging
   (``--log-level``, ``--log-format``: :mod:`sqsemu.observability.logformat`).
 - :class:`ServerThread` serves in a background thread on a free port: for in-process tests. Its ``sqsemu.*`` log
   records go wherever the host program's logging sends them.
@@ -33,7 +34,15 @@ if TYPE_CHECKING:
     from sqsemu.engine.broker import Broker
     from sqsemu.persistence import Store
 
-__all__ = ["STORE_FAILED_EXIT_STATUS", "ASGIApp", "ServerThread", "build", "make_clock", "run"]
+__all__ = [
+    "STARTUP_FAILED_EXIT_STATUS",
+    "STORE_FAILED_EXIT_STATUS",
+    "ASGIApp",
+    "ServerThread",
+    "build",
+    "make_clock",
+    "run",
+]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -44,6 +53,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 T = TypeVar("T")
 
 STARTUP_TIMEOUT_S = 30.0
+STARTUP_FAILED_EXIT_STATUS = 1
+"""The exit status of ``sqsemu`` when it cannot start with valid settings: the address cannot be listened on (the
+port is in use, the host is not an address of this machine or does not resolve), the data folder cannot be used,
+or a declared queue conflicts with a restored one. (Invalid settings are usage errors: exit status 2.)"""
 STORE_FAILED_EXIT_STATUS = 3
 """The exit status of ``sqsemu`` after its durable store failed (a commit or a journal call): restart it, and it
 starts from what is on disk."""
@@ -181,8 +194,9 @@ def run(config: Config) -> int:
     Shutdown is prompt and graceful: open long polls are answered at once with no messages, other open requests
     finish (for at most ``SHUTDOWN_GRACE_S``), the lifespan closes the broker (and, in durable mode, commits and
     closes the store). The signal that stopped the server is *not* re-raised, so a process whose main function is
-    ``run`` exits with status 0. A failure to start (e.g. the port is taken) exits with status 1, as uvicorn does.
-    In durable mode a failure of the store also stops the server, and ``run`` returns ``STORE_FAILED_EXIT_STATUS``
+    ``run`` exits with status 0. When the address cannot be listened on (the port is taken, the host is not this
+    machine's) uvicorn logs why and ``run`` returns ``STARTUP_FAILED_EXIT_STATUS`` (1). In durable mode a failure
+    of the store also stops the server, and ``run`` returns ``STORE_FAILED_EXIT_STATUS``
     (see :func:`_stop_on_store_failure`). The soft open-files limit is raised to the hard one first
     (``sqsemu.http.limits``).
     """
@@ -206,6 +220,12 @@ def run(config: Config) -> int:
     previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.run()
+    except SystemExit as exc:
+        from uvicorn.config import STARTUP_FAILURE
+
+        if exc.code != STARTUP_FAILURE:  # uvicorn's own status for "could not bind", which it has logged
+            raise
+        return STARTUP_FAILED_EXIT_STATUS
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -302,7 +302,5 @@ def reset(broker: Broker, form: Form) -> str:
     account = form.get("account") or None
     result = reset_server(broker, account)
     if account is None:
-        return (
-            f"Reset: deleted {result['deleted_queues']} queue(s) and {result['deleted_faults']} fault rule(s)."
-        )
+        return f"Reset: deleted {result['deleted_queues']} queue(s) and {result['deleted_faults']} fault rule(s)."
     return f"Reset account {account}: deleted {result['deleted_queues']} queue(s)."

@@ -98,6 +98,7 @@ INJECTED_LABELS = {
 }
 """The realism labels a message can carry (``peek.message_view``'s ``injected``), as the console explains them."""
 
+
 class NotFound(Exception):
     """A console page about something that does not exist (a queue, a message): answered 404 with a page."""
 
@@ -231,8 +232,9 @@ class Console:
 
     # ------------------------------------------------------------------------------------------------ queues page
 
-    async def queues_page(self, request: Request, forms: dict[str, Form] | None = None, status: int = 200,
-                          error: str | None = None) -> Response:
+    async def queues_page(
+        self, request: Request, forms: dict[str, Form] | None = None, status: int = 200, error: str | None = None
+    ) -> Response:
         """The list of queues (``?q=`` filters by name)."""
         q = request.query_params.get("q", "")
         context: dict[str, Any] = {"rows": queue_rows(self.broker, self.base(request), q), "q": q}
@@ -287,8 +289,9 @@ class Console:
             "running_task": next((t for t in tasks if t["Status"] == "RUNNING"), None),
         }
 
-    async def queue_page(self, request: Request, forms: dict[str, Form] | None = None, status: int = 200,
-                         error: str | None = None) -> Response:
+    async def queue_page(
+        self, request: Request, forms: dict[str, Form] | None = None, status: int = 200, error: str | None = None
+    ) -> Response:
         """One queue: counts, messages, send form, attributes, tags, dead-letter settings, redrive, purge, delete."""
         live = bool(request.query_params.get("live"))
         try:
@@ -379,8 +382,9 @@ class Console:
 
     # ------------------------------------------------------------------------------------------------ server page
 
-    async def server_page(self, request: Request, forms: dict[str, Form] | None = None, status: int = 200,
-                          error: str | None = None) -> Response:
+    async def server_page(
+        self, request: Request, forms: dict[str, Form] | None = None, status: int = 200, error: str | None = None
+    ) -> Response:
         """The clock, the fault rules and the reset."""
         context: dict[str, Any] = {
             "faults": [rule.to_json() for rule in self.injector.rules],

@@ -191,9 +191,7 @@ def _validators(limits: Limits) -> dict[str, Callable[[str], str]]:
         "ReceiveMessageWaitTimeSeconds": lambda v: _integer(
             "ReceiveMessageWaitTimeSeconds", v, 0, limits.wait_time_max_s, " seconds"
         ),
-        "VisibilityTimeout": lambda v: _integer(
-            "VisibilityTimeout", v, 0, limits.visibility_timeout_max_s, " seconds"
-        ),
+        "VisibilityTimeout": lambda v: _integer("VisibilityTimeout", v, 0, limits.visibility_timeout_max_s, " seconds"),
         "KmsDataKeyReusePeriodSeconds": lambda v: _integer(
             "KmsDataKeyReusePeriodSeconds",
             v,

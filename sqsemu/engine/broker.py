@@ -595,9 +595,7 @@ class Broker:
         queue.change_visibility(receipt_handle, visibility_timeout, now)
         self._flush(now)
 
-    def change_message_visibility_batch(
-        self, queue: Queue, entries: Sequence[ReceiptEntry]
-    ) -> list[SQSError | None]:
+    def change_message_visibility_batch(self, queue: Queue, entries: Sequence[ReceiptEntry]) -> list[SQSError | None]:
         """ChangeMessageVisibilityBatch; per entry None or its error (docs/behaviour.md 2.13)."""
         now = self.clock.now_ms()
         results = queue.change_visibility_batch(entries, now)

@@ -99,9 +99,7 @@ class Namespace:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Namespace) and other.account_id == self.account_id and other.region == self.region
-        )
+        return isinstance(other, Namespace) and other.account_id == self.account_id and other.region == self.region
 
     def __repr__(self) -> str:
         return f"Namespace({self.account_id!r}, {self.region!r})"

@@ -105,8 +105,7 @@ def validate_tags(
     total = len(existing) + sum(1 for key in tags if key not in existing)
     if total > limits.tags_max:
         raise InvalidParameterValue(
-            f"Too many tags: a queue can have at most {limits.tags_max} tags; this request would leave it with "
-            f"{total}."
+            f"Too many tags: a queue can have at most {limits.tags_max} tags; this request would leave it with {total}."
         )
 
 

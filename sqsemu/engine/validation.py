@@ -123,9 +123,7 @@ def check_message_attributes(attributes: dict[str, MessageAttributeValue], limit
                     f"Message (user) attribute '{name}' must contain a non-empty value of type '{base}'."
                 )
             if _FORBIDDEN_CHAR.search(text):
-                raise InvalidParameterValue(
-                    f"Message (user) attribute '{name}' value contains invalid characters."
-                )
+                raise InvalidParameterValue(f"Message (user) attribute '{name}' value contains invalid characters.")
             if base == "Number" and not _NUMBER.match(text.strip()):
                 raise InvalidParameterValue(f"Can't cast the value of message (user) attribute '{name}' to a number.")
         size += attribute_bytes(name, value)

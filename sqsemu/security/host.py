@@ -31,8 +31,10 @@ from sqsemu.engine.errors import InvalidParameterValue
 __all__ = ["GOOD_HOSTS", "invalid_host", "valid_host"]
 
 _NAME = r"[A-Za-z0-9_-]{1,63}(?:\.[A-Za-z0-9_-]{1,63})*\.?"
-_HOST_RE = re.compile(rf"(?:(?P<name>{_NAME})|\[(?P<ip6>[0-9A-Fa-f:.]+)(?:%25(?P<zone>[A-Za-z0-9._~-]+))?\])"
-                      r"(?::(?P<port>[0-9]{1,5}))?")
+_HOST_RE = re.compile(
+    rf"(?:(?P<name>{_NAME})|\[(?P<ip6>[0-9A-Fa-f:.]+)(?:%25(?P<zone>[A-Za-z0-9._~-]+))?\])"
+    r"(?::(?P<port>[0-9]{1,5}))?"
+)
 _MAX_REMEMBERED = 1024
 
 GOOD_HOSTS: set[str] = set()

@@ -15,7 +15,7 @@ a ``botocore.awsrequest.AWSRequest`` rebuilt from what arrived: the method, the 
 once more, as SigV4 does for every service but S3), the query parameters without ``X-Amz-Signature`` (decoded and
 re-encoded canonically by botocore), exactly the headers the client listed as signed, the body's SHA-256 and the
 client's ``X-Amz-Date``, with the key's secret and the scope's region and service. It is compared with
-``hmac.compare_digest``. botocore is imported only when a verifier is built (``pip install 'sqsemu[auth]'``;
+``hmac.compare_digest``. botocore is imported only when a verifier is built (``pip install '.[auth]'`` from a checkout;
 :func:`botocore_missing` says when it is not installed).
 
 Checks, in order, and what each failure answers (:mod:`sqsemu.security.errors` has the statuses):
@@ -76,7 +76,10 @@ def botocore_missing() -> str | None:
     """None when botocore can be imported, else the message telling how to install it."""
     if importlib.util.find_spec("botocore") is not None:
         return None
-    return "--auth sigv4 verifies signatures with botocore, which is not installed: pip install 'sqsemu[auth]'"
+    return (
+        "--auth sigv4 verifies signatures with botocore, which is not installed: "
+        "pip install botocore (or sqsemu's auth extra)"
+    )
 
 
 def _parse_timestamp(value: str, what: str) -> float:
@@ -150,8 +153,14 @@ def _header_parts(authorization: str, amz_date: str | None) -> _Parts:
     return _Parts(fields["Credential"], fields["SignedHeaders"], fields["Signature"], amz_date)
 
 
-_QUERY_PARTS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders",
-                "X-Amz-Signature")
+_QUERY_PARTS = (
+    "X-Amz-Algorithm",
+    "X-Amz-Credential",
+    "X-Amz-Date",
+    "X-Amz-Expires",
+    "X-Amz-SignedHeaders",
+    "X-Amz-Signature",
+)
 
 
 def _query_parts(params: dict[str, str]) -> tuple[_Parts, int]:
@@ -166,8 +175,9 @@ def _query_parts(params: dict[str, str]) -> tuple[_Parts, int]:
     expires = params["X-Amz-Expires"]
     if not (expires.isascii() and expires.isdigit()) or not 1 <= int(expires) <= MAX_EXPIRES_S:
         raise IncompleteSignature(f"X-Amz-Expires must be a number of seconds from 1 to {MAX_EXPIRES_S}.")
-    parts = _Parts(params["X-Amz-Credential"], params["X-Amz-SignedHeaders"], params["X-Amz-Signature"],
-                   params["X-Amz-Date"])
+    parts = _Parts(
+        params["X-Amz-Credential"], params["X-Amz-SignedHeaders"], params["X-Amz-Signature"], params["X-Amz-Date"]
+    )
     return parts, int(expires)
 
 
@@ -279,9 +289,7 @@ class SigV4Verifier:
         body_hash = hashlib.sha256(body).hexdigest()
         claimed = signed.get("x-amz-content-sha256")
         if claimed is not None and claimed.strip() != body_hash:
-            raise SignatureDoesNotMatch(
-                "The provided 'x-amz-content-sha256' header does not match what was computed."
-            )
+            raise SignatureDoesNotMatch("The provided 'x-amz-content-sha256' header does not match what was computed.")
         params = [(k, v) for k, v in query if k != "X-Amz-Signature"] if presigned else query
         raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
         request = self._request_class(

@@ -1,6 +1,7 @@
 """``sqsemu.spark``: a PySpark data source named ``"sqs"`` for batch and Structured Streaming reads and writes.
 
-Needs the ``spark`` extra (``pip install 'sqsemu[spark]'``: PySpark 4.3 with ``pyspark[sql]``, pandas < 3, boto3).
+Needs the ``spark`` extra (``pip install '.[spark]'`` from a checkout: PySpark 4.3 with ``pyspark[sql]``, pandas < 3,
+boto3).
 It is an ordinary SQS client (boto3, the public SQS API), so it works against sqsemu and Amazon SQS alike; only
 ``endpointUrl`` differs::
 

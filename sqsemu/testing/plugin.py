@@ -54,7 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the ``sqs_realism`` marker."""
     config.addinivalue_line(
         "markers",
-        "sqs_realism(spec, seed=0): run the test with sqsemu's realism mode on (e.g. \"duplicates=0.1\"); "
+        'sqs_realism(spec, seed=0): run the test with sqsemu\'s realism mode on (e.g. "duplicates=0.1"); '
         "see sqsemu's docs/realism.md",
     )
 

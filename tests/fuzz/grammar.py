@@ -93,12 +93,14 @@ class RandomDraw:
         if mode == 2:  # any code point but surrogates
             out = []
             for _ in range(size):
-                cp = rnd.choice((rnd.randrange(0x80), rnd.randrange(0x800), rnd.randrange(0x10000),
-                                 rnd.randrange(0x110000)))
+                cp = rnd.choice(
+                    (rnd.randrange(0x80), rnd.randrange(0x800), rnd.randrange(0x10000), rnd.randrange(0x110000))
+                )
                 out.append(chr(cp) if not 0xD800 <= cp <= 0xDFFF else "\ufffe")
             return "".join(out)
-        text = "".join(rnd.choice(PLAIN_CHARS) if rnd.random() < 0.8 else rnd.choice(SPECIAL_CHARS)
-                       for _ in range(size))
+        text = "".join(
+            rnd.choice(PLAIN_CHARS) if rnd.random() < 0.8 else rnd.choice(SPECIAL_CHARS) for _ in range(size)
+        )
         if text and rnd.random() < 0.1:  # now and then a lone surrogate (JSON: an escape; Query: its UTF-8 bytes)
             at = rnd.randrange(len(text))
             text = text[:at] + rnd.choice(LONE_SURROGATES) + text[at + 1 :]
@@ -265,20 +267,29 @@ def queue_url(d: Draw, state: State) -> str:
     name = queue_name(d, state)
     if not hostile(d):
         return f"{BASE}/{ACCOUNT}/{name}"
-    return d.choice((
-        name,
-        f"https://sqs.{REGION}.amazonaws.com/{d.choice((ACCOUNT, '111122223333', 'x', ''))}/{name}",
-        f"{BASE}/{d.text(8)}/{name}/{d.text(4)}",
-        f"{BASE}/{ACCOUNT}/fz-gone-{token(d)}",
-        d.text(60),
-    ))
+    return d.choice(
+        (
+            name,
+            f"https://sqs.{REGION}.amazonaws.com/{d.choice((ACCOUNT, '111122223333', 'x', ''))}/{name}",
+            f"{BASE}/{d.text(8)}/{name}/{d.text(4)}",
+            f"{BASE}/{ACCOUNT}/fz-gone-{token(d)}",
+            d.text(60),
+        )
+    )
 
 
 def arn(d: Draw, state: State) -> str:
     if not hostile(d):
         return f"arn:aws:sqs:{REGION}:{ACCOUNT}:{queue_name(d, state)}"
-    return d.choice((f"arn:aws:sqs:{d.text(10)}:{d.text(12)}:{d.text(10)}", "arn:aws:sqs:::", "arn:" + d.text(20),
-                     f"arn:aws:sqs:eu-west-1:{ACCOUNT}:fz-std", d.text(40)))
+    return d.choice(
+        (
+            f"arn:aws:sqs:{d.text(10)}:{d.text(12)}:{d.text(10)}",
+            "arn:aws:sqs:::",
+            "arn:" + d.text(20),
+            f"arn:aws:sqs:eu-west-1:{ACCOUNT}:fz-std",
+            d.text(40),
+        )
+    )
 
 
 def ill_typed(d: Draw, depth: int = 0) -> Any:
@@ -328,8 +339,33 @@ def integer_value(d: Draw, name: str = "") -> Any:
         return d.integer(low, high) if _pct(d, 90) else str(d.integer(low, high))
     r = d.integer(0, 99)
     if r < 30:
-        return d.choice((0, 1, 9, 10, 11, 20, 21, 60, 900, 901, 1000, 1001, 43200, 43201, 1209600, 2**31 - 1, 2**31,
-                         2**63 - 1, 2**63, 2**64 - 1, -1, -(2**63), d.integer(-5, 25)))
+        return d.choice(
+            (
+                0,
+                1,
+                9,
+                10,
+                11,
+                20,
+                21,
+                60,
+                900,
+                901,
+                1000,
+                1001,
+                43200,
+                43201,
+                1209600,
+                2**31 - 1,
+                2**31,
+                2**63 - 1,
+                2**63,
+                2**64 - 1,
+                -1,
+                -(2**63),
+                d.integer(-5, 25),
+            )
+        )
     if r < 45:
         return Raw(huge_digits(d))
     if r < 60:
@@ -436,8 +472,24 @@ def attribute_value(d: Draw, name: str, state: State) -> Any:
             return ""
         count: Any = d.integer(1, 5)
         if hostile(d):
-            count = d.choice((1000, 1001, 0, "5", " 7 ", "٣", "1_0", 5.0, True, None, [1], {"a": 1},
-                              Raw(huge_digits(d)), str(deep_json(d))))
+            count = d.choice(
+                (
+                    1000,
+                    1001,
+                    0,
+                    "5",
+                    " 7 ",
+                    "٣",
+                    "1_0",
+                    5.0,
+                    True,
+                    None,
+                    [1],
+                    {"a": 1},
+                    Raw(huge_digits(d)),
+                    str(deep_json(d)),
+                )
+            )
         target = arn(d, state) if _pct(d, 50) else f"arn:aws:sqs:{REGION}:{ACCOUNT}:fz-dlq"
         body: dict[str, Any] = {"deadLetterTargetArn": target, "maxReceiveCount": count}
         if hostile(d):
@@ -479,8 +531,11 @@ def message_attribute(d: Draw, system: bool) -> tuple[str, Any]:
     if system:
         name = "AWSTraceHeader" if not hostile(d) else d.choice(("Other", "", d.text(10)))
     else:
-        name = d.choice(("a1", "Attr.2", "n-3")) if not hostile(d) else d.choice(
-            ("", "AWS.x", ".a", "a..b", "x" * 257, d.text(12)))
+        name = (
+            d.choice(("a1", "Attr.2", "n-3"))
+            if not hostile(d)
+            else d.choice(("", "AWS.x", ".a", "a..b", "x" * 257, d.text(12)))
+        )
     if not hostile(d):
         data_type = "String" if system else d.choice(("String", "Number", "Binary", "Number.float", "String.x"))
     else:
@@ -517,14 +572,19 @@ def member_value(d: Draw, member: Member, state: State, fifo: bool = False, queu
             good = ("All", "SentTimestamp", "ApproximateReceiveCount", "MessageGroupId", "QueueArn", "AWSTraceHeader")
             return [d.choice(good) if not hostile(d) else attribute_name(d) for _ in range(d.integer(0, 4))]
         if member.name == "MessageAttributeNames":
-            return [d.choice(("All", ".*", "a1", "Attr.*")) if not hostile(d) else d.text(10)
-                    for _ in range(d.integer(0, 4))]
+            return [
+                d.choice(("All", ".*", "a1", "Attr.*")) if not hostile(d) else d.text(10)
+                for _ in range(d.integer(0, 4))
+            ]
         if member.name == "Actions":
-            return [d.choice(("SendMessage", "*", "ReceiveMessage")) if not hostile(d) else d.text(10)
-                    for _ in range(d.integer(1, 4))]
+            return [
+                d.choice(("SendMessage", "*", "ReceiveMessage")) if not hostile(d) else d.text(10)
+                for _ in range(d.integer(1, 4))
+            ]
         if member.name == "AWSAccountIds":
-            return [d.choice((ACCOUNT, "111122223333")) if not hostile(d) else d.text(12)
-                    for _ in range(d.integer(1, 3))]
+            return [
+                d.choice((ACCOUNT, "111122223333")) if not hostile(d) else d.text(12) for _ in range(d.integer(1, 3))
+            ]
         return [d.choice(("k1", "k2")) if not hostile(d) else d.text(20) for _ in range(d.integer(0, 4))]
     if kind is Kind.STR_MAP:
         if member.name == "Attributes":
@@ -598,8 +658,18 @@ def request_members(d: Draw, action: str, state: State) -> dict[str, Any]:
         if member.name == "SourceArn" and not hostile(d):
             out[member.name] = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{d.choice(DLQ_NAMES)}"
             continue
-        required = member.name in ("MessageBody", "ReceiptHandle", "Entries", "SourceArn", "TaskHandle", "Label",
-                                   "Tags", "TagKeys", "AWSAccountIds", "Actions")
+        required = member.name in (
+            "MessageBody",
+            "ReceiptHandle",
+            "Entries",
+            "SourceArn",
+            "TaskHandle",
+            "Label",
+            "Tags",
+            "TagKeys",
+            "AWSAccountIds",
+            "Actions",
+        )
         required = required or (member.name == "VisibilityTimeout" and action == "ChangeMessageVisibility")
         wanted = (required and not hostile(d)) or _pct(d, 40)
         if member.name == "MessageGroupId" and fifo and not hostile(d):
@@ -666,9 +736,18 @@ def json_request(d: Draw, state: State) -> FuzzRequest:
         target = "AmazonSNS.Publish"
     else:
         target = "AmazonSQS." + _latin1(d.text(20))
-    content_type = "application/x-amz-json-1.0" if not hostile(d) else d.choice((
-        "application/json", "application/x-amz-json-1.1", "application/x-amz-json-1.0; charset=utf-8",
-        "APPLICATION/X-AMZ-JSON-1.0"))
+    content_type = (
+        "application/x-amz-json-1.0"
+        if not hostile(d)
+        else d.choice(
+            (
+                "application/json",
+                "application/x-amz-json-1.1",
+                "application/x-amz-json-1.0; charset=utf-8",
+                "APPLICATION/X-AMZ-JSON-1.0",
+            )
+        )
+    )
     r = d.integer(0, 99) if hostile(d) else 0
     queue = None
     if r < 40:
@@ -683,8 +762,18 @@ def json_request(d: Draw, state: State) -> FuzzRequest:
         body = str(deep_json(d)).encode()
     elif r < 90:
         members = request_members(d, action, state)
-        members[d.choice(("DelaySeconds", "MaxNumberOfMessages", "VisibilityTimeout", "WaitTimeSeconds",
-                          "MaxResults", "MaxNumberOfMessagesPerSecond"))] = Raw(huge_digits(d))
+        members[
+            d.choice(
+                (
+                    "DelaySeconds",
+                    "MaxNumberOfMessages",
+                    "VisibilityTimeout",
+                    "WaitTimeSeconds",
+                    "MaxResults",
+                    "MaxNumberOfMessagesPerSecond",
+                )
+            )
+        ] = Raw(huge_digits(d))
         body = to_json(members).encode("utf-8", "surrogatepass")
     elif r < 95:
         body = b'{"QueueUrl": "\\ud800", "QueueName": "\\udfff"}'
@@ -706,8 +795,27 @@ def list_index(d: Draw, n: int) -> str:
     """The index of the ``n``-th (1-based) entry of a Query list: mostly ``n``, sometimes a malformed one."""
     if not hostile(d) or _pct(d, 50):
         return str(n)
-    return d.choice(("0", "00", "01", "²", "١", "①", "߀", "9" * 10, "2147483647", "2147483648",
-                     "9" * d.choice((20, 4300, 4301, 5000)), "-1", "", "x", "1.5", "Name", d.text(3)))
+    return d.choice(
+        (
+            "0",
+            "00",
+            "01",
+            "²",
+            "١",
+            "①",
+            "߀",
+            "9" * 10,
+            "2147483647",
+            "2147483648",
+            "9" * d.choice((20, 4300, 4301, 5000)),
+            "-1",
+            "",
+            "x",
+            "1.5",
+            "Name",
+            d.text(3),
+        )
+    )
 
 
 def _query_scalar(value: Any) -> str | None:
@@ -775,8 +883,26 @@ def query_pairs(d: Draw, members: Sequence[Member], values: dict[str, Any], pref
     return pairs
 
 
-_PERCENT_JUNK = (b"%", b"%G1", b"%C2", b"%ED%A0%80", b"%EF%BF%BF", b"%00", b"%FF%FE", b"+", b"=", b"&&",
-                 b"\xff\xfe", b"\xc0\x80", b"a.b.c", b"..", b".=1", b"Action", b"Action=", b"%2E")
+_PERCENT_JUNK = (
+    b"%",
+    b"%G1",
+    b"%C2",
+    b"%ED%A0%80",
+    b"%EF%BF%BF",
+    b"%00",
+    b"%FF%FE",
+    b"+",
+    b"=",
+    b"&&",
+    b"\xff\xfe",
+    b"\xc0\x80",
+    b"a.b.c",
+    b"..",
+    b".=1",
+    b"Action",
+    b"Action=",
+    b"%2E",
+)
 
 
 def query_request(d: Draw, state: State) -> FuzzRequest:
@@ -811,8 +937,11 @@ def query_request(d: Draw, state: State) -> FuzzRequest:
     else:
         method, body, query_string = "POST", encoded, b""
     if method == "POST":
-        ct = "application/x-www-form-urlencoded" if not hostile(d) else d.choice((
-            "application/x-www-form-urlencoded; charset=utf-8", "text/plain", "", "application/json"))
+        ct = (
+            "application/x-www-form-urlencoded"
+            if not hostile(d)
+            else d.choice(("application/x-www-form-urlencoded; charset=utf-8", "text/plain", "", "application/json"))
+        )
         if ct:
             headers.append(("Content-Type", ct))
     if hostile(d) and _pct(d, 30):
@@ -842,8 +971,14 @@ def _fault_rule(d: Draw) -> Any:
         if key == "action":
             rule[key] = d.choice(("*", "SendMessage", "Bogus", d.text(8)))
         elif key == "error":
-            rule[key] = d.choice(("ThrottlingException", {"code": "OverLimit", "status": d.choice((400, 503, 600))},
-                                  {"code": d.text(8), "fault": d.text(4)}, ill_typed(d)))
+            rule[key] = d.choice(
+                (
+                    "ThrottlingException",
+                    {"code": "OverLimit", "status": d.choice((400, 503, 600))},
+                    {"code": d.text(8), "fault": d.text(4)},
+                    ill_typed(d),
+                )
+            )
         elif key in ("latency_ms", "every", "count", "seed", "probability"):
             rule[key] = d.choice((0, 1, 0.5, -1, 600001, 1e308, Raw(huge_digits(d)), Raw("NaN"), ill_typed(d)))
         elif key == "drop":
@@ -865,8 +1000,28 @@ def admin_request(d: Draw, state: State) -> FuzzRequest:
         path = "/_sqsemu/clock"
     elif route in (2, 3, 4):
         method, path = "POST", "/_sqsemu/clock/advance"
-        seconds = d.choice((0, 1, 2.5, 30, 86400, 315360000, 315360001, 1e22, 1e308, -1, True, None, "30",
-                            Raw("1e400"), Raw("NaN"), Raw("-Infinity"), Raw(huge_digits(d)), ill_typed(d)))
+        seconds = d.choice(
+            (
+                0,
+                1,
+                2.5,
+                30,
+                86400,
+                315360000,
+                315360001,
+                1e22,
+                1e308,
+                -1,
+                True,
+                None,
+                "30",
+                Raw("1e400"),
+                Raw("NaN"),
+                Raw("-Infinity"),
+                Raw(huge_digits(d)),
+                ill_typed(d),
+            )
+        )
         body = {"seconds": seconds} if _pct(d, 90) else ill_typed(d)
     elif route in (5, 6):
         method, path = "POST", "/_sqsemu/faults"
@@ -885,12 +1040,16 @@ def admin_request(d: Draw, state: State) -> FuzzRequest:
         path = f"/_sqsemu/queues/{quoted[0]}/{quoted[1]}/messages"
     elif route == 11:
         method, path = "POST", "/_sqsemu/reset"
-        body = d.choice(({"account": d.choice(("111122223333", "1", d.text(12), ill_typed(d)))}, {"x": 1},
-                         ill_typed(d))) if _pct(d, 97) else {}
+        body = (
+            d.choice(({"account": d.choice(("111122223333", "1", d.text(12), ill_typed(d)))}, {"x": 1}, ill_typed(d)))
+            if _pct(d, 97)
+            else {}
+        )
     else:
         method = d.choice(("GET", "POST", "PUT", "DELETE", "PATCH"))
-        path = d.choice(("/_sqsemu", "/_sqsemu/", "/_sqsemu/clock/advance", "/_sqsemu/nothing",
-                         "/_sqsemu/" + _latin1(d.text(12))))
+        path = d.choice(
+            ("/_sqsemu", "/_sqsemu/", "/_sqsemu/clock/advance", "/_sqsemu/nothing", "/_sqsemu/" + _latin1(d.text(12)))
+        )
         body = ill_typed(d)
     r = d.integer(0, 99)
     if body is None:

@@ -177,11 +177,24 @@ class World:
             attrs = {"FifoQueue": "true"} if name.endswith(".fifo") else {}
             self._json("CreateQueue", {"QueueName": name, "Attributes": attrs})
         arn = f"arn:aws:sqs:us-east-1:{ACCOUNT}:"
-        self._json("CreateQueue", {"QueueName": "fz-std", "Attributes": {
-            "RedrivePolicy": f'{{"deadLetterTargetArn":"{arn}fz-dlq","maxReceiveCount":2}}'}})
-        self._json("CreateQueue", {"QueueName": "fz-fifo.fifo", "Attributes": {
-            "FifoQueue": "true", "ContentBasedDeduplication": "true",
-            "RedrivePolicy": f'{{"deadLetterTargetArn":"{arn}fz-dlq.fifo","maxReceiveCount":2}}'}})
+        self._json(
+            "CreateQueue",
+            {
+                "QueueName": "fz-std",
+                "Attributes": {"RedrivePolicy": f'{{"deadLetterTargetArn":"{arn}fz-dlq","maxReceiveCount":2}}'},
+            },
+        )
+        self._json(
+            "CreateQueue",
+            {
+                "QueueName": "fz-fifo.fifo",
+                "Attributes": {
+                    "FifoQueue": "true",
+                    "ContentBasedDeduplication": "true",
+                    "RedrivePolicy": f'{{"deadLetterTargetArn":"{arn}fz-dlq.fifo","maxReceiveCount":2}}',
+                },
+            },
+        )
         for name in ("fz-std", "fz-fifo.fifo"):
             url = f"{BASE}/{ACCOUNT}/{name}"
             for n in range(3):

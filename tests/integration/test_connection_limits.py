@@ -57,7 +57,7 @@ def test_slow_and_idle_connections_are_closed_after_the_timeout_while_others_are
     json_head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-amz-json-1.0\r\n"
     kinds = {
         "partial head": b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty",
-        "short body": json_head + b"X-Amz-Target: AmazonSQS.ListQueues\r\nContent-Length: 100\r\n\r\n{\"Queue",
+        "short body": json_head + b'X-Amz-Target: AmazonSQS.ListQueues\r\nContent-Length: 100\r\n\r\n{"Queue',
         "short admin body": b"POST /_sqsemu/faults HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 50\r\n\r\n[",
         "silent": b"",
     }

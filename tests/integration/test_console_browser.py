@@ -197,9 +197,10 @@ def test_redrive_from_the_console_moves_dead_letters_back(page, server, sqs, mak
     expect()(page.locator("#move-tasks")).to_contain_text("2 / 2")
     got = sqs.receive_message(QueueUrl=source, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
     assert {m["Body"] for m in got} == bodies
-    assert sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["All"])["Attributes"][
-        "ApproximateNumberOfMessages"
-    ] == "0"
+    assert (
+        sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["All"])["Attributes"]["ApproximateNumberOfMessages"]
+        == "0"
+    )
 
 
 def test_advancing_the_manual_clock_releases_an_in_flight_message(

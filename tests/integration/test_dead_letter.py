@@ -49,7 +49,10 @@ def redrive(target_arn: str, max_receive_count: Any = 1) -> str:
 def receive(client: Any, url: str, **kwargs: Any) -> list[dict]:
     kwargs.setdefault("VisibilityTimeout", 0)
     return client.receive_message(
-        QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"], **system_names(client, ["All"]),
+        QueueUrl=url,
+        MaxNumberOfMessages=10,
+        MessageAttributeNames=["All"],
+        **system_names(client, ["All"]),
         **kwargs,
     ).get("Messages", [])
 
@@ -117,23 +120,27 @@ def test_redrive_policy_without_max_receive_count_is_invalid(sqs, make_queue):
     dlq_arn = arn_of(sqs, make_queue("dlq"))
     source = make_queue("src")
     with pytest.raises(ClientError) as exc:
-        sqs.set_queue_attributes(QueueUrl=source,
-                                 Attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn})})
+        sqs.set_queue_attributes(
+            QueueUrl=source, Attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn})}
+        )
     assert error_code(exc) == "InvalidParameterValue"
 
 
 def test_redrive_policy_to_a_queue_that_does_not_exist_is_invalid(sqs, make_queue):
     source = make_queue("src")
     with pytest.raises(ClientError) as exc:
-        sqs.set_queue_attributes(QueueUrl=source,
-                                 Attributes={"RedrivePolicy": redrive(fake_arn(f"missing-{uuid.uuid4().hex}"), 3)})
+        sqs.set_queue_attributes(
+            QueueUrl=source, Attributes={"RedrivePolicy": redrive(fake_arn(f"missing-{uuid.uuid4().hex}"), 3)}
+        )
     assert error_code(exc) == "InvalidParameterValue"
 
 
 def test_create_queue_with_redrive_policy_to_a_missing_queue_is_invalid(sqs):
     with pytest.raises(ClientError) as exc:
-        sqs.create_queue(QueueName=f"src-{uuid.uuid4().hex[:10]}",
-                         Attributes={"RedrivePolicy": redrive(fake_arn(f"missing-{uuid.uuid4().hex}"), 3)})
+        sqs.create_queue(
+            QueueName=f"src-{uuid.uuid4().hex[:10]}",
+            Attributes={"RedrivePolicy": redrive(fake_arn(f"missing-{uuid.uuid4().hex}"), 3)},
+        )
     assert error_code(exc) == "InvalidParameterValue"
 
 
@@ -308,16 +315,16 @@ def test_by_queue_accepts_ten_source_arns(sqs, make_queue):
     sources = [fake_arn(f"source-{i}") for i in range(10)]
     dlq = make_queue("dlq")
     sqs.set_queue_attributes(QueueUrl=dlq, Attributes={"RedriveAllowPolicy": allow_policy("byQueue", sources)})
-    assert json.loads(queue_attrs(sqs, dlq, ["RedriveAllowPolicy"])["RedriveAllowPolicy"])["sourceQueueArns"] \
-        == sources
+    assert json.loads(queue_attrs(sqs, dlq, ["RedriveAllowPolicy"])["RedriveAllowPolicy"])["sourceQueueArns"] == sources
 
 
 def test_by_queue_rejects_eleven_source_arns(sqs, make_queue):
     dlq = make_queue("dlq")
     with pytest.raises(ClientError) as exc:
-        sqs.set_queue_attributes(QueueUrl=dlq, Attributes={
-            "RedriveAllowPolicy": allow_policy("byQueue", [fake_arn(f"source-{i}") for i in range(11)])
-        })
+        sqs.set_queue_attributes(
+            QueueUrl=dlq,
+            Attributes={"RedriveAllowPolicy": allow_policy("byQueue", [fake_arn(f"source-{i}") for i in range(11)])},
+        )
     assert error_code(exc) == "InvalidAttributeValue"
     assert "RedriveAllowPolicy" not in queue_attrs(sqs, dlq, ["All"])
 

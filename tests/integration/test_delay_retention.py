@@ -18,8 +18,11 @@ def receive(sqs, url: str, **kwargs) -> list[dict]:
 
 def counts(sqs, url: str) -> tuple[int, int, int]:
     """(visible, in flight, delayed)"""
-    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-             "ApproximateNumberOfMessagesDelayed"]
+    names = [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+    ]
     got = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
     return tuple(int(got[n]) for n in names)  # type: ignore[return-value]
 
@@ -81,10 +84,13 @@ def test_message_delay_out_of_range_is_invalid_parameter_value(manual_sqs, manua
 
 def test_batch_entry_delay_seconds(manual_sqs, manual_server, manual_make_queue):
     url = manual_make_queue()
-    got = manual_sqs.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": "now", "MessageBody": "now"},
-        {"Id": "later", "MessageBody": "later", "DelaySeconds": 20},
-    ])
+    got = manual_sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "now", "MessageBody": "now"},
+            {"Id": "later", "MessageBody": "later", "DelaySeconds": 20},
+        ],
+    )
     assert {e["Id"] for e in got["Successful"]} == {"now", "later"}
     assert counts(manual_sqs, url) == (1, 0, 1)
     manual_server.advance(20)
@@ -93,10 +99,13 @@ def test_batch_entry_delay_seconds(manual_sqs, manual_server, manual_make_queue)
 
 def test_batch_entry_delay_out_of_range_fails_that_entry(manual_sqs, manual_make_queue):
     url = manual_make_queue()
-    got = manual_sqs.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": "ok", "MessageBody": "ok"},
-        {"Id": "bad", "MessageBody": "bad", "DelaySeconds": 901},
-    ])  # the bad entry fails on its own; the rest of the batch is sent
+    got = manual_sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "ok", "MessageBody": "ok"},
+            {"Id": "bad", "MessageBody": "bad", "DelaySeconds": 901},
+        ],
+    )  # the bad entry fails on its own; the rest of the batch is sent
     assert [s["Id"] for s in got["Successful"]] == ["ok"]
     assert [f["Id"] for f in got["Failed"]] == ["bad"]
     assert got["Failed"][0]["Code"] == "InvalidParameterValue"
@@ -118,8 +127,9 @@ def test_changing_queue_delay_does_not_affect_sent_messages(manual_sqs, manual_s
     assert [m["Body"] for m in receive(manual_sqs, url)] == ["sent with 60"]
 
 
-def test_delayed_message_can_be_received_after_delay_then_follows_visibility(manual_sqs, manual_server,
-                                                                             manual_make_queue):
+def test_delayed_message_can_be_received_after_delay_then_follows_visibility(
+    manual_sqs, manual_server, manual_make_queue
+):
     url = manual_make_queue(DelaySeconds="10", VisibilityTimeout="5")
     manual_sqs.send_message(QueueUrl=url, MessageBody="d")
     manual_server.advance(10)

@@ -25,8 +25,11 @@ def receive_one(sqs, url: str, **kwargs) -> dict:
 
 
 def counts(sqs, url: str) -> tuple[int, int, int]:
-    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-             "ApproximateNumberOfMessagesDelayed"]
+    names = [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+    ]
     got = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
     return tuple(int(got[n]) for n in names)  # type: ignore[return-value]
 
@@ -60,8 +63,7 @@ def test_delete_twice_with_same_handle_succeeds(sqs, make_queue):
     sqs.delete_message(QueueUrl=url, ReceiptHandle=handle)
 
 
-def test_delete_after_visibility_timeout_expired_succeeds_and_removes(manual_sqs, manual_server,
-                                                                       manual_make_queue):
+def test_delete_after_visibility_timeout_expired_succeeds_and_removes(manual_sqs, manual_server, manual_make_queue):
     url = manual_make_queue()
     manual_sqs.send_message(QueueUrl=url, MessageBody="late")
     handle = receive_one(manual_sqs, url, VisibilityTimeout=5)["ReceiptHandle"]
@@ -90,8 +92,7 @@ def test_delete_with_garbage_handle_is_receipt_handle_invalid(sqs, make_queue):
 
 def test_delete_on_unknown_queue(sqs, server):
     with pytest.raises(ClientError) as exc:
-        sqs.delete_message(QueueUrl=f"{server.endpoint_url}/000000000000/no-such-queue-del",
-                           ReceiptHandle="garbage")
+        sqs.delete_message(QueueUrl=f"{server.endpoint_url}/000000000000/no-such-queue-del", ReceiptHandle="garbage")
     assert error_code(exc) == "AWS.SimpleQueueService.NonExistentQueue"
 
 
@@ -104,9 +105,9 @@ def test_delete_message_batch_deletes_every_entry(sqs, make_queue):
         sqs.send_message(QueueUrl=url, MessageBody=f"m{i}")
     messages = receive(sqs, url)
     assert len(messages) == 4
-    got = sqs.delete_message_batch(QueueUrl=url, Entries=[
-        {"Id": f"d{i}", "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)
-    ])
+    got = sqs.delete_message_batch(
+        QueueUrl=url, Entries=[{"Id": f"d{i}", "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]
+    )
     assert {e["Id"] for e in got["Successful"]} == {"d0", "d1", "d2", "d3"}
     assert got.get("Failed", []) == []
     assert counts(sqs, url) == (0, 0, 0)
@@ -116,10 +117,13 @@ def test_delete_message_batch_garbage_handle_fails_only_that_entry(sqs, make_que
     url = make_queue()
     sqs.send_message(QueueUrl=url, MessageBody="real")
     message = receive_one(sqs, url)
-    got = sqs.delete_message_batch(QueueUrl=url, Entries=[
-        {"Id": "good", "ReceiptHandle": message["ReceiptHandle"]},
-        {"Id": "bad", "ReceiptHandle": "garbage"},
-    ])
+    got = sqs.delete_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "good", "ReceiptHandle": message["ReceiptHandle"]},
+            {"Id": "bad", "ReceiptHandle": "garbage"},
+        ],
+    )
     assert [e["Id"] for e in got["Successful"]] == ["good"]
     assert len(got["Failed"]) == 1
     failed = got["Failed"][0]
@@ -155,8 +159,9 @@ def test_delete_message_batch_with_no_entries_is_empty_batch(sqs, make_queue):
 def test_delete_message_batch_with_duplicate_ids_is_not_distinct(sqs, make_queue):
     url = make_queue()
     with pytest.raises(ClientError) as exc:
-        sqs.delete_message_batch(QueueUrl=url, Entries=[{"Id": "x", "ReceiptHandle": "h1"},
-                                                         {"Id": "x", "ReceiptHandle": "h2"}])
+        sqs.delete_message_batch(
+            QueueUrl=url, Entries=[{"Id": "x", "ReceiptHandle": "h1"}, {"Id": "x", "ReceiptHandle": "h2"}]
+        )
     assert error_code(exc) == "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
 
 

@@ -120,7 +120,8 @@ def receive(client: Any, url: str, *, attributes: list[str] | None = None, **kwa
 def message_view(message: dict[str, Any], attributes: tuple[str, ...] = ()) -> dict[str, Any]:
     """A received message without its id, receipt handle and timestamps."""
     view: dict[str, Any] = {
-        key: message[key] for key in ("Body", "MD5OfBody", "MD5OfMessageAttributes", "MessageAttributes")
+        key: message[key]
+        for key in ("Body", "MD5OfBody", "MD5OfMessageAttributes", "MessageAttributes")
         if key in message
     }
     system = message.get("Attributes", {})
@@ -135,8 +136,11 @@ def queue_attributes(client: Any, url: str, names: list[str]) -> dict[str, str]:
 
 def counts(client: Any, url: str) -> list[int]:
     """[visible, in flight, delayed]."""
-    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-             "ApproximateNumberOfMessagesDelayed"]
+    names = [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+    ]
     got = queue_attributes(client, url, names)
     return [int(got[name]) for name in names]
 
@@ -260,12 +264,22 @@ def scenario_default_attributes(client: Any, prefix: str) -> dict[str, Any]:
 @scenario
 def scenario_set_get_attributes(client: Any, prefix: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    created = {"VisibilityTimeout": "45", "DelaySeconds": "5", "MaximumMessageSize": "2048",
-               "MessageRetentionPeriod": "600", "ReceiveMessageWaitTimeSeconds": "2"}
+    created = {
+        "VisibilityTimeout": "45",
+        "DelaySeconds": "5",
+        "MaximumMessageSize": "2048",
+        "MessageRetentionPeriod": "600",
+        "ReceiveMessageWaitTimeSeconds": "2",
+    }
     url = client.create_queue(QueueName=f"{prefix}-set", Attributes=created)["QueueUrl"]
     out["created"] = queue_attributes(client, url, list(created))
-    changed = {"VisibilityTimeout": "0", "DelaySeconds": "0", "MaximumMessageSize": "1024",
-               "MessageRetentionPeriod": "60", "ReceiveMessageWaitTimeSeconds": "20"}
+    changed = {
+        "VisibilityTimeout": "0",
+        "DelaySeconds": "0",
+        "MaximumMessageSize": "1024",
+        "MessageRetentionPeriod": "60",
+        "ReceiveMessageWaitTimeSeconds": "20",
+    }
     out["set"] = sorted(client.set_queue_attributes(QueueUrl=url, Attributes=changed))
     out["changed"] = queue_attributes(client, url, list(changed))
     out["set_unknown_name"] = error_of(
@@ -285,14 +299,21 @@ def scenario_fifo_queue(client: Any, prefix: str) -> dict[str, Any]:
     names = ["FifoQueue", "ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit"]
     url = client.create_queue(
         QueueName=f"{prefix}-ht.fifo",
-        Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true",
-                    "DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"},
+        Attributes={
+            "FifoQueue": "true",
+            "ContentBasedDeduplication": "true",
+            "DeduplicationScope": "messageGroup",
+            "FifoThroughputLimit": "perMessageGroupId",
+        },
     )["QueueUrl"]
     out["created"] = queue_attributes(client, url, names)
     client.set_queue_attributes(
         QueueUrl=url,
-        Attributes={"ContentBasedDeduplication": "false", "DeduplicationScope": "queue",
-                    "FifoThroughputLimit": "perQueue"},
+        Attributes={
+            "ContentBasedDeduplication": "false",
+            "DeduplicationScope": "queue",
+            "FifoThroughputLimit": "perQueue",
+        },
     )
     out["changed"] = queue_attributes(client, url, names)
     out["fifo_name_without_attribute"] = error_of(lambda: client.create_queue(QueueName=f"{prefix}-x.fifo"))
@@ -332,11 +353,13 @@ def scenario_send_receive_delete(client: Any, prefix: str) -> dict[str, Any]:
     out["send_rich"] = {key: rich[key] for key in ("MD5OfMessageBody", "MD5OfMessageAttributes")}
     out["counts_after_send"] = counts(client, url)
     first = receive(client, url, attributes=["All"], MessageAttributeNames=["All"])
-    out["first_receive"] = sorted((message_view(m, ("ApproximateReceiveCount",)) for m in first),
-                                  key=lambda v: str(v["Body"]))
+    out["first_receive"] = sorted(
+        (message_view(m, ("ApproximateReceiveCount",)) for m in first), key=lambda v: str(v["Body"])
+    )
     second = receive(client, url, attributes=["ApproximateReceiveCount"])
-    out["second_receive"] = sorted((message_view(m, ("ApproximateReceiveCount",)) for m in second),
-                                   key=lambda v: str(v["Body"]))
+    out["second_receive"] = sorted(
+        (message_view(m, ("ApproximateReceiveCount",)) for m in second), key=lambda v: str(v["Body"])
+    )
     filtered = receive(client, url, MessageAttributeNames=["colour", "count"])
     out["filtered_receive"] = sorted((message_view(m) for m in filtered), key=lambda v: str(v["Body"]))
     held = receive(client, url, VisibilityTimeout=30)
@@ -352,9 +375,11 @@ def scenario_send_receive_delete(client: Any, prefix: str) -> dict[str, Any]:
     out["change_visibility_garbage_handle"] = error_of(
         lambda: client.change_message_visibility(QueueUrl=url, ReceiptHandle="garbage", VisibilityTimeout=0)
     )
-    out["invalid_attribute_type"] = error_of(lambda: client.send_message(
-        QueueUrl=url, MessageBody="x", MessageAttributes={"a": {"DataType": "Invalid", "StringValue": "v"}}
-    ))
+    out["invalid_attribute_type"] = error_of(
+        lambda: client.send_message(
+            QueueUrl=url, MessageBody="x", MessageAttributes={"a": {"DataType": "Invalid", "StringValue": "v"}}
+        )
+    )
     out["delete_garbage_handle"] = error_of(lambda: client.delete_message(QueueUrl=url, ReceiptHandle="garbage"))
     out["delete_garbage_handle_message"] = error_of(
         lambda: client.delete_message(QueueUrl=url, ReceiptHandle="garbage"), message=True
@@ -373,54 +398,92 @@ def scenario_send_receive_delete(client: Any, prefix: str) -> dict[str, Any]:
 def scenario_batches(client: Any, prefix: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     url = client.create_queue(QueueName=f"{prefix}-batch")["QueueUrl"]
-    sent = client.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": "a", "MessageBody": "alpha"},
-        {"Id": "b", "MessageBody": "beta", "MessageAttributes": {"k": {"DataType": "String", "StringValue": "v"}}},
-        {"Id": "c", "MessageBody": "gamma"},
-    ])
+    sent = client.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "a", "MessageBody": "alpha"},
+            {"Id": "b", "MessageBody": "beta", "MessageAttributes": {"k": {"DataType": "String", "StringValue": "v"}}},
+            {"Id": "c", "MessageBody": "gamma"},
+        ],
+    )
     out["send"] = batch_view(sent, "MD5OfMessageBody", "MD5OfMessageAttributes")
     out["counts"] = counts(client, url)
     got = receive(client, url, VisibilityTimeout=30)
     out["bodies"] = sorted(m["Body"] for m in got)
     handles = {m["Body"]: m["ReceiptHandle"] for m in got}
-    changed = client.change_message_visibility_batch(QueueUrl=url, Entries=[
-        {"Id": "alpha", "ReceiptHandle": handles["alpha"], "VisibilityTimeout": 0},
-        {"Id": "junk", "ReceiptHandle": "not-a-receipt-handle", "VisibilityTimeout": 0},
-    ])
+    changed = client.change_message_visibility_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "alpha", "ReceiptHandle": handles["alpha"], "VisibilityTimeout": 0},
+            {"Id": "junk", "ReceiptHandle": "not-a-receipt-handle", "VisibilityTimeout": 0},
+        ],
+    )
     out["change_visibility"] = batch_view(changed)
     out["counts_after_change"] = counts(client, url)
-    deleted = client.delete_message_batch(QueueUrl=url, Entries=[
-        {"Id": "beta", "ReceiptHandle": handles["beta"]},
-        {"Id": "gamma", "ReceiptHandle": handles["gamma"]},
-        {"Id": "junk", "ReceiptHandle": "not-a-receipt-handle"},
-    ])
+    deleted = client.delete_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "beta", "ReceiptHandle": handles["beta"]},
+            {"Id": "gamma", "ReceiptHandle": handles["gamma"]},
+            {"Id": "junk", "ReceiptHandle": "not-a-receipt-handle"},
+        ],
+    )
     out["delete"] = batch_view(deleted)
     out["counts_after_delete"] = counts(client, url)
     # Whole-request errors. The messages of EmptyBatchRequest and BatchEntryIdsNotDistinct are being reworded in
     # sqsemu elsewhere: the code and status only for those.
     out["send_empty"] = error_of(lambda: client.send_message_batch(QueueUrl=url, Entries=[]))
-    out["send_ids_not_distinct"] = error_of(lambda: client.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": "id_2", "MessageBody": "a"}, {"Id": "id_2", "MessageBody": "b"},
-    ]))
-    out["send_too_many"] = error_of(lambda: client.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": f"e{i}", "MessageBody": "a"} for i in range(11)
-    ]), message=True)
-    out["send_invalid_id"] = error_of(lambda: client.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": "no:colons", "MessageBody": "a"},
-    ]), message=True)
+    out["send_ids_not_distinct"] = error_of(
+        lambda: client.send_message_batch(
+            QueueUrl=url,
+            Entries=[
+                {"Id": "id_2", "MessageBody": "a"},
+                {"Id": "id_2", "MessageBody": "b"},
+            ],
+        )
+    )
+    out["send_too_many"] = error_of(
+        lambda: client.send_message_batch(
+            QueueUrl=url, Entries=[{"Id": f"e{i}", "MessageBody": "a"} for i in range(11)]
+        ),
+        message=True,
+    )
+    out["send_invalid_id"] = error_of(
+        lambda: client.send_message_batch(
+            QueueUrl=url,
+            Entries=[
+                {"Id": "no:colons", "MessageBody": "a"},
+            ],
+        ),
+        message=True,
+    )
     out["delete_empty"] = error_of(lambda: client.delete_message_batch(QueueUrl=url, Entries=[]))
-    out["change_visibility_too_many"] = error_of(lambda: client.change_message_visibility_batch(
-        QueueUrl=url, Entries=[{"Id": f"e{i}", "ReceiptHandle": "h", "VisibilityTimeout": 0} for i in range(11)]
-    ))
+    out["change_visibility_too_many"] = error_of(
+        lambda: client.change_message_visibility_batch(
+            QueueUrl=url, Entries=[{"Id": f"e{i}", "ReceiptHandle": "h", "VisibilityTimeout": 0} for i in range(11)]
+        )
+    )
     cleanup(client, url)
     # Entries that fail on their own (the rest of the batch is sent), on a queue of their own.
     small = client.create_queue(QueueName=f"{prefix}-small", Attributes={"MaximumMessageSize": "1024"})["QueueUrl"]
-    out["send_oversize_entry"] = batch_outcome(lambda: client.send_message_batch(QueueUrl=small, Entries=[
-        {"Id": "fits", "MessageBody": "x" * 1024}, {"Id": "big", "MessageBody": "x" * 1025},
-    ]))
-    out["send_invalid_character_entry"] = batch_outcome(lambda: client.send_message_batch(QueueUrl=small, Entries=[
-        {"Id": "fine", "MessageBody": "fine"}, {"Id": "nul", "MessageBody": "a\x00b"},
-    ]))
+    out["send_oversize_entry"] = batch_outcome(
+        lambda: client.send_message_batch(
+            QueueUrl=small,
+            Entries=[
+                {"Id": "fits", "MessageBody": "x" * 1024},
+                {"Id": "big", "MessageBody": "x" * 1025},
+            ],
+        )
+    )
+    out["send_invalid_character_entry"] = batch_outcome(
+        lambda: client.send_message_batch(
+            QueueUrl=small,
+            Entries=[
+                {"Id": "fine", "MessageBody": "fine"},
+                {"Id": "nul", "MessageBody": "a\x00b"},
+            ],
+        )
+    )
     cleanup(client, small)
     return out
 
@@ -456,8 +519,9 @@ def scenario_redrive_policy(client: Any, prefix: str) -> dict[str, Any]:
     client.set_queue_attributes(QueueUrl=second, Attributes={"RedrivePolicy": policy})
     # How AWS re-serialises a RedrivePolicy (spacing, key order, number or string) is not established, so only
     # the parsed policy is compared, not the string.
-    out["policy"] = [json.loads(queue_attributes(client, url, ["RedrivePolicy"])["RedrivePolicy"])
-                     for url in (first, second)]
+    out["policy"] = [
+        json.loads(queue_attributes(client, url, ["RedrivePolicy"])["RedrivePolicy"]) for url in (first, second)
+    ]
     out["sources"] = sorted(client.list_dead_letter_source_queues(QueueUrl=dlq).get("queueUrls", []))
     out["sources_of_a_source"] = client.list_dead_letter_source_queues(QueueUrl=first).get("queueUrls", [])
     client.set_queue_attributes(QueueUrl=second, Attributes={"RedrivePolicy": ""})
@@ -474,8 +538,9 @@ def scenario_dead_letter_move(client: Any, prefix: str) -> dict[str, Any]:
     dlq = client.create_queue(QueueName=f"{prefix}-dlq")["QueueUrl"]
     policy = json.dumps({"deadLetterTargetArn": arn_of(client, dlq), "maxReceiveCount": 2})
     src = client.create_queue(QueueName=f"{prefix}-src", Attributes={"RedrivePolicy": policy})["QueueUrl"]
-    client.send_message(QueueUrl=src, MessageBody="poison",
-                        MessageAttributes={"a": {"DataType": "String", "StringValue": "b"}})
+    client.send_message(
+        QueueUrl=src, MessageBody="poison", MessageAttributes={"a": {"DataType": "String", "StringValue": "b"}}
+    )
     receives = []
     for _ in range(3):  # two receives return it, the third moves it (maxReceiveCount 2)
         got = receive(client, src, attributes=["ApproximateReceiveCount"], MessageAttributeNames=["All"])
@@ -484,8 +549,10 @@ def scenario_dead_letter_move(client: Any, prefix: str) -> dict[str, Any]:
     out["source_counts"] = counts(client, src)
     out["dlq_counts"] = counts(client, dlq)
     moved = receive(client, dlq, attributes=["All"], MessageAttributeNames=["All"])
-    out["dlq_message"] = [{key: value for key, value in message_view(m, ("ApproximateReceiveCount",)).items()
-                           if key != "AttributeNames"} for m in moved]
+    out["dlq_message"] = [
+        {key: value for key, value in message_view(m, ("ApproximateReceiveCount",)).items() if key != "AttributeNames"}
+        for m in moved
+    ]
     out["dlq_system_attributes"] = [sorted(m.get("Attributes", {})) for m in moved]
     out["dlq_source_arn"] = [m.get("Attributes", {}).get("DeadLetterQueueSourceArn") for m in moved]
     cleanup(client, src, dlq)
@@ -555,14 +622,18 @@ KNOWN_MOTO_DIFFERENCES: dict[tuple[str, str], Difference] = {
         "moto fails the whole SendMessageBatch (InvalidParameterValue) when one entry exceeds "
         "MaximumMessageSize; AWS fails only that entry and sends the others (docs/behaviour.md 2.8, recorded "
         "from AWS; the API reference: results are reported per entry, check Failed even on HTTP 200)",
-        {"Successful": [{"Id": "fits"}], "Failed": [{"Id": "big", "Code": "InvalidParameterValue",
-                                                    "SenderFault": True}]},
+        {
+            "Successful": [{"Id": "fits"}],
+            "Failed": [{"Id": "big", "Code": "InvalidParameterValue", "SenderFault": True}],
+        },
     ),
     ("batches", "send_invalid_character_entry"): Difference(
         "moto sends an entry whose body holds U+0000; AWS fails only that entry with InvalidMessageContents "
         "(docs/behaviour.md 2.8, recorded from AWS)",
-        {"Successful": [{"Id": "fine"}], "Failed": [{"Id": "nul", "Code": "InvalidMessageContents",
-                                                    "SenderFault": True}]},
+        {
+            "Successful": [{"Id": "fine"}],
+            "Failed": [{"Id": "nul", "Code": "InvalidMessageContents", "SenderFault": True}],
+        },
     ),
     ("batches", "change_visibility_too_many"): Difference(
         "moto accepts a ChangeMessageVisibilityBatch of 11 entries (200); the API reference lists "
@@ -579,8 +650,15 @@ KNOWN_MOTO_DIFFERENCES: dict[tuple[str, str], Difference] = {
         "moto does not give a dead-lettered message the DeadLetterQueueSourceArn system attribute; the API "
         "reference lists it among the message system attributes (the source queue's ARN for a message moved "
         "to a DLQ) and AWS returns it with 'All' (docs/behaviour.md 4.8 and 6.1, recorded from AWS)",
-        [["ApproximateFirstReceiveTimestamp", "ApproximateReceiveCount", "DeadLetterQueueSourceArn", "SenderId",
-          "SentTimestamp"]],
+        [
+            [
+                "ApproximateFirstReceiveTimestamp",
+                "ApproximateReceiveCount",
+                "DeadLetterQueueSourceArn",
+                "SenderId",
+                "SentTimestamp",
+            ]
+        ],
     ),
     ("dead_letter_move", "dlq_source_arn"): Difference(
         "as above: moto has no DeadLetterQueueSourceArn; AWS names the source queue",
@@ -645,8 +723,9 @@ def test_sqsemu_matches_moto(
     ours = run(fn, _sqs_clients.get(server.endpoint_url, protocol))
     theirs = run(fn, _sqs_clients.get(moto_endpoint, protocol))
     assert sorted(ours) == sorted(theirs), "the scenario recorded different points"
-    against_aws = {point: diff.aws for (scenario_name, point), diff in KNOWN_MOTO_DIFFERENCES.items()
-                   if scenario_name == name}
+    against_aws = {
+        point: diff.aws for (scenario_name, point), diff in KNOWN_MOTO_DIFFERENCES.items() if scenario_name == name
+    }
     assert set(against_aws) <= set(ours), "KNOWN_MOTO_DIFFERENCES names a point the scenario does not record"
     ours_vs_aws = {point: ours.pop(point) for point in against_aws}
     for point in against_aws:

@@ -143,10 +143,13 @@ def test_send_message_delay_out_of_range_message(sqs: Any, make_queue: MakeQueue
 
 def test_send_message_batch_entry_delay_out_of_range_message(sqs: Any, make_queue: MakeQueue) -> None:
     url = make_queue()
-    got = sqs.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": "ok", "MessageBody": "ok"},
-        {"Id": "late", "MessageBody": "late", "DelaySeconds": 1000},
-    ])
+    got = sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "ok", "MessageBody": "ok"},
+            {"Id": "late", "MessageBody": "late", "DelaySeconds": 1000},
+        ],
+    )
     assert [entry["Id"] for entry in got["Successful"]] == ["ok"]
     assert got["Failed"] == [
         {"Id": "late", "SenderFault": True, "Code": "InvalidParameterValue", "Message": DELAY_1000}
@@ -173,8 +176,9 @@ def test_create_queue_invalid_name_has_the_bare_message(sqs: Any, name: str) -> 
 def test_attribute_name_outside_the_ascii_set_is_refused(sqs: Any, make_queue: MakeQueue, name: str) -> None:
     url = make_queue()
     with pytest.raises(ClientError) as exc:
-        sqs.send_message(QueueUrl=url, MessageBody="x",
-                         MessageAttributes={name: {"DataType": "String", "StringValue": "v"}})
+        sqs.send_message(
+            QueueUrl=url, MessageBody="x", MessageAttributes={name: {"DataType": "String", "StringValue": "v"}}
+        )
     assert error_code(exc) == "InvalidParameterValue"
     assert http_status(exc) == 400
     assert error_message(exc) == f"Message (user) attribute name '{name}' is invalid: it {ATTRIBUTE_NAME_RULE}."
@@ -184,17 +188,26 @@ def test_attribute_name_outside_the_ascii_set_is_refused(sqs: Any, make_queue: M
 @pytest.mark.parametrize("name", ["öther", "名前"], ids=["latin-umlaut", "cjk"])
 def test_non_ascii_attribute_name_fails_its_batch_entry(sqs: Any, make_queue: MakeQueue, name: str) -> None:
     url = make_queue()
-    got = sqs.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": "ok", "MessageBody": "ok"},
-        {"Id": "bad", "MessageBody": "bad", "MessageAttributes": {name: {"DataType": "String", "StringValue": "v"}}},
-    ])
+    got = sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "ok", "MessageBody": "ok"},
+            {
+                "Id": "bad",
+                "MessageBody": "bad",
+                "MessageAttributes": {name: {"DataType": "String", "StringValue": "v"}},
+            },
+        ],
+    )
     assert [entry["Id"] for entry in got["Successful"]] == ["ok"]
-    assert got["Failed"] == [{
-        "Id": "bad",
-        "SenderFault": True,
-        "Code": "InvalidParameterValue",
-        "Message": f"Message (user) attribute name '{name}' is invalid: it {ATTRIBUTE_NAME_RULE}.",
-    }]
+    assert got["Failed"] == [
+        {
+            "Id": "bad",
+            "SenderFault": True,
+            "Code": "InvalidParameterValue",
+            "Message": f"Message (user) attribute name '{name}' is invalid: it {ATTRIBUTE_NAME_RULE}.",
+        }
+    ]
 
 
 def test_attribute_name_of_every_allowed_character_class_is_accepted(sqs: Any, make_queue: MakeQueue) -> None:

@@ -19,9 +19,18 @@ DEDUP_NEEDED = (
     "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly"
 )
 STANDARD_ALL = {
-    "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed", "ApproximateNumberOfMessagesNotVisible",
-    "CreatedTimestamp", "DelaySeconds", "LastModifiedTimestamp", "MaximumMessageSize", "MessageRetentionPeriod",
-    "QueueArn", "ReceiveMessageWaitTimeSeconds", "SqsManagedSseEnabled", "VisibilityTimeout",
+    "ApproximateNumberOfMessages",
+    "ApproximateNumberOfMessagesDelayed",
+    "ApproximateNumberOfMessagesNotVisible",
+    "CreatedTimestamp",
+    "DelaySeconds",
+    "LastModifiedTimestamp",
+    "MaximumMessageSize",
+    "MessageRetentionPeriod",
+    "QueueArn",
+    "ReceiveMessageWaitTimeSeconds",
+    "SqsManagedSseEnabled",
+    "VisibilityTimeout",
 }
 FIFO_EXTRA = {"ContentBasedDeduplication", "DeduplicationScope", "FifoQueue", "FifoThroughputLimit"}
 
@@ -48,9 +57,7 @@ def fifo(make_queue: Any, **attributes: Any) -> str:
     return make_queue(FifoQueue=True, **attributes)
 
 
-def send(
-    client: Any, url: str, body: str, group: str | None = "g1", dedup: str | None = "auto", **kwargs: Any
-) -> dict:
+def send(client: Any, url: str, body: str, group: str | None = "g1", dedup: str | None = "auto", **kwargs: Any) -> dict:
     """SendMessage to a FIFO queue; ``dedup="auto"`` picks a fresh MessageDeduplicationId, None sends none."""
     if dedup == "auto":
         dedup = uuid.uuid4().hex
@@ -126,11 +133,18 @@ def test_fifo_suffix_without_fifo_queue_attribute_is_invalid_parameter_value(sqs
 
 
 def test_fifo_queue_can_be_created_with_fifo_attributes(sqs, make_queue):
-    url = fifo(make_queue, ContentBasedDeduplication=True, DeduplicationScope="messageGroup",
-               FifoThroughputLimit="perMessageGroupId")
+    url = fifo(
+        make_queue,
+        ContentBasedDeduplication=True,
+        DeduplicationScope="messageGroup",
+        FifoThroughputLimit="perMessageGroupId",
+    )
     attrs = queue_attrs(sqs, url, ["ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit"])
-    assert attrs == {"ContentBasedDeduplication": "true", "DeduplicationScope": "messageGroup",
-                     "FifoThroughputLimit": "perMessageGroupId"}
+    assert attrs == {
+        "ContentBasedDeduplication": "true",
+        "DeduplicationScope": "messageGroup",
+        "FifoThroughputLimit": "perMessageGroupId",
+    }
 
 
 def test_set_fifo_queue_false_on_fifo_queue_is_invalid_attribute_value(sqs, make_queue):
@@ -149,10 +163,14 @@ def test_set_fifo_queue_true_on_fifo_queue_is_a_no_op(sqs, make_queue):
 
 def test_fifo_attributes_can_be_changed_after_creation(sqs, make_queue):
     url = fifo(make_queue)
-    sqs.set_queue_attributes(QueueUrl=url, Attributes={
-        "ContentBasedDeduplication": "true", "DeduplicationScope": "messageGroup",
-        "FifoThroughputLimit": "perMessageGroupId",
-    })
+    sqs.set_queue_attributes(
+        QueueUrl=url,
+        Attributes={
+            "ContentBasedDeduplication": "true",
+            "DeduplicationScope": "messageGroup",
+            "FifoThroughputLimit": "perMessageGroupId",
+        },
+    )
     attrs = queue_attrs(sqs, url, ["All"])
     assert attrs["ContentBasedDeduplication"] == "true"
     assert attrs["DeduplicationScope"] == "messageGroup"
@@ -174,11 +192,14 @@ def test_per_message_group_throughput_requires_message_group_dedup_scope_on_set(
     assert queue_attrs(sqs, url, ["FifoThroughputLimit"]) == {"FifoThroughputLimit": "perQueue"}
 
 
-@pytest.mark.parametrize("attribute, value", [
-    ("ContentBasedDeduplication", "maybe"),
-    ("DeduplicationScope", "group"),
-    ("FifoThroughputLimit", "perGroup"),
-])
+@pytest.mark.parametrize(
+    "attribute, value",
+    [
+        ("ContentBasedDeduplication", "maybe"),
+        ("DeduplicationScope", "group"),
+        ("FifoThroughputLimit", "perGroup"),
+    ],
+)
 def test_fifo_attribute_with_invalid_value_is_invalid_attribute_value(sqs, make_queue, attribute, value):
     url = fifo(make_queue)
     with pytest.raises(ClientError) as exc:
@@ -186,12 +207,15 @@ def test_fifo_attribute_with_invalid_value_is_invalid_attribute_value(sqs, make_
     assert error_code(exc) == "InvalidAttributeValue"
 
 
-@pytest.mark.parametrize("attribute, value", [
-    ("ContentBasedDeduplication", "true"),
-    ("DeduplicationScope", "queue"),
-    ("FifoThroughputLimit", "perQueue"),
-    ("FifoQueue", "true"),
-])
+@pytest.mark.parametrize(
+    "attribute, value",
+    [
+        ("ContentBasedDeduplication", "true"),
+        ("DeduplicationScope", "queue"),
+        ("FifoThroughputLimit", "perQueue"),
+        ("FifoQueue", "true"),
+    ],
+)
 def test_standard_queue_set_rejects_fifo_only_attributes(sqs, make_queue, attribute, value):
     url = make_queue()
     with pytest.raises(ClientError) as exc:
@@ -200,11 +224,14 @@ def test_standard_queue_set_rejects_fifo_only_attributes(sqs, make_queue, attrib
     assert attribute not in queue_attrs(sqs, url, ["All"])
 
 
-@pytest.mark.parametrize("attribute, value", [
-    ("ContentBasedDeduplication", "true"),
-    ("DeduplicationScope", "queue"),
-    ("FifoThroughputLimit", "perQueue"),
-])
+@pytest.mark.parametrize(
+    "attribute, value",
+    [
+        ("ContentBasedDeduplication", "true"),
+        ("DeduplicationScope", "queue"),
+        ("FifoThroughputLimit", "perQueue"),
+    ],
+)
 def test_standard_queue_create_rejects_fifo_only_attributes(sqs, attribute, value):
     with pytest.raises(ClientError) as exc:
         sqs.create_queue(QueueName=f"std-{uuid.uuid4().hex[:8]}", Attributes={attribute: value})
@@ -313,8 +340,10 @@ def test_visibility_zero_releases_the_group_at_once(manual_sqs, manual_make_queu
 
 def test_send_message_batch_enqueues_in_request_order(manual_sqs, manual_make_queue):
     url = fifo(manual_make_queue)
-    entries = [{"Id": f"e{i}", "MessageBody": f"b{i}", "MessageGroupId": "g", "MessageDeduplicationId": f"d{i}"}
-               for i in range(6)]
+    entries = [
+        {"Id": f"e{i}", "MessageBody": f"b{i}", "MessageGroupId": "g", "MessageDeduplicationId": f"d{i}"}
+        for i in range(6)
+    ]
     result = manual_sqs.send_message_batch(QueueUrl=url, Entries=entries)
     assert len(result["Successful"]) == 6 and not result.get("Failed")
     assert bodies(receive(manual_sqs, url, 10)) == [f"b{i}" for i in range(6)]
@@ -361,10 +390,13 @@ def test_different_dedup_ids_with_the_same_body_are_both_delivered(manual_sqs, m
 def test_duplicate_in_send_message_batch_is_reported_successful_but_not_delivered(manual_sqs, manual_make_queue):
     url = fifo(manual_make_queue)
     send(manual_sqs, url, "original", dedup="d-1")
-    result = manual_sqs.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": "dup", "MessageBody": "dup", "MessageGroupId": "g1", "MessageDeduplicationId": "d-1"},
-        {"Id": "new", "MessageBody": "new", "MessageGroupId": "g1", "MessageDeduplicationId": "d-2"},
-    ])
+    result = manual_sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "dup", "MessageBody": "dup", "MessageGroupId": "g1", "MessageDeduplicationId": "d-1"},
+            {"Id": "new", "MessageBody": "new", "MessageGroupId": "g1", "MessageDeduplicationId": "d-2"},
+        ],
+    )
     assert sorted(entry["Id"] for entry in result["Successful"]) == ["dup", "new"]
     assert not result.get("Failed")
     assert drain_bodies(manual_sqs, url) == ["original", "new"]
@@ -381,10 +413,8 @@ def test_content_based_deduplication_uses_the_body(manual_sqs, manual_make_queue
 
 def test_content_based_deduplication_ignores_message_attributes(manual_sqs, manual_make_queue):
     url = fifo(manual_make_queue, ContentBasedDeduplication=True)
-    send(manual_sqs, url, "payload", dedup=None,
-         MessageAttributes={"a": {"DataType": "String", "StringValue": "1"}})
-    send(manual_sqs, url, "payload", dedup=None,
-         MessageAttributes={"a": {"DataType": "String", "StringValue": "2"}})
+    send(manual_sqs, url, "payload", dedup=None, MessageAttributes={"a": {"DataType": "String", "StringValue": "1"}})
+    send(manual_sqs, url, "payload", dedup=None, MessageAttributes={"a": {"DataType": "String", "StringValue": "2"}})
     assert drain_bodies(manual_sqs, url) == ["payload"]
 
 
@@ -443,10 +473,13 @@ def test_purge_clears_the_deduplication_history(manual_sqs, manual_make_queue):
 def test_send_returns_strictly_increasing_sequence_numbers(manual_sqs, manual_make_queue):
     url = fifo(manual_make_queue)
     numbers = [send(manual_sqs, url, f"m{i}", group=f"g{i % 2}")["SequenceNumber"] for i in range(4)]
-    batch = manual_sqs.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": f"e{i}", "MessageBody": f"b{i}", "MessageGroupId": "g0", "MessageDeduplicationId": uuid.uuid4().hex}
-        for i in range(3)
-    ])
+    batch = manual_sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": f"e{i}", "MessageBody": f"b{i}", "MessageGroupId": "g0", "MessageDeduplicationId": uuid.uuid4().hex}
+            for i in range(3)
+        ],
+    )
     by_id = {entry["Id"]: entry for entry in batch["Successful"]}
     numbers += [by_id[f"e{i}"]["SequenceNumber"] for i in range(3)]
     numbers.append(send(manual_sqs, url, "last")["SequenceNumber"])
@@ -505,10 +538,13 @@ def test_send_without_dedup_id_and_without_content_based_dedup_is_invalid(manual
 def test_batch_entry_without_message_group_id_fails_the_whole_request(manual_sqs, manual_make_queue):
     url = fifo(manual_make_queue)
     with pytest.raises(ClientError) as exc:
-        manual_sqs.send_message_batch(QueueUrl=url, Entries=[
-            {"Id": "ok", "MessageBody": "ok", "MessageGroupId": "g", "MessageDeduplicationId": "d-1"},
-            {"Id": "bad", "MessageBody": "bad", "MessageDeduplicationId": "d-2"},
-        ])
+        manual_sqs.send_message_batch(
+            QueueUrl=url,
+            Entries=[
+                {"Id": "ok", "MessageBody": "ok", "MessageGroupId": "g", "MessageDeduplicationId": "d-1"},
+                {"Id": "bad", "MessageBody": "bad", "MessageDeduplicationId": "d-2"},
+            ],
+        )
     assert error_code(exc) == "InvalidParameterValue"
     assert receive(manual_sqs, url) == []
 
@@ -516,10 +552,13 @@ def test_batch_entry_without_message_group_id_fails_the_whole_request(manual_sqs
 def test_batch_entry_without_dedup_id_fails_the_whole_request(manual_sqs, manual_make_queue):
     url = fifo(manual_make_queue)
     with pytest.raises(ClientError) as exc:
-        manual_sqs.send_message_batch(QueueUrl=url, Entries=[
-            {"Id": "ok", "MessageBody": "ok", "MessageGroupId": "g", "MessageDeduplicationId": "d-1"},
-            {"Id": "bad", "MessageBody": "bad", "MessageGroupId": "g"},
-        ])
+        manual_sqs.send_message_batch(
+            QueueUrl=url,
+            Entries=[
+                {"Id": "ok", "MessageBody": "ok", "MessageGroupId": "g", "MessageDeduplicationId": "d-1"},
+                {"Id": "bad", "MessageBody": "bad", "MessageGroupId": "g"},
+            ],
+        )
     assert error_code(exc) == "InvalidParameterValue"
     assert DEDUP_NEEDED in error_message(exc)
     assert receive(manual_sqs, url) == []
@@ -527,10 +566,13 @@ def test_batch_entry_without_dedup_id_fails_the_whole_request(manual_sqs, manual
 
 def test_batch_without_dedup_ids_works_with_content_based_deduplication(manual_sqs, manual_make_queue):
     url = fifo(manual_make_queue, ContentBasedDeduplication=True)
-    result = manual_sqs.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": "a", "MessageBody": "one", "MessageGroupId": "g"},
-        {"Id": "b", "MessageBody": "two", "MessageGroupId": "g"},
-    ])
+    result = manual_sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "a", "MessageBody": "one", "MessageGroupId": "g"},
+            {"Id": "b", "MessageBody": "two", "MessageGroupId": "g"},
+        ],
+    )
     assert len(result["Successful"]) == 2
     assert drain_bodies(manual_sqs, url) == ["one", "two"]
 

@@ -137,8 +137,9 @@ def test_move_without_destination_handles_several_original_sources(manual_sqs, m
 def test_move_with_destination_sends_there(manual_sqs, manual_server, manual_make_queue):
     s = Setup(manual_sqs, manual_make_queue, 3)
     destination = manual_make_queue("dest")
-    manual_sqs.start_message_move_task(SourceArn=s.dlq_arn, DestinationArn=arn_of(manual_sqs, destination),
-                                       MaxNumberOfMessagesPerSecond=10)
+    manual_sqs.start_message_move_task(
+        SourceArn=s.dlq_arn, DestinationArn=arn_of(manual_sqs, destination), MaxNumberOfMessagesPerSecond=10
+    )
     manual_server.advance(0)
     assert sorted(m["Body"] for m in receive_all(manual_sqs, destination)) == s.bodies
     assert count(manual_sqs, s.source) == 0
@@ -203,8 +204,9 @@ def test_list_shows_running_task_details(manual_sqs, manual_server, manual_make_
     destination = manual_make_queue("dest")
     destination_arn = arn_of(manual_sqs, destination)
     started_ms = manual_server.now_ms()
-    handle = manual_sqs.start_message_move_task(SourceArn=s.dlq_arn, DestinationArn=destination_arn,
-                                                MaxNumberOfMessagesPerSecond=1)["TaskHandle"]
+    handle = manual_sqs.start_message_move_task(
+        SourceArn=s.dlq_arn, DestinationArn=destination_arn, MaxNumberOfMessagesPerSecond=1
+    )["TaskHandle"]
     assert handle
     manual_server.advance(0)
     task = latest(manual_sqs, s.dlq_arn)
@@ -294,9 +296,14 @@ def test_cancel_with_garbage_handle_is_invalid_parameter_value(manual_sqs):
 
 
 def test_cancel_with_handle_of_unknown_source_is_resource_not_found(manual_sqs):
-    handle = base64.b64encode(json.dumps({
-        "taskId": str(uuid.uuid4()), "sourceArn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:missing-{uuid.uuid4().hex}",
-    }).encode()).decode()
+    handle = base64.b64encode(
+        json.dumps(
+            {
+                "taskId": str(uuid.uuid4()),
+                "sourceArn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:missing-{uuid.uuid4().hex}",
+            }
+        ).encode()
+    ).decode()
     with pytest.raises(ClientError) as exc:
         manual_sqs.cancel_message_move_task(TaskHandle=handle)
     assert error_code(exc) == "ResourceNotFoundException"

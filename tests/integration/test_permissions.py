@@ -63,11 +63,13 @@ def test_add_permission_creates_the_policy(sqs, make_queue):
 
 def test_add_permission_with_several_accounts_and_actions_uses_lists(sqs, make_queue):
     url = make_queue()
-    sqs.add_permission(QueueUrl=url, Label="multi", AWSAccountIds=[OTHER, THIRD],
-                       Actions=["ReceiveMessage", "DeleteMessage"])
+    sqs.add_permission(
+        QueueUrl=url, Label="multi", AWSAccountIds=[OTHER, THIRD], Actions=["ReceiveMessage", "DeleteMessage"]
+    )
     statement = statements(sqs, url)["multi"]
     assert sorted(as_list(statement["Principal"]["AWS"])) == sorted(
-        [f"arn:aws:iam::{OTHER}:root", f"arn:aws:iam::{THIRD}:root"])
+        [f"arn:aws:iam::{OTHER}:root", f"arn:aws:iam::{THIRD}:root"]
+    )
     assert sorted(as_list(statement["Action"])) == ["SQS:DeleteMessage", "SQS:ReceiveMessage"]
 
 
@@ -98,16 +100,31 @@ def test_add_permission_duplicate_label_is_invalid(sqs, make_queue):
 
 def test_add_permission_accepts_seven_actions(sqs, make_queue):
     url = make_queue()
-    actions = ["SendMessage", "ReceiveMessage", "DeleteMessage", "ChangeMessageVisibility",
-               "GetQueueAttributes", "GetQueueUrl", "ListDeadLetterSourceQueues"]
+    actions = [
+        "SendMessage",
+        "ReceiveMessage",
+        "DeleteMessage",
+        "ChangeMessageVisibility",
+        "GetQueueAttributes",
+        "GetQueueUrl",
+        "ListDeadLetterSourceQueues",
+    ]
     sqs.add_permission(QueueUrl=url, Label="seven", AWSAccountIds=[OTHER], Actions=actions)
     assert sorted(as_list(statements(sqs, url)["seven"]["Action"])) == sorted(f"SQS:{a}" for a in actions)
 
 
 def test_add_permission_with_more_than_seven_actions_is_over_limit(sqs, make_queue):
     url = make_queue()
-    actions = ["SendMessage", "ReceiveMessage", "DeleteMessage", "ChangeMessageVisibility",
-               "GetQueueAttributes", "GetQueueUrl", "ListDeadLetterSourceQueues", "PurgeQueue"]
+    actions = [
+        "SendMessage",
+        "ReceiveMessage",
+        "DeleteMessage",
+        "ChangeMessageVisibility",
+        "GetQueueAttributes",
+        "GetQueueUrl",
+        "ListDeadLetterSourceQueues",
+        "PurgeQueue",
+    ]
     with pytest.raises(ClientError) as exc:
         sqs.add_permission(QueueUrl=url, Label="eight", AWSAccountIds=[OTHER], Actions=actions)
     assert error_code(exc) == "OverLimit"
@@ -156,11 +173,14 @@ def test_add_permission_on_unknown_queue(sqs, server):
 
 
 def custom_policy(arn: str) -> str:
-    return json.dumps({
-        "Version": "2012-10-17",
-        "Statement": [{"Sid": "custom", "Effect": "Allow", "Principal": "*", "Action": "sqs:SendMessage",
-                       "Resource": arn}],
-    })
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {"Sid": "custom", "Effect": "Allow", "Principal": "*", "Action": "sqs:SendMessage", "Resource": arn}
+            ],
+        }
+    )
 
 
 def test_policy_attribute_is_stored_and_returned(sqs, make_queue):
@@ -235,7 +255,9 @@ def test_kms_master_key_is_stored_and_switches_off_sqs_managed_sse(sqs, make_que
 def test_kms_attributes_on_create_queue(sqs, make_queue):
     url = make_queue(KmsMasterKeyId="alias/my-key", KmsDataKeyReusePeriodSeconds=600)
     assert attrs(sqs, url, ["KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds"]) == {
-        "KmsMasterKeyId": "alias/my-key", "KmsDataKeyReusePeriodSeconds": "600"}
+        "KmsMasterKeyId": "alias/my-key",
+        "KmsDataKeyReusePeriodSeconds": "600",
+    }
 
 
 @pytest.mark.parametrize("value", ["60", "86400"])
@@ -257,6 +279,7 @@ def test_kms_data_key_reuse_period_out_of_range_is_invalid(sqs, make_queue, valu
 def test_kms_and_sqs_managed_sse_together_are_rejected(sqs, make_queue):
     url = make_queue()
     with pytest.raises(ClientError) as exc:
-        sqs.set_queue_attributes(QueueUrl=url, Attributes={"KmsMasterKeyId": "alias/aws/sqs",
-                                                           "SqsManagedSseEnabled": "true"})
+        sqs.set_queue_attributes(
+            QueueUrl=url, Attributes={"KmsMasterKeyId": "alias/aws/sqs", "SqsManagedSseEnabled": "true"}
+        )
     assert error_code(exc) == "InvalidAttributeName"

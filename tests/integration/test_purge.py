@@ -9,8 +9,11 @@ pytestmark = pytest.mark.integration
 
 
 def counts(sqs, url: str) -> tuple[int, int, int]:
-    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-             "ApproximateNumberOfMessagesDelayed"]
+    names = [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+    ]
     got = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
     return tuple(int(got[n]) for n in names)  # type: ignore[return-value]
 

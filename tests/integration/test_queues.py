@@ -389,8 +389,11 @@ def test_last_modified_timestamp_changes_after_set_queue_attributes(manual_sqs, 
 
 def test_approximate_counts_follow_messages(manual_sqs, manual_server, manual_make_queue):
     url = manual_make_queue()
-    counts = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-              "ApproximateNumberOfMessagesDelayed")
+    counts = (
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+    )
 
     def snapshot() -> tuple[int, int, int]:
         got = attrs(manual_sqs, url, *counts)

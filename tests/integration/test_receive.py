@@ -165,8 +165,9 @@ def test_long_poll_returns_as_soon_as_a_visibility_timeout_expires(manual_sqs, m
     url = manual_make_queue()
     manual_sqs.send_message(QueueUrl=url, MessageBody="again")
     first = manual_sqs.receive_message(QueueUrl=url, VisibilityTimeout=5)["Messages"][0]
-    receiver = start_receiver(manual_server, manual_sqs, QueueUrl=url, WaitTimeSeconds=20,
-                              AttributeNames=["ApproximateReceiveCount"])
+    receiver = start_receiver(
+        manual_server, manual_sqs, QueueUrl=url, WaitTimeSeconds=20, AttributeNames=["ApproximateReceiveCount"]
+    )
     try:
         manual_server.advance(4)
         assert waiting(manual_server, url) == 1, "the long poll returned before the visibility timeout expired"

@@ -170,11 +170,13 @@ def test_fifo_groups_taken_from_go_to_the_back(manual_sqs, manual_make_queue):
     url = manual_make_queue(FifoQueue=True)
     for body, group in (("g1-m1", "g1"), ("g2-m1", "g2"), ("g2-m2", "g2"), ("g3-m1", "g3"), ("g1-m2", "g1")):
         send_fifo(manual_sqs, url, body, group)
-    assert bodies(receive(manual_sqs, url, MaxNumberOfMessages=3, VisibilityTimeout=0)) == [
-        "g1-m1", "g1-m2", "g2-m1"
-    ]
+    assert bodies(receive(manual_sqs, url, MaxNumberOfMessages=3, VisibilityTimeout=0)) == ["g1-m1", "g1-m2", "g2-m1"]
     assert bodies(receive(manual_sqs, url, MaxNumberOfMessages=10, VisibilityTimeout=0)) == [
-        "g3-m1", "g1-m1", "g1-m2", "g2-m1", "g2-m2"
+        "g3-m1",
+        "g1-m1",
+        "g1-m2",
+        "g2-m1",
+        "g2-m2",
     ]
 
 

@@ -117,8 +117,9 @@ def test_a_cross_site_fault_rule_is_refused(default_server: ServerProcess) -> No
 
 def test_a_cross_site_get_create_queue_is_refused(default_server: ServerProcess) -> None:
     name = f"planted-{uuid.uuid4().hex[:8]}"
-    resp = raw_request(default_server.endpoint_url, "GET", f"/?Action=CreateQueue&QueueName={name}", b"",
-                       cross_site(None))  # an <img src=...>: no Origin
+    resp = raw_request(
+        default_server.endpoint_url, "GET", f"/?Action=CreateQueue&QueueName={name}", b"", cross_site(None)
+    )  # an <img src=...>: no Origin
     assert resp.status == 403 and "<Code>AccessDenied</Code>" in resp.text
     assert name not in queue_names(default_server)
 
@@ -165,8 +166,9 @@ def test_an_allowed_origin_may_reset_and_inject_faults(cors_server: ServerProces
 
 def test_an_allowed_origin_may_create_a_queue_with_get(cors_server: ServerProcess) -> None:
     name = f"from-app-{uuid.uuid4().hex[:8]}"
-    resp = raw_request(cors_server.endpoint_url, "GET", f"/?Action=CreateQueue&QueueName={name}", b"",
-                       cross_site(APP))  # fetch() from the app: with Origin
+    resp = raw_request(
+        cors_server.endpoint_url, "GET", f"/?Action=CreateQueue&QueueName={name}", b"", cross_site(APP)
+    )  # fetch() from the app: with Origin
     assert resp.status == 200 and resp.headers["access-control-allow-origin"] == APP
     assert name in queue_names(cors_server)
     # An image tag sends no Origin: with a list of origins (not *) its origin is unknown, so it stays refused.
@@ -188,8 +190,15 @@ def test_a_preflight_is_answered_for_an_allowed_origin_only(cors_server: ServerP
     assert resp.headers["access-control-allow-origin"] == APP
     assert "POST" in resp.headers["access-control-allow-methods"]
     allowed = {h.strip() for h in resp.headers["access-control-allow-headers"].split(",")}
-    assert allowed == {"authorization", "content-type", "x-amz-date", "x-amz-target", "x-amz-user-agent",
-                       "amz-sdk-invocation-id", "amz-sdk-request"}
+    assert allowed == {
+        "authorization",
+        "content-type",
+        "x-amz-date",
+        "x-amz-target",
+        "x-amz-user-agent",
+        "amz-sdk-invocation-id",
+        "amz-sdk-request",
+    }
     assert int(resp.headers["access-control-max-age"]) > 0
     resp = raw_request(cors_server.endpoint_url, "OPTIONS", "/", b"", {**preflight, "Origin": EVIL})
     assert resp.status == 403 and "access-control-allow-origin" not in resp.headers

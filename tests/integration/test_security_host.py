@@ -29,8 +29,10 @@ def base_url_server() -> Iterator[ServerProcess]:
 
 
 def auth(account: str = "000000000000", region: str = "us-east-1") -> str:
-    return (f"AWS4-HMAC-SHA256 Credential={account}/20240101/{region}/sqs/aws4_request, SignedHeaders=host, "
-            "Signature=" + "0" * 64)
+    return (
+        f"AWS4-HMAC-SHA256 Credential={account}/20240101/{region}/sqs/aws4_request, SignedHeaders=host, "
+        "Signature=" + "0" * 64
+    )
 
 
 def call(

@@ -103,8 +103,9 @@ def test_signed_clients_work_end_to_end_as_their_keys_account(make_client: Any) 
     sqs = make_client()
     url = sqs.create_queue(QueueName=f"signed-{uuid.uuid4().hex[:8]}")["QueueUrl"]
     assert f"/{ACCOUNT}/" in url
-    sqs.send_message(QueueUrl=url, MessageBody="signed é body", MessageAttributes={
-        "k": {"DataType": "String", "StringValue": "v ü"}})
+    sqs.send_message(
+        QueueUrl=url, MessageBody="signed é body", MessageAttributes={"k": {"DataType": "String", "StringValue": "v ü"}}
+    )
     [message] = sqs.receive_message(QueueUrl=url, MessageAttributeNames=["All"])["Messages"]
     assert message["Body"] == "signed é body"
     sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
@@ -123,13 +124,17 @@ def test_a_wrong_secret_is_signature_does_not_match(make_client: Any) -> None:
 
 def test_an_unknown_key_is_invalid_client_token_id(make_client: Any) -> None:
     code, status, message = error_of(make_client("AKIDNOBODY", "x").list_queues)
-    assert (code, status, message) == ("InvalidClientTokenId", 403, "The security token included in the request is "
-                                                                     "invalid.")
+    assert (code, status, message) == (
+        "InvalidClientTokenId",
+        403,
+        "The security token included in the request is invalid.",
+    )
 
 
 @pytest.mark.parametrize("protocol_of_request", ["query", "json"])
-def test_an_unsigned_request_is_missing_authentication_token(auth_server: ServerProcess,
-                                                             protocol_of_request: str) -> None:
+def test_an_unsigned_request_is_missing_authentication_token(
+    auth_server: ServerProcess, protocol_of_request: str
+) -> None:
     if protocol_of_request == "query":
         resp = raw_request(auth_server.endpoint_url, "GET", "/?Action=ListQueues", b"", {})
         assert "<Code>MissingAuthenticationToken</Code>" in resp.text
@@ -142,9 +147,12 @@ def test_an_unsigned_request_is_missing_authentication_token(auth_server: Server
 
 
 def test_a_header_signature_older_than_15_minutes_is_refused(auth_server: ServerProcess) -> None:
-    request = AWSRequest(method="POST", url=f"{auth_server.endpoint_url}/",
-                         headers={"Content-Type": "application/x-www-form-urlencoded; charset=utf-8"},
-                         data=b"Action=ListQueues&Version=2012-11-05")
+    request = AWSRequest(
+        method="POST",
+        url=f"{auth_server.endpoint_url}/",
+        headers={"Content-Type": "application/x-www-form-urlencoded; charset=utf-8"},
+        data=b"Action=ListQueues&Version=2012-11-05",
+    )
     sign(request, at=datetime.now(UTC) - timedelta(minutes=20))
     resp = send(auth_server, request)
     assert resp.status == 403

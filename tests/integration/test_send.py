@@ -65,11 +65,16 @@ def system_names(protocol: str, names: list[str]) -> dict:
 def test_md5_helper_reproduces_reference_vectors():
     # docs/behaviour.md 8.3: makes sure the digests the other tests compare against are computed right
     assert md5_attributes({"Foo": {"DataType": "String", "StringValue": "Bar"}}) == "ae7155c6026991b6d54b11589678bf9c"
-    assert md5_attributes({
-        "color": {"DataType": "String", "StringValue": "red"},
-        "blob": {"DataType": "Binary", "BinaryValue": b"\x00\x01\x02"},
-        "price": {"DataType": "Number.float", "StringValue": "1.5"},
-    }) == "4077742f50a153707293e816226f8872"
+    assert (
+        md5_attributes(
+            {
+                "color": {"DataType": "String", "StringValue": "red"},
+                "blob": {"DataType": "Binary", "BinaryValue": b"\x00\x01\x02"},
+                "price": {"DataType": "Number.float", "StringValue": "1.5"},
+            }
+        )
+        == "4077742f50a153707293e816226f8872"
+    )
     assert md5_attributes({"AWSTraceHeader": {"DataType": "String", "StringValue": TRACE_HEADER}}) == (
         "5ae4d5d7636402d80f4eb6d213245a88"
     )
@@ -123,8 +128,9 @@ def test_empty_body_is_missing_parameter(sqs, make_queue):
 # --- allowed characters --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("body", ["bad\x00nul", "bad\x08backspace", "bad\uffffnonchar", "\x13"],
-                         ids=["nul", "backspace", "uFFFF", "x13"])
+@pytest.mark.parametrize(
+    "body", ["bad\x00nul", "bad\x08backspace", "bad\uffffnonchar", "\x13"], ids=["nul", "backspace", "uFFFF", "x13"]
+)
 def test_body_with_forbidden_character_is_invalid_message_contents(sqs, make_queue, body):
     url = make_queue()
     with pytest.raises(ClientError) as exc:
@@ -136,10 +142,10 @@ def test_body_with_forbidden_character_is_invalid_message_contents(sqs, make_que
     "body",
     [
         "tab\there\nnewline\rcarriage\r\nend",
-        "emoji \U0001F600 and astral \U0010FFFD",
+        "emoji \U0001f600 and astral \U0010fffd",
         "private use \ue000 and \ufffd",
         '"&quot;&quot;\r',
-        '<xml attr="1">&amp; \'quotes\' & ampersand</xml>',
+        "<xml attr=\"1\">&amp; 'quotes' & ampersand</xml>",
         "\r",
         " leading and trailing spaces ",
     ],
@@ -189,7 +195,7 @@ def test_multibyte_characters_count_as_utf8_bytes(sqs, make_queue):
         sqs.send_message(QueueUrl=url, MessageBody="\u00e9" * 512 + "a")  # 1025 bytes, 513 characters
     assert error_code(exc) == "InvalidParameterValue"
     with pytest.raises(ClientError) as exc:
-        sqs.send_message(QueueUrl=url, MessageBody="\U0001F600" * 257)  # 1028 bytes, 257 characters
+        sqs.send_message(QueueUrl=url, MessageBody="\U0001f600" * 257)  # 1028 bytes, 257 characters
     assert error_code(exc) == "InvalidParameterValue"
 
 
@@ -229,7 +235,7 @@ def test_system_attributes_do_not_count_toward_size(sqs, make_queue):
 def test_message_attributes_of_every_type_round_trip_with_md5(sqs, make_queue):
     url = make_queue()
     attributes = {
-        "s": {"DataType": "String", "StringValue": "caf\u00e9 \U0001F600"},
+        "s": {"DataType": "String", "StringValue": "caf\u00e9 \U0001f600"},
         "n": {"DataType": "Number", "StringValue": "42"},
         "nf": {"DataType": "Number.float", "StringValue": "1.5"},
         "b": {"DataType": "Binary", "BinaryValue": b"\x00\x01\x02\xff"},
@@ -276,21 +282,47 @@ def test_ten_message_attributes_accepted_eleven_rejected(sqs, make_queue):
 
 @pytest.mark.parametrize(
     "name",
-    ["bad name", "bang!", "q?", "AWS.thing", "aWs.thing", "amazon.thing", "AMAZON.thing", ".lead", "trail.",
-     "a..b", "n" * 257],
-    ids=["space", "bang", "question", "AWS-prefix", "aWs-prefix", "amazon-prefix", "AMAZON-prefix",
-         "leading-dot", "trailing-dot", "double-dot", "257-chars"],
+    [
+        "bad name",
+        "bang!",
+        "q?",
+        "AWS.thing",
+        "aWs.thing",
+        "amazon.thing",
+        "AMAZON.thing",
+        ".lead",
+        "trail.",
+        "a..b",
+        "n" * 257,
+    ],
+    ids=[
+        "space",
+        "bang",
+        "question",
+        "AWS-prefix",
+        "aWs-prefix",
+        "amazon-prefix",
+        "AMAZON-prefix",
+        "leading-dot",
+        "trailing-dot",
+        "double-dot",
+        "257-chars",
+    ],
 )
 def test_invalid_message_attribute_name_is_rejected(sqs, make_queue, name):
     url = make_queue()
     with pytest.raises(ClientError) as exc:
-        sqs.send_message(QueueUrl=url, MessageBody="x",
-                         MessageAttributes={name: {"DataType": "String", "StringValue": "v"}})
+        sqs.send_message(
+            QueueUrl=url, MessageBody="x", MessageAttributes={name: {"DataType": "String", "StringValue": "v"}}
+        )
     assert error_code(exc) == "InvalidParameterValue"
 
 
-@pytest.mark.parametrize("name", ["n" * 256, "with.dot", "under_score-dash", "Amazonia", "AWSome"],
-                         ids=["256-chars", "inner-dot", "punct", "amazon-without-dot", "aws-without-dot"])
+@pytest.mark.parametrize(
+    "name",
+    ["n" * 256, "with.dot", "under_score-dash", "Amazonia", "AWSome"],
+    ids=["256-chars", "inner-dot", "punct", "amazon-without-dot", "aws-without-dot"],
+)
 def test_valid_message_attribute_name_is_accepted(sqs, make_queue, name):
     url = make_queue()
     attributes = {name: {"DataType": "String", "StringValue": "v"}}
@@ -302,24 +334,27 @@ def test_valid_message_attribute_name_is_accepted(sqs, make_queue, name):
 def test_invalid_data_type_is_rejected(sqs, make_queue, data_type):
     url = make_queue()
     with pytest.raises(ClientError) as exc:
-        sqs.send_message(QueueUrl=url, MessageBody="x",
-                         MessageAttributes={"a": {"DataType": data_type, "StringValue": "1"}})
+        sqs.send_message(
+            QueueUrl=url, MessageBody="x", MessageAttributes={"a": {"DataType": data_type, "StringValue": "1"}}
+        )
     assert error_code(exc) == "InvalidParameterValue"
 
 
 def test_empty_string_attribute_value_is_rejected(sqs, make_queue):
     url = make_queue()
     with pytest.raises(ClientError) as exc:
-        sqs.send_message(QueueUrl=url, MessageBody="x",
-                         MessageAttributes={"a": {"DataType": "String", "StringValue": ""}})
+        sqs.send_message(
+            QueueUrl=url, MessageBody="x", MessageAttributes={"a": {"DataType": "String", "StringValue": ""}}
+        )
     assert error_code(exc) == "InvalidParameterValue"
 
 
 def test_string_attribute_with_forbidden_character_is_rejected(sqs, make_queue):
     url = make_queue()
     with pytest.raises(ClientError) as exc:
-        sqs.send_message(QueueUrl=url, MessageBody="x",
-                         MessageAttributes={"a": {"DataType": "String", "StringValue": "bad\x00"}})
+        sqs.send_message(
+            QueueUrl=url, MessageBody="x", MessageAttributes={"a": {"DataType": "String", "StringValue": "bad\x00"}}
+        )
     assert error_code(exc) == "InvalidParameterValue"
 
 
@@ -434,11 +469,16 @@ def test_send_message_batch_sends_every_entry(sqs, make_queue):
 
 def test_send_message_batch_entry_with_trace_header(sqs, make_queue):
     url = make_queue()
-    got = sqs.send_message_batch(QueueUrl=url, Entries=[{
-        "Id": "t",
-        "MessageBody": "x",
-        "MessageSystemAttributes": {"AWSTraceHeader": {"DataType": "String", "StringValue": TRACE_HEADER}},
-    }])
+    got = sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {
+                "Id": "t",
+                "MessageBody": "x",
+                "MessageSystemAttributes": {"AWSTraceHeader": {"DataType": "String", "StringValue": TRACE_HEADER}},
+            }
+        ],
+    )
     assert got["Successful"][0]["MD5OfMessageSystemAttributes"] == "5ae4d5d7636402d80f4eb6d213245a88"
 
 
@@ -461,19 +501,22 @@ def test_send_message_batch_with_no_entries_is_empty_batch(sqs, make_queue):
 def test_send_message_batch_with_duplicate_ids_is_not_distinct(sqs, make_queue):
     url = make_queue()
     with pytest.raises(ClientError) as exc:
-        sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": "same", "MessageBody": "1"},
-                                                       {"Id": "same", "MessageBody": "2"}])
+        sqs.send_message_batch(
+            QueueUrl=url, Entries=[{"Id": "same", "MessageBody": "1"}, {"Id": "same", "MessageBody": "2"}]
+        )
     assert error_code(exc) == "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
     assert "Messages" not in sqs.receive_message(QueueUrl=url)
 
 
-@pytest.mark.parametrize("bad_id", ["has space", "colon:id", "dot.id", "x" * 81, ""],
-                         ids=["space", "colon", "dot", "81-chars", "empty"])
+@pytest.mark.parametrize(
+    "bad_id", ["has space", "colon:id", "dot.id", "x" * 81, ""], ids=["space", "colon", "dot", "81-chars", "empty"]
+)
 def test_send_message_batch_with_invalid_entry_id(sqs, make_queue, bad_id):
     url = make_queue()
     with pytest.raises(ClientError) as exc:
-        sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": "ok", "MessageBody": "1"},
-                                                       {"Id": bad_id, "MessageBody": "2"}])
+        sqs.send_message_batch(
+            QueueUrl=url, Entries=[{"Id": "ok", "MessageBody": "1"}, {"Id": bad_id, "MessageBody": "2"}]
+        )
     assert error_code(exc) == "AWS.SimpleQueueService.InvalidBatchEntryId"
 
 
@@ -502,11 +545,14 @@ def test_send_message_batch_total_of_exactly_1_mib_is_accepted(sqs, make_queue):
 
 def test_send_message_batch_invalid_character_fails_only_that_entry(sqs, make_queue):
     url = make_queue()
-    got = sqs.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": "good1", "MessageBody": "fine"},
-        {"Id": "bad", "MessageBody": "not\x00fine"},
-        {"Id": "good2", "MessageBody": "also fine"},
-    ])
+    got = sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "good1", "MessageBody": "fine"},
+            {"Id": "bad", "MessageBody": "not\x00fine"},
+            {"Id": "good2", "MessageBody": "also fine"},
+        ],
+    )
     assert {e["Id"] for e in got["Successful"]} == {"good1", "good2"}
     assert len(got["Failed"]) == 1
     failed = got["Failed"][0]
@@ -519,10 +565,13 @@ def test_send_message_batch_invalid_character_fails_only_that_entry(sqs, make_qu
 
 def test_send_message_batch_oversize_entry_fails_only_that_entry(sqs, make_queue):
     url = make_queue(MaximumMessageSize="1024")
-    got = sqs.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": "small", "MessageBody": "a" * 1024},
-        {"Id": "big", "MessageBody": "a" * 1025},
-    ])
+    got = sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "small", "MessageBody": "a" * 1024},
+            {"Id": "big", "MessageBody": "a" * 1025},
+        ],
+    )
     assert [e["Id"] for e in got["Successful"]] == ["small"]
     assert len(got["Failed"]) == 1
     failed = got["Failed"][0]
@@ -536,19 +585,25 @@ def test_send_message_batch_oversize_entry_fails_only_that_entry(sqs, make_queue
 
 def test_send_message_batch_invalid_attribute_fails_only_that_entry(sqs, make_queue):
     url = make_queue()
-    got = sqs.send_message_batch(QueueUrl=url, Entries=[
-        {"Id": "ok", "MessageBody": "a"},
-        {"Id": "bad", "MessageBody": "b",
-         "MessageAttributes": {"AWS.reserved": {"DataType": "String", "StringValue": "v"}}},
-    ])
+    got = sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "ok", "MessageBody": "a"},
+            {
+                "Id": "bad",
+                "MessageBody": "b",
+                "MessageAttributes": {"AWS.reserved": {"DataType": "String", "StringValue": "v"}},
+            },
+        ],
+    )
     assert [e["Id"] for e in got["Successful"]] == ["ok"]
-    assert [(f["Id"], f["Code"], f["SenderFault"]) for f in got["Failed"]] == [
-        ("bad", "InvalidParameterValue", True)
-    ]
+    assert [(f["Id"], f["Code"], f["SenderFault"]) for f in got["Failed"]] == [("bad", "InvalidParameterValue", True)]
 
 
 def test_send_message_batch_to_unknown_queue(sqs, server):
     with pytest.raises(ClientError) as exc:
-        sqs.send_message_batch(QueueUrl=f"{server.endpoint_url}/000000000000/nope-{uuid.uuid4().hex}",
-                               Entries=[{"Id": "a", "MessageBody": "x"}])
+        sqs.send_message_batch(
+            QueueUrl=f"{server.endpoint_url}/000000000000/nope-{uuid.uuid4().hex}",
+            Entries=[{"Id": "a", "MessageBody": "x"}],
+        )
     assert error_code(exc) == "AWS.SimpleQueueService.NonExistentQueue"

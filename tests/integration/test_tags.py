@@ -107,8 +107,9 @@ def test_create_queue_with_tags(sqs, created):
 
 
 def test_create_fifo_queue_with_tags_and_attributes(sqs, created):
-    response = sqs.create_queue(QueueName=unique_name("tagged") + ".fifo", Attributes={"FifoQueue": "true"},
-                                tags={"kind": "fifo"})
+    response = sqs.create_queue(
+        QueueName=unique_name("tagged") + ".fifo", Attributes={"FifoQueue": "true"}, tags={"kind": "fifo"}
+    )
     created.append(response["QueueUrl"])
     assert tags_of(sqs, response["QueueUrl"]) == {"kind": "fifo"}
 
@@ -126,11 +127,15 @@ def test_longest_key_and_value_are_accepted(sqs, make_queue):
     assert tags_of(sqs, url) == tags
 
 
-@pytest.mark.parametrize("tags", [
-    {"aws:reserved": "x"},
-    {"k" * 129: "x"},
-    {"key": "v" * 257},
-], ids=["aws-prefix", "129-char-key", "257-char-value"])
+@pytest.mark.parametrize(
+    "tags",
+    [
+        {"aws:reserved": "x"},
+        {"k" * 129: "x"},
+        {"key": "v" * 257},
+    ],
+    ids=["aws-prefix", "129-char-key", "257-char-value"],
+)
 def test_invalid_tag_on_tag_queue_is_invalid_parameter_value(sqs, make_queue, tags):
     url = make_queue()
     sqs.tag_queue(QueueUrl=url, Tags={"keep": "me"})
@@ -151,11 +156,14 @@ def test_invalid_tag_on_create_queue_is_invalid_parameter_value(sqs, tags):
     assert error_code(exc) == "AWS.SimpleQueueService.NonExistentQueue"
 
 
-@pytest.mark.parametrize("operation, kwargs", [
-    ("tag_queue", {"Tags": {"a": "b"}}),
-    ("untag_queue", {"TagKeys": ["a"]}),
-    ("list_queue_tags", {}),
-])
+@pytest.mark.parametrize(
+    "operation, kwargs",
+    [
+        ("tag_queue", {"Tags": {"a": "b"}}),
+        ("untag_queue", {"TagKeys": ["a"]}),
+        ("list_queue_tags", {}),
+    ],
+)
 def test_tag_operations_on_unknown_queue(sqs, server, operation, kwargs):
     url = f"{server.endpoint_url}/{ACCOUNT}/missing-{uuid.uuid4().hex}"
     with pytest.raises(ClientError) as exc:

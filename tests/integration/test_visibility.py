@@ -236,11 +236,14 @@ def test_change_visibility_batch_changes_every_entry(manual_sqs, manual_server, 
         sent_one(manual_sqs, url, f"m{i}")
     messages = receive(manual_sqs, url)
     assert len(messages) == 3
-    got = manual_sqs.change_message_visibility_batch(QueueUrl=url, Entries=[
-        {"Id": "zero", "ReceiptHandle": messages[0]["ReceiptHandle"], "VisibilityTimeout": 0},
-        {"Id": "long", "ReceiptHandle": messages[1]["ReceiptHandle"], "VisibilityTimeout": 100},
-        {"Id": "short", "ReceiptHandle": messages[2]["ReceiptHandle"], "VisibilityTimeout": 5},
-    ])
+    got = manual_sqs.change_message_visibility_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "zero", "ReceiptHandle": messages[0]["ReceiptHandle"], "VisibilityTimeout": 0},
+            {"Id": "long", "ReceiptHandle": messages[1]["ReceiptHandle"], "VisibilityTimeout": 100},
+            {"Id": "short", "ReceiptHandle": messages[2]["ReceiptHandle"], "VisibilityTimeout": 5},
+        ],
+    )
     assert {e["Id"] for e in got["Successful"]} == {"zero", "long", "short"}
     assert got.get("Failed", []) == []
     assert [m["MessageId"] for m in receive(manual_sqs, url)] == [messages[0]["MessageId"]]
@@ -254,14 +257,15 @@ def test_change_visibility_batch_garbage_handle_fails_only_that_entry(manual_sqs
     url = manual_make_queue()
     sent_one(manual_sqs, url)
     message = receive_one(manual_sqs, url)
-    got = manual_sqs.change_message_visibility_batch(QueueUrl=url, Entries=[
-        {"Id": "good", "ReceiptHandle": message["ReceiptHandle"], "VisibilityTimeout": 0},
-        {"Id": "bad", "ReceiptHandle": "garbage", "VisibilityTimeout": 0},
-    ])
+    got = manual_sqs.change_message_visibility_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "good", "ReceiptHandle": message["ReceiptHandle"], "VisibilityTimeout": 0},
+            {"Id": "bad", "ReceiptHandle": "garbage", "VisibilityTimeout": 0},
+        ],
+    )
     assert [e["Id"] for e in got["Successful"]] == ["good"]
-    assert [(f["Id"], f["Code"], f["SenderFault"]) for f in got["Failed"]] == [
-        ("bad", "ReceiptHandleIsInvalid", True)
-    ]
+    assert [(f["Id"], f["Code"], f["SenderFault"]) for f in got["Failed"]] == [("bad", "ReceiptHandleIsInvalid", True)]
     receive_one(manual_sqs, url)
 
 
@@ -285,19 +289,25 @@ def test_change_visibility_batch_with_no_entries_is_empty_batch(manual_sqs, manu
 def test_change_visibility_batch_with_duplicate_ids_is_not_distinct(manual_sqs, manual_make_queue):
     url = manual_make_queue()
     with pytest.raises(ClientError) as exc:
-        manual_sqs.change_message_visibility_batch(QueueUrl=url, Entries=[
-            {"Id": "x", "ReceiptHandle": "h1", "VisibilityTimeout": 0},
-            {"Id": "x", "ReceiptHandle": "h2", "VisibilityTimeout": 0},
-        ])
+        manual_sqs.change_message_visibility_batch(
+            QueueUrl=url,
+            Entries=[
+                {"Id": "x", "ReceiptHandle": "h1", "VisibilityTimeout": 0},
+                {"Id": "x", "ReceiptHandle": "h2", "VisibilityTimeout": 0},
+            ],
+        )
     assert error_code(exc) == "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
 
 
 def test_change_visibility_batch_with_invalid_id(manual_sqs, manual_make_queue):
     url = manual_make_queue()
     with pytest.raises(ClientError) as exc:
-        manual_sqs.change_message_visibility_batch(QueueUrl=url, Entries=[
-            {"Id": "not valid!", "ReceiptHandle": "h1", "VisibilityTimeout": 0},
-        ])
+        manual_sqs.change_message_visibility_batch(
+            QueueUrl=url,
+            Entries=[
+                {"Id": "not valid!", "ReceiptHandle": "h1", "VisibilityTimeout": 0},
+            ],
+        )
     assert error_code(exc) == "AWS.SimpleQueueService.InvalidBatchEntryId"
 
 

@@ -49,8 +49,9 @@ def strip_ns(root: ET.Element) -> ET.Element:
     return root
 
 
-def raw(endpoint: str, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None,
-        timeout: float = 30) -> Response:
+def raw(
+    endpoint: str, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None, timeout: float = 30
+) -> Response:
     parsed = urlparse(endpoint)
     assert parsed.hostname is not None
     conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=timeout)
@@ -65,13 +66,18 @@ def raw(endpoint: str, method: str, path: str, body: bytes = b"", headers: dict[
 def auth_header(access_key: str) -> dict[str, str]:
     return {
         "Authorization": f"AWS4-HMAC-SHA256 Credential={access_key}/20240101/us-east-1/sqs/aws4_request, "
-                         "SignedHeaders=host;x-amz-date, Signature=" + "0" * 64,
+        "SignedHeaders=host;x-amz-date, Signature=" + "0" * 64,
         "X-Amz-Date": "20240101T000000Z",
     }
 
 
-def query(endpoint: str, params: dict[str, Any] | list[tuple[str, Any]], path: str = "/",
-          headers: dict[str, str] | None = None, version: bool = True) -> Response:
+def query(
+    endpoint: str,
+    params: dict[str, Any] | list[tuple[str, Any]],
+    path: str = "/",
+    headers: dict[str, str] | None = None,
+    version: bool = True,
+) -> Response:
     items = list(params.items()) if isinstance(params, dict) else list(params)
     if version:
         items.append(("Version", "2012-11-05"))
@@ -83,18 +89,31 @@ def query_get(endpoint: str, params: dict[str, Any], path: str = "/") -> Respons
     return raw(endpoint, "GET", f"{path}?{urlencode(params)}")
 
 
-def jcall(endpoint: str, op: str, payload: dict[str, Any], path: str = "/",
-          headers: dict[str, str] | None = None) -> Response:
-    return raw(endpoint, "POST", path, json.dumps(payload).encode(), {
-        "Content-Type": JSON_CT,
-        "X-Amz-Target": f"AmazonSQS.{op}",
-        "x-amzn-query-mode": "true",
-        **(headers or {}),
-    })
+def jcall(
+    endpoint: str, op: str, payload: dict[str, Any], path: str = "/", headers: dict[str, str] | None = None
+) -> Response:
+    return raw(
+        endpoint,
+        "POST",
+        path,
+        json.dumps(payload).encode(),
+        {
+            "Content-Type": JSON_CT,
+            "X-Amz-Target": f"AmazonSQS.{op}",
+            "x-amzn-query-mode": "true",
+            **(headers or {}),
+        },
+    )
 
 
-def call(endpoint: str, protocol: str, op: str, payload: dict[str, Any], path: str = "/",
-         headers: dict[str, str] | None = None) -> Response:
+def call(
+    endpoint: str,
+    protocol: str,
+    op: str,
+    payload: dict[str, Any],
+    path: str = "/",
+    headers: dict[str, str] | None = None,
+) -> Response:
     """One operation in either protocol from a JSON-shaped payload of scalars (Query: Action + same names)."""
     if protocol == "json":
         return jcall(endpoint, op, payload, path, headers)
@@ -177,8 +196,9 @@ def test_query_over_get_with_parameters_in_url(server, queue):
 
 
 def test_query_get_on_queue_url_path(server, queue):
-    resp = query_get(server.endpoint_url, {"Action": "GetQueueAttributes", "AttributeName.1": "VisibilityTimeout"},
-                     path=queue[2])
+    resp = query_get(
+        server.endpoint_url, {"Action": "GetQueueAttributes", "AttributeName.1": "VisibilityTimeout"}, path=queue[2]
+    )
     assert resp.status == 200
     root = resp.xml()
     attrs = {a.findtext("Name"): a.findtext("Value") for a in root.findall("GetQueueAttributesResult/Attribute")}
@@ -186,8 +206,15 @@ def test_query_get_on_queue_url_path(server, queue):
 
 
 def test_query_action_without_output_has_only_response_metadata(server, queue):
-    resp = query(server.endpoint_url, {"Action": "SetQueueAttributes", "QueueUrl": queue[1],
-                                       "Attribute.1.Name": "DelaySeconds", "Attribute.1.Value": "1"})
+    resp = query(
+        server.endpoint_url,
+        {
+            "Action": "SetQueueAttributes",
+            "QueueUrl": queue[1],
+            "Attribute.1.Name": "DelaySeconds",
+            "Attribute.1.Value": "1",
+        },
+    )
     assert resp.status == 200
     root = ET.fromstring(resp.body)
     assert root.tag == f"{{{NS}}}SetQueueAttributesResponse"
@@ -217,8 +244,9 @@ def test_json_empty_list_queues_omits_queue_urls(server):
 
 
 def test_json_batch_result_leaves_out_an_empty_failed_list(server, queue):
-    resp = jcall(server.endpoint_url, "SendMessageBatch",
-                 {"QueueUrl": queue[1], "Entries": [{"Id": "a", "MessageBody": "x"}]})
+    resp = jcall(
+        server.endpoint_url, "SendMessageBatch", {"QueueUrl": queue[1], "Entries": [{"Id": "a", "MessageBody": "x"}]}
+    )
     assert resp.status == 200
     body = resp.json()
     assert "Failed" not in body
@@ -227,23 +255,35 @@ def test_json_batch_result_leaves_out_an_empty_failed_list(server, queue):
 
 def test_query_receive_message_xml_layout(server, queue):
     url = queue[1]
-    resp = query(server.endpoint_url, [
-        ("Action", "SendMessage"), ("QueueUrl", url), ("MessageBody", "test"),
-        ("MessageAttribute.1.Name", "Foo"), ("MessageAttribute.1.Value.DataType", "String"),
-        ("MessageAttribute.1.Value.StringValue", "Bar"),
-        ("MessageAttribute.2.Name", "b"), ("MessageAttribute.2.Value.DataType", "Binary"),
-        ("MessageAttribute.2.Value.BinaryValue", base64.b64encode(b"\x00\x01\x02").decode()),
-    ])
+    resp = query(
+        server.endpoint_url,
+        [
+            ("Action", "SendMessage"),
+            ("QueueUrl", url),
+            ("MessageBody", "test"),
+            ("MessageAttribute.1.Name", "Foo"),
+            ("MessageAttribute.1.Value.DataType", "String"),
+            ("MessageAttribute.1.Value.StringValue", "Bar"),
+            ("MessageAttribute.2.Name", "b"),
+            ("MessageAttribute.2.Value.DataType", "Binary"),
+            ("MessageAttribute.2.Value.BinaryValue", base64.b64encode(b"\x00\x01\x02").decode()),
+        ],
+    )
     assert resp.status == 200, resp.body
     sent = resp.xml().find("SendMessageResult")
     assert sent is not None
     assert sent.findtext("MD5OfMessageBody") == "098f6bcd4621d373cade4e832627b4f6"
     assert sent.findtext("MessageId")
     assert sent.findtext("MD5OfMessageAttributes")
-    resp = query(server.endpoint_url, [
-        ("Action", "ReceiveMessage"), ("QueueUrl", url), ("AttributeName.1", "SentTimestamp"),
-        ("MessageAttributeName.1", "All"),
-    ])
+    resp = query(
+        server.endpoint_url,
+        [
+            ("Action", "ReceiveMessage"),
+            ("QueueUrl", url),
+            ("AttributeName.1", "SentTimestamp"),
+            ("MessageAttributeName.1", "All"),
+        ],
+    )
     assert resp.status == 200
     [message] = resp.xml().findall("ReceiveMessageResult/Message")
     assert message.findtext("MessageId") == sent.findtext("MessageId")
@@ -265,8 +305,9 @@ def test_query_receive_message_xml_layout(server, queue):
 
 def test_query_xml_escapes_carriage_return_so_it_round_trips(server, queue):
     body = 'quote " cr \r crlf \r\n lt < amp & gt >'
-    assert query(server.endpoint_url, {"Action": "SendMessage", "QueueUrl": queue[1],
-                                       "MessageBody": body}).status == 200
+    assert (
+        query(server.endpoint_url, {"Action": "SendMessage", "QueueUrl": queue[1], "MessageBody": body}).status == 200
+    )
     resp = query(server.endpoint_url, {"Action": "ReceiveMessage", "QueueUrl": queue[1]})
     assert resp.status == 200
     assert b"\r" not in resp.body  # a raw CR would be normalised away by every XML parser
@@ -295,8 +336,9 @@ def test_query_error_echoing_control_characters_is_well_formed_xml(server, queue
 
 @pytest.mark.parametrize("index", ["%C2%B2", "0", "9" * 5000])
 def test_query_malformed_list_index_is_malformed_input_not_a_server_error(server, index):
-    body = (f"Action=CreateQueue&QueueName={uname()}&Attribute.{index}.Name=DelaySeconds"
-            f"&Attribute.{index}.Value=1").encode()
+    body = (
+        f"Action=CreateQueue&QueueName={uname()}&Attribute.{index}.Name=DelaySeconds&Attribute.{index}.Value=1"
+    ).encode()
     resp = raw(server.endpoint_url, "POST", "/", body, {"Content-Type": FORM_CT})
     assert resp.status == 400
     assert resp.headers["x-amzn-query-error"] == "MalformedInput;Sender"
@@ -305,15 +347,29 @@ def test_query_malformed_list_index_is_malformed_input_not_a_server_error(server
 
 @pytest.mark.parametrize("protocol", ["json", "query"])
 def test_5000_digit_integer_and_deeply_nested_policy_are_client_errors(server, queue, protocol):
-    resp = call(server.endpoint_url, protocol, "SendMessage", {"QueueUrl": queue[1], "MessageBody": "b",
-                                                               "DelaySeconds": "1" * 5000})
+    resp = call(
+        server.endpoint_url,
+        protocol,
+        "SendMessage",
+        {"QueueUrl": queue[1], "MessageBody": "b", "DelaySeconds": "1" * 5000},
+    )
     assert resp.status == 400 and error_code(resp, protocol) == "InvalidParameterValue"
     if protocol == "json":
-        resp = jcall(server.endpoint_url, "SetQueueAttributes", {"QueueUrl": queue[1],
-                                                                 "Attributes": {"Policy": "[" * 1000 + "]" * 1000}})
+        resp = jcall(
+            server.endpoint_url,
+            "SetQueueAttributes",
+            {"QueueUrl": queue[1], "Attributes": {"Policy": "[" * 1000 + "]" * 1000}},
+        )
     else:
-        resp = query(server.endpoint_url, {"Action": "SetQueueAttributes", "QueueUrl": queue[1],
-                                           "Attribute.1.Name": "Policy", "Attribute.1.Value": "[" * 1000})
+        resp = query(
+            server.endpoint_url,
+            {
+                "Action": "SetQueueAttributes",
+                "QueueUrl": queue[1],
+                "Attribute.1.Name": "Policy",
+                "Attribute.1.Value": "[" * 1000,
+            },
+        )
     assert resp.status == 400 and error_code(resp, protocol) == "InvalidAttributeValue"
 
 
@@ -422,16 +478,22 @@ def test_json_unknown_operation_is_a_json_client_error(server):
 
 
 def test_json_malformed_body_is_a_json_client_error(server):
-    resp = raw(server.endpoint_url, "POST", "/", b"{not json", {
-        "Content-Type": JSON_CT, "X-Amz-Target": "AmazonSQS.ListQueues"})
+    resp = raw(
+        server.endpoint_url,
+        "POST",
+        "/",
+        b"{not json",
+        {"Content-Type": JSON_CT, "X-Amz-Target": "AmazonSQS.ListQueues"},
+    )
     assert resp.status == 400
     assert resp.headers["content-type"].startswith(JSON_CT)
     assert resp.json()["__type"]
 
 
 def test_json_body_that_is_not_an_object_is_a_client_error(server):
-    resp = raw(server.endpoint_url, "POST", "/", b"[1, 2]", {
-        "Content-Type": JSON_CT, "X-Amz-Target": "AmazonSQS.ListQueues"})
+    resp = raw(
+        server.endpoint_url, "POST", "/", b"[1, 2]", {"Content-Type": JSON_CT, "X-Amz-Target": "AmazonSQS.ListQueues"}
+    )
     assert resp.status == 400
     assert resp.json()["__type"]
 
@@ -460,8 +522,9 @@ def test_query_on_queue_url_path_without_queue_url_parameter(server, queue):
 def test_queue_url_parameter_wins_over_path(server, queue):
     other = jcall(server.endpoint_url, "CreateQueue", {"QueueName": uname()}).json()["QueueUrl"]
     try:
-        resp = query(server.endpoint_url, {"Action": "SendMessage", "QueueUrl": other, "MessageBody": "param"},
-                     path=queue[2])
+        resp = query(
+            server.endpoint_url, {"Action": "SendMessage", "QueueUrl": other, "MessageBody": "param"}, path=queue[2]
+        )
         assert resp.status == 200
         assert receive_bodies(server.endpoint_url, other) == ["param"]
         assert receive_bodies(server.endpoint_url, queue[1]) == []
@@ -470,8 +533,9 @@ def test_queue_url_parameter_wins_over_path(server, queue):
 
 
 def test_json_posted_to_queue_url_path_is_accepted(server, queue):
-    resp = jcall(server.endpoint_url, "SendMessage", {"QueueUrl": queue[1], "MessageBody": "json on path"},
-                 path=queue[2])
+    resp = jcall(
+        server.endpoint_url, "SendMessage", {"QueueUrl": queue[1], "MessageBody": "json on path"}, path=queue[2]
+    )
     assert resp.status == 200, resp.body
     assert receive_bodies(server.endpoint_url, queue[1]) == ["json on path"]
 
@@ -522,8 +586,7 @@ def test_queue_url_uses_the_request_host_header(server, protocol):
 
 def test_twelve_digit_access_key_in_authorization_selects_account(server, protocol):
     name = uname()
-    resp = call(server.endpoint_url, protocol, "CreateQueue", {"QueueName": name},
-                headers=auth_header("444455556666"))
+    resp = call(server.endpoint_url, protocol, "CreateQueue", {"QueueName": name}, headers=auth_header("444455556666"))
     url = queue_url_of(resp, protocol)
     try:
         assert urlparse(url).path == f"/444455556666/{name}"
@@ -537,8 +600,7 @@ def test_twelve_digit_access_key_in_authorization_selects_account(server, protoc
 
 def test_other_access_key_uses_default_account(server, protocol):
     name = uname()
-    resp = call(server.endpoint_url, protocol, "CreateQueue", {"QueueName": name},
-                headers=auth_header("AKIDEXAMPLE"))
+    resp = call(server.endpoint_url, protocol, "CreateQueue", {"QueueName": name}, headers=auth_header("AKIDEXAMPLE"))
     url = queue_url_of(resp, protocol)
     try:
         assert urlparse(url).path == f"/000000000000/{name}"
@@ -569,11 +631,17 @@ def test_query_empty_batch_is_empty_batch_request(server, queue, op, form):
 
 
 def test_query_batch_entries_are_read_from_flattened_keys(server, queue):
-    resp = query(server.endpoint_url, [
-        ("Action", "SendMessageBatch"), ("QueueUrl", queue[1]),
-        ("SendMessageBatchRequestEntry.1.Id", "first"), ("SendMessageBatchRequestEntry.1.MessageBody", "one"),
-        ("SendMessageBatchRequestEntry.2.Id", "second"), ("SendMessageBatchRequestEntry.2.MessageBody", "bad\x00"),
-    ])
+    resp = query(
+        server.endpoint_url,
+        [
+            ("Action", "SendMessageBatch"),
+            ("QueueUrl", queue[1]),
+            ("SendMessageBatchRequestEntry.1.Id", "first"),
+            ("SendMessageBatchRequestEntry.1.MessageBody", "one"),
+            ("SendMessageBatchRequestEntry.2.Id", "second"),
+            ("SendMessageBatchRequestEntry.2.MessageBody", "bad\x00"),
+        ],
+    )
     assert resp.status == 200
     root = resp.xml()
     assert [e.findtext("Id") for e in root.findall("SendMessageBatchResult/SendMessageBatchResultEntry")] == ["first"]
@@ -587,33 +655,51 @@ def test_query_batch_entries_are_read_from_flattened_keys(server, queue):
 
 
 def test_x_amzn_trace_id_header_becomes_aws_trace_header(server, queue, protocol):
-    resp = call(server.endpoint_url, protocol, "SendMessage", {"QueueUrl": queue[1], "MessageBody": "traced"},
-                headers={"X-Amzn-Trace-Id": TRACE_HEADER})
+    resp = call(
+        server.endpoint_url,
+        protocol,
+        "SendMessage",
+        {"QueueUrl": queue[1], "MessageBody": "traced"},
+        headers={"X-Amzn-Trace-Id": TRACE_HEADER},
+    )
     assert resp.status == 200
-    got = jcall(server.endpoint_url, "ReceiveMessage",
-                {"QueueUrl": queue[1], "MessageSystemAttributeNames": ["AWSTraceHeader"]}).json()
+    got = jcall(
+        server.endpoint_url, "ReceiveMessage", {"QueueUrl": queue[1], "MessageSystemAttributeNames": ["AWSTraceHeader"]}
+    ).json()
     assert got["Messages"][0]["Attributes"] == {"AWSTraceHeader": TRACE_HEADER}
 
 
 @pytest.mark.parametrize("key", ["MessageSystemAttributeName.1", "MessageSystemAttributeNames.1"])
 def test_query_receive_accepts_message_system_attribute_names(server, queue, key):
-    jcall(server.endpoint_url, "SendMessage", {
-        "QueueUrl": queue[1], "MessageBody": "x",
-        "MessageSystemAttributes": {"AWSTraceHeader": {"DataType": "String", "StringValue": TRACE_HEADER}}})
+    jcall(
+        server.endpoint_url,
+        "SendMessage",
+        {
+            "QueueUrl": queue[1],
+            "MessageBody": "x",
+            "MessageSystemAttributes": {"AWSTraceHeader": {"DataType": "String", "StringValue": TRACE_HEADER}},
+        },
+    )
     resp = query(server.endpoint_url, {"Action": "ReceiveMessage", "QueueUrl": queue[1], key: "AWSTraceHeader"})
     assert resp.status == 200
-    attrs = {a.findtext("Name"): a.findtext("Value")
-             for a in resp.xml().findall("ReceiveMessageResult/Message/Attribute")}
+    attrs = {
+        a.findtext("Name"): a.findtext("Value") for a in resp.xml().findall("ReceiveMessageResult/Message/Attribute")
+    }
     assert attrs == {"AWSTraceHeader": TRACE_HEADER}
 
 
 def test_query_send_with_system_attribute_returns_its_md5(server, queue):
-    resp = query(server.endpoint_url, {
-        "Action": "SendMessage", "QueueUrl": queue[1], "MessageBody": "x",
-        "MessageSystemAttribute.1.Name": "AWSTraceHeader",
-        "MessageSystemAttribute.1.Value.DataType": "String",
-        "MessageSystemAttribute.1.Value.StringValue": TRACE_HEADER,
-    })
+    resp = query(
+        server.endpoint_url,
+        {
+            "Action": "SendMessage",
+            "QueueUrl": queue[1],
+            "MessageBody": "x",
+            "MessageSystemAttribute.1.Name": "AWSTraceHeader",
+            "MessageSystemAttribute.1.Value.DataType": "String",
+            "MessageSystemAttribute.1.Value.StringValue": TRACE_HEADER,
+        },
+    )
     assert resp.status == 200
     assert resp.xml().findtext("SendMessageResult/MD5OfMessageSystemAttributes") == "5ae4d5d7636402d80f4eb6d213245a88"
 
@@ -625,18 +711,21 @@ def _raw_long_poll_request(endpoint: str, protocol: str, url: str) -> bytes:
     host = urlparse(endpoint).netloc
     if protocol == "json":
         body = json.dumps({"QueueUrl": url, "WaitTimeSeconds": 20}).encode()
-        head = (f"POST / HTTP/1.1\r\nHost: {host}\r\nContent-Type: {JSON_CT}\r\n"
-                f"X-Amz-Target: AmazonSQS.ReceiveMessage\r\nContent-Length: {len(body)}\r\n\r\n")
+        head = (
+            f"POST / HTTP/1.1\r\nHost: {host}\r\nContent-Type: {JSON_CT}\r\n"
+            f"X-Amz-Target: AmazonSQS.ReceiveMessage\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
     else:
-        body = urlencode({"Action": "ReceiveMessage", "QueueUrl": url, "WaitTimeSeconds": 20,
-                          "Version": "2012-11-05"}).encode()
-        head = (f"POST / HTTP/1.1\r\nHost: {host}\r\nContent-Type: {FORM_CT}\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n")
+        body = urlencode(
+            {"Action": "ReceiveMessage", "QueueUrl": url, "WaitTimeSeconds": 20, "Version": "2012-11-05"}
+        ).encode()
+        head = f"POST / HTTP/1.1\r\nHost: {host}\r\nContent-Type: {FORM_CT}\r\nContent-Length: {len(body)}\r\n\r\n"
     return head.encode() + body
 
 
-def test_disconnected_long_poll_leaves_nothing_behind_and_loses_no_message(manual_server, manual_sqs,
-                                                                          manual_make_queue, protocol):
+def test_disconnected_long_poll_leaves_nothing_behind_and_loses_no_message(
+    manual_server, manual_sqs, manual_make_queue, protocol
+):
     url = manual_make_queue()
     endpoint = manual_server.endpoint_url
     parsed = urlparse(endpoint)
@@ -658,8 +747,7 @@ def test_disconnected_long_poll_leaves_nothing_behind_and_loses_no_message(manua
     manual_server.advance(20)  # a leftover waiter, if any, expires without taking anything
 
 
-def test_many_disconnected_long_polls_then_a_live_one_is_served(manual_server, manual_sqs, manual_make_queue,
-                                                               protocol):
+def test_many_disconnected_long_polls_then_a_live_one_is_served(manual_server, manual_sqs, manual_make_queue, protocol):
     # Five long polls park, a live one parks behind them, the five disconnect: a batch of three messages sent
     # then all goes to the live one, none to the dead ones ahead of it in the line.
     url = manual_make_queue()
@@ -680,9 +768,7 @@ def test_many_disconnected_long_polls_then_a_live_one_is_served(manual_server, m
                 sock.close()
         assert live is not None
         wait_for_long_polls(endpoint, url, 1, (live,))  # only the live one is still waiting
-        manual_sqs.send_message_batch(
-            QueueUrl=url, Entries=[{"Id": f"e{i}", "MessageBody": f"m{i}"} for i in range(3)]
-        )
+        manual_sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": f"e{i}", "MessageBody": f"m{i}"} for i in range(3)])
         assert waiting_long_polls(endpoint, url) == 0
         live.join(15)
         assert not live.is_alive()

@@ -92,8 +92,9 @@ class Console:
     def get(self, path: str, headers: dict[str, str] | None = None) -> Response:
         return self.request("GET", path, headers=headers)
 
-    def post(self, path: str, fields: dict[str, Any] | list[tuple[str, str]], headers: dict[str, str] | None = None
-             ) -> Response:
+    def post(
+        self, path: str, fields: dict[str, Any] | list[tuple[str, str]], headers: dict[str, str] | None = None
+    ) -> Response:
         body = urlencode(fields, doseq=True).encode()
         return self.request("POST", path, body, {"Content-Type": FORM, **(headers or {})})
 
@@ -225,7 +226,7 @@ def test_the_queue_page_peeks_messages_without_changing_them(console: Console) -
     html = console.get(page_of(queue)).text
     first, second = articles(html)
     assert 'data-state="in_flight"' in first and 'data-receive-count="1"' in first
-    assert '{\n  &#34;order&#34;: 7,' in first  # pretty-printed JSON, escaped
+    assert "{\n  &#34;order&#34;: 7," in first  # pretty-printed JSON, escaped
     assert "visible again in 1 min" in first and "source" in first and "web" in first
     assert 'data-state="delayed"' in second and "delivered in 10 s" in second
     # Looking changed nothing.
@@ -284,10 +285,18 @@ def test_send_from_the_console(console: Console) -> None:
     fields = [
         ("MessageBody", '{"a": 1}\r\nsecond line'),
         ("DelaySeconds", ""),
-        ("attr_name", "kind"), ("attr_type", ""), ("attr_value", "test"),
-        ("attr_name", "n"), ("attr_type", "Number"), ("attr_value", "42"),
-        ("attr_name", "blob"), ("attr_type", "Binary"), ("attr_value", base64.b64encode(b"\x00\x01").decode()),
-        ("attr_name", ""), ("attr_type", ""), ("attr_value", ""),
+        ("attr_name", "kind"),
+        ("attr_type", ""),
+        ("attr_value", "test"),
+        ("attr_name", "n"),
+        ("attr_type", "Number"),
+        ("attr_value", "42"),
+        ("attr_name", "blob"),
+        ("attr_type", "Binary"),
+        ("attr_value", base64.b64encode(b"\x00\x01").decode()),
+        ("attr_name", ""),
+        ("attr_type", ""),
+        ("attr_value", ""),
     ]
     resp = console.post(page_of(queue) + "/send", fields)
     assert resp.status == 303 and resp.headers["location"] == page_of(queue)
@@ -354,7 +363,7 @@ def test_tags_purge_and_delete(console: Console) -> None:
     console.send(queue, "x")
     console.post(page_of(queue) + "/tag", {"key": "team", "value": "core"})
     assert queue.tags == {"team": "core"}
-    assert "<th scope=\"row\">team</th>" in console.get(page_of(queue)).text
+    assert '<th scope="row">team</th>' in console.get(page_of(queue)).text
     console.post(page_of(queue) + "/untag", {"key": "team"})
     assert queue.tags == {}
     resp = console.post(page_of(queue) + "/purge", {})
@@ -365,8 +374,9 @@ def test_tags_purge_and_delete(console: Console) -> None:
 
 
 def test_create_queue(console: Console) -> None:
-    resp = console.post(UI + "/queues", {"name": "jobs", "fifo": "1", "content_based": "1", "account": "",
-                                         "region": "eu-west-1"})
+    resp = console.post(
+        UI + "/queues", {"name": "jobs", "fifo": "1", "content_based": "1", "account": "", "region": "eu-west-1"}
+    )
     assert resp.status == 303
     queue = console.broker.get_queue(Namespace("000000000000", "eu-west-1"), "jobs.fifo")
     assert queue.fifo and queue.attributes["ContentBasedDeduplication"] == "true"
@@ -450,8 +460,13 @@ def test_the_system_clock_has_no_buttons() -> None:
 
 
 def test_fault_rules_list_add_remove(console: Console) -> None:
-    fields = {"action": "SendMessage", "queue": "orders-*", "error_code": "ThrottlingException", "every": "2",
-              "id": "slow-down"}
+    fields = {
+        "action": "SendMessage",
+        "queue": "orders-*",
+        "error_code": "ThrottlingException",
+        "every": "2",
+        "id": "slow-down",
+    }
     resp = console.post(UI + "/server/add-fault", fields)
     assert resp.status == 303
     live = console.get(UI + "/server?live=1").json()["faults"]
@@ -496,7 +511,9 @@ def test_pages_carry_a_strict_content_security_policy(console: Console) -> None:
 def test_cross_site_requests_to_the_console_are_refused(console: Console) -> None:
     queue = console.queue("orders")
     console.send(queue, "x")
-    resp = console.post(page_of(queue) + "/purge", {}, {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"})
+    resp = console.post(
+        page_of(queue) + "/purge", {}, {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"}
+    )
     assert resp.status == 403 and queue.messages
     resp = console.post(page_of(queue) + "/purge", {}, {"Sec-Fetch-Site": "", "Origin": "https://evil.example"})
     assert resp.status == 403 and queue.messages
@@ -586,7 +603,12 @@ def test_view_helpers() -> None:
     assert pretty_body("{not json}") == ("{not json}", False)
     assert pretty_body("plain") == ("plain", False)
     assert [fmt_duration(s) for s in (0.4, 29, 270, 3600, 7500, 90000)] == [
-        "0.4 s", "29 s", "4 min 30 s", "1 h", "2 h 5 min", "1 d 1 h"
+        "0.4 s",
+        "29 s",
+        "4 min 30 s",
+        "1 h",
+        "2 h 5 min",
+        "1 d 1 h",
     ]
     assert fmt_time(0) == "1970-01-01 00:00:00 UTC" and fmt_time(None) == ""
     assert pages(0, 1)["first"] == 0 and pages(120, 9)["page"] == 3 and pages(120, 0)["page"] == 1

@@ -81,9 +81,7 @@ def test_a_group_head_whose_changed_timeout_ran_out_is_received_again(engine: En
     assert bodies(engine.receive(q, max_number_of_messages=3)) == ["g2-m1", "g1-m1"]
 
 
-@pytest.mark.parametrize(
-    ("extended", "expected"), [("foo", []), ("bar", ["foo"]), ("baz", ["foo", "bar"])]
-)
+@pytest.mark.parametrize(("extended", "expected"), [("foo", []), ("bar", ["foo"]), ("baz", ["foo", "bar"])])
 def test_a_receive_stops_at_the_first_message_of_the_group_still_in_flight(
     engine: Engine, extended: str, expected: list[str]
 ) -> None:

@@ -48,7 +48,7 @@ def test_waiting_receive_returns_when_visibility_expires(engine: Engine) -> None
     task = _poll(engine, q)
     engine.clock.advance(7)
     _settle(engine)
-    (msg, _), = task.result()
+    ((msg, _),) = task.result()
     assert msg.receive_count == 2
 
 

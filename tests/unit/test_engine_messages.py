@@ -25,9 +25,9 @@ from tests.unit.engine_helpers import Engine
 def test_delete_with_an_older_receipt_handle_deletes_and_repeats_succeed(engine: Engine) -> None:
     q = engine.queue()
     engine.send(q)
-    (_, old), = engine.receive(q, visibility_timeout=1)
+    ((_, old),) = engine.receive(q, visibility_timeout=1)
     engine.clock.advance(1)
-    (_, new), = engine.receive(q)
+    ((_, new),) = engine.receive(q)
     engine.broker.delete_message(q, old)  # received again since: AWS deletes it all the same
     assert engine.counts(q) == (0, 0, 0)
     engine.clock.advance(60)
@@ -40,7 +40,7 @@ def test_delete_with_an_older_receipt_handle_deletes_and_repeats_succeed(engine:
 def test_a_receipt_handle_never_issued_for_a_message_is_invalid(engine: Engine) -> None:
     q = engine.queue()
     engine.send(q)
-    (message, handle), = engine.receive(q)
+    ((message, handle),) = engine.receive(q)
     for serial in (0, message.receipt_serial + 1):
         forged = handle_with_serial(handle, serial)
         with pytest.raises(ReceiptHandleIsInvalid):
@@ -57,7 +57,7 @@ def handle_with_serial(handle: str, serial: int) -> str:
 def test_delete_after_expiry_on_standard_queue_removes_message(engine: Engine) -> None:
     q = engine.queue()
     engine.send(q)
-    (_, handle), = engine.receive(q, visibility_timeout=1)
+    ((_, handle),) = engine.receive(q, visibility_timeout=1)
     engine.clock.advance(5)
     engine.broker.delete_message(q, handle)
     assert engine.counts(q) == (0, 0, 0)
@@ -210,9 +210,7 @@ def test_batch_entries_fail_individually(engine: Engine) -> None:
     assert isinstance(results[1], InvalidMessageContents)
     assert engine.counts(q) == (2, 0, 0)
     received = engine.receive(q, max_number_of_messages=10)
-    outcomes = engine.broker.delete_message_batch(
-        q, [ReceiptEntry("a", received[0][1]), ReceiptEntry("b", "garbage")]
-    )
+    outcomes = engine.broker.delete_message_batch(q, [ReceiptEntry("a", received[0][1]), ReceiptEntry("b", "garbage")])
     assert outcomes[0] is None and isinstance(outcomes[1], ReceiptHandleIsInvalid)
     outcomes = engine.broker.change_message_visibility_batch(
         q, [ReceiptEntry("a", received[1][1], 0), ReceiptEntry("b", received[0][1], 5)]
@@ -223,8 +221,12 @@ def test_batch_entries_fail_individually(engine: Engine) -> None:
 
 def test_receive_parameter_ranges(engine: Engine) -> None:
     q = engine.queue()
-    for kwargs in ({"max_number_of_messages": 0}, {"max_number_of_messages": 11},
-                   {"wait_time_seconds": 21}, {"wait_time_seconds": -1}):
+    for kwargs in (
+        {"max_number_of_messages": 0},
+        {"max_number_of_messages": 11},
+        {"wait_time_seconds": 21},
+        {"wait_time_seconds": -1},
+    ):
         with pytest.raises(InvalidParameterValue):
             engine.receive(q, **kwargs)
     with pytest.raises(InvalidParameterValue, match="Must be between 1 and 10, if provided"):

@@ -26,7 +26,7 @@ def test_receive_visibility_timeout_applies_to_that_receive_only(engine: Engine)
     engine.receive(q, visibility_timeout=5)
     assert engine.broker.get_queue_attributes(q, ["VisibilityTimeout"]) == {"VisibilityTimeout": "30"}
     engine.clock.advance(5)
-    (msg, _), = engine.receive(q)
+    ((msg, _),) = engine.receive(q)
     engine.clock.advance(29)
     assert engine.receive(q) == []  # second receive used the queue's 30 s again
     engine.clock.advance(1)
@@ -36,7 +36,7 @@ def test_receive_visibility_timeout_applies_to_that_receive_only(engine: Engine)
 def test_change_visibility_counts_from_the_call_and_is_not_additive(engine: Engine) -> None:
     q = engine.queue(VisibilityTimeout="60")
     engine.send(q)
-    (_, handle), = engine.receive(q)
+    ((_, handle),) = engine.receive(q)
     engine.clock.advance(15)
     engine.broker.change_message_visibility(q, handle, 10)
     engine.clock.advance(9.999)
@@ -48,7 +48,7 @@ def test_change_visibility_counts_from_the_call_and_is_not_additive(engine: Engi
 def test_extension_is_not_remembered_for_the_next_receipt(engine: Engine) -> None:
     q = engine.queue(VisibilityTimeout="30")
     engine.send(q)
-    (_, handle), = engine.receive(q)
+    ((_, handle),) = engine.receive(q)
     engine.broker.change_message_visibility(q, handle, 100)
     engine.clock.advance(100)
     assert len(engine.receive(q)) == 1
@@ -59,7 +59,7 @@ def test_extension_is_not_remembered_for_the_next_receipt(engine: Engine) -> Non
 def test_visibility_zero_makes_message_visible_at_once(engine: Engine) -> None:
     q = engine.queue()
     engine.send(q)
-    (_, handle), = engine.receive(q)
+    ((_, handle),) = engine.receive(q)
     engine.broker.change_message_visibility(q, handle, 0)
     assert engine.counts(q) == (1, 0, 0)
     assert len(engine.receive(q)) == 1
@@ -78,7 +78,7 @@ def test_receive_with_visibility_zero_leaves_message_visible(engine: Engine) -> 
 def test_twelve_hour_maximum_counts_from_the_receive(engine: Engine) -> None:
     q = engine.queue()
     engine.send(q)
-    (_, handle), = engine.receive(q)
+    ((_, handle),) = engine.receive(q)
     engine.clock.advance(5)
     with pytest.raises(InvalidParameterValue, match="beyond the limit"):
         engine.broker.change_message_visibility(q, handle, 43200)
@@ -95,7 +95,7 @@ def test_every_receive_gives_a_new_receipt_handle(engine: Engine) -> None:
     engine.send(q)
     handles = set()
     for _ in range(3):
-        (msg, handle), = engine.receive(q, visibility_timeout=1)
+        ((msg, handle),) = engine.receive(q, visibility_timeout=1)
         handles.add(handle)
         engine.clock.advance(1)
     assert len(handles) == 3
@@ -114,7 +114,7 @@ def test_queue_timeout_change_does_not_touch_messages_in_flight(engine: Engine) 
 def test_change_after_expiry_rehides_the_message(engine: Engine) -> None:
     q = engine.queue()
     engine.send(q)
-    (_, handle), = engine.receive(q, visibility_timeout=10)
+    ((_, handle),) = engine.receive(q, visibility_timeout=10)
     engine.clock.advance(11)
     assert engine.counts(q) == (1, 0, 0)
     engine.broker.change_message_visibility(q, handle, 60)
@@ -127,8 +127,8 @@ def test_change_after_expiry_rehides_the_message(engine: Engine) -> None:
 def test_an_older_receipt_handle_changes_the_message_as_it_is_now(engine: Engine) -> None:
     q = engine.queue()
     engine.send(q, "m")
-    (_, h1), = engine.receive(q, visibility_timeout=0)
-    (_, h2), = engine.receive(q, visibility_timeout=3)
+    ((_, h1),) = engine.receive(q, visibility_timeout=0)
+    ((_, h2),) = engine.receive(q, visibility_timeout=3)
     assert engine.counts(q) == (0, 1, 0)
     engine.broker.change_message_visibility(q, h1, 0)  # the handle of receive #1
     assert [m.body for m, _ in engine.receive(q, visibility_timeout=5)] == ["m"]
@@ -142,9 +142,9 @@ def test_an_older_receipt_handle_changes_the_message_as_it_is_now(engine: Engine
 def test_change_of_a_deleted_message_is_refused(engine: Engine) -> None:
     q = engine.queue()
     engine.send(q)
-    (_, old), = engine.receive(q, visibility_timeout=1)
+    ((_, old),) = engine.receive(q, visibility_timeout=1)
     engine.clock.advance(1)
-    (_, new), = engine.receive(q)
+    ((_, new),) = engine.receive(q)
     engine.broker.delete_message(q, new)
     for handle in (old, new):
         with pytest.raises(InvalidParameterValue, match="Message does not exist or is not available"):
@@ -180,7 +180,7 @@ def test_visible_messages_come_in_send_order_whatever_made_them_visible(engine: 
 def test_malformed_and_foreign_receipt_handles_are_invalid(engine: Engine) -> None:
     q1, q2 = engine.queue("a"), engine.queue("b")
     engine.send(q1)
-    (_, handle), = engine.receive(q1)
+    ((_, handle),) = engine.receive(q1)
     for bad in ("garbage", "Zm9vOmJhcg=="):
         with pytest.raises(ReceiptHandleIsInvalid, match='The input receipt handle ".*" is not a valid'):
             engine.broker.delete_message(q1, bad)
@@ -193,7 +193,7 @@ def test_malformed_and_foreign_receipt_handles_are_invalid(engine: Engine) -> No
 def test_visibility_timeout_out_of_range(engine: Engine) -> None:
     q = engine.queue()
     engine.send(q)
-    (_, handle), = engine.receive(q)
+    ((_, handle),) = engine.receive(q)
     with pytest.raises(InvalidParameterValue):
         engine.broker.change_message_visibility(q, handle, 43201)
     with pytest.raises(InvalidParameterValue):
@@ -209,7 +209,7 @@ def test_system_timestamps_and_counts(engine: Engine) -> None:
     engine.send(q)
     sent = engine.clock.now_ms()
     engine.clock.advance(2)
-    (msg, _), = engine.receive(q, visibility_timeout=1)
+    ((msg, _),) = engine.receive(q, visibility_timeout=1)
     first = engine.clock.now_ms()
     engine.clock.advance(3)
     engine.receive(q)

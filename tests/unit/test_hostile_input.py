@@ -85,18 +85,35 @@ def json_error(response: Response) -> tuple[str, str]:
 BAD_INDEXES = ["\u00b2", "\u0661", "0", "00", "9" * 5000, "2147483648", "9" * 11]
 
 
-@pytest.mark.parametrize("index", BAD_INDEXES, ids=["superscript-two", "arabic-indic-one", "zero", "zeros",
-                                                    "5000-digits", "past-int32", "eleven-digits"])
+@pytest.mark.parametrize(
+    "index",
+    BAD_INDEXES,
+    ids=["superscript-two", "arabic-indic-one", "zero", "zeros", "5000-digits", "past-int32", "eleven-digits"],
+)
 @pytest.mark.parametrize(
     "params",
     [
-        [("Action", "CreateQueue"), ("QueueName", "fz-idx"), ("Attribute.{i}.Name", "DelaySeconds"),
-         ("Attribute.{i}.Value", "1")],
-        [("Action", "SendMessageBatch"), ("QueueUrl", STD_URL), ("SendMessageBatchRequestEntry.{i}.Id", "a"),
-         ("SendMessageBatchRequestEntry.{i}.MessageBody", "b")],
+        [
+            ("Action", "CreateQueue"),
+            ("QueueName", "fz-idx"),
+            ("Attribute.{i}.Name", "DelaySeconds"),
+            ("Attribute.{i}.Value", "1"),
+        ],
+        [
+            ("Action", "SendMessageBatch"),
+            ("QueueUrl", STD_URL),
+            ("SendMessageBatchRequestEntry.{i}.Id", "a"),
+            ("SendMessageBatchRequestEntry.{i}.MessageBody", "b"),
+        ],
         [("Action", "GetQueueAttributes"), ("QueueUrl", STD_URL), ("AttributeName.{i}", "All")],
-        [("Action", "SendMessage"), ("QueueUrl", STD_URL), ("MessageBody", "b"), ("MessageAttribute.{i}.Name", "a"),
-         ("MessageAttribute.{i}.Value.DataType", "String"), ("MessageAttribute.{i}.Value.StringValue", "v")],
+        [
+            ("Action", "SendMessage"),
+            ("QueueUrl", STD_URL),
+            ("MessageBody", "b"),
+            ("MessageAttribute.{i}.Name", "a"),
+            ("MessageAttribute.{i}.Value.DataType", "String"),
+            ("MessageAttribute.{i}.Value.StringValue", "v"),
+        ],
     ],
     ids=["attribute-map", "batch-entries", "string-list", "message-attributes"],
 )
@@ -115,20 +132,31 @@ def test_query_list_index_that_is_not_a_positive_ascii_number_is_malformed_input
 
 def test_query_list_index_percent_encoded_superscript_two_is_malformed_input(world: World) -> None:
     """The issue's exact input: ``Attribute.%C2%B2.Name=DelaySeconds`` (``int('²')`` raised ValueError)."""
-    response = query_raw(world, b"Action=CreateQueue&QueueName=fz-sup&Attribute.%C2%B2.Name=DelaySeconds"
-                                b"&Attribute.%C2%B2.Value=1")
+    response = query_raw(
+        world, b"Action=CreateQueue&QueueName=fz-sup&Attribute.%C2%B2.Name=DelaySeconds&Attribute.%C2%B2.Value=1"
+    )
     assert response.status == 400
     assert xml_error(response) == ("MalformedInput", "\u00b2 is not a valid index")
 
 
 def test_query_list_indexes_with_leading_zeros_and_gaps_still_work(world: World) -> None:
-    response = query_call(world, [("Action", "CreateQueue"), ("QueueName", "fz-zeros"),
-                                  ("Attribute.007.Name", "DelaySeconds"), ("Attribute.007.Value", "7"),
-                                  ("Attribute.2147483647.Name", "VisibilityTimeout"),
-                                  ("Attribute.2147483647.Value", "9")])
+    response = query_call(
+        world,
+        [
+            ("Action", "CreateQueue"),
+            ("QueueName", "fz-zeros"),
+            ("Attribute.007.Name", "DelaySeconds"),
+            ("Attribute.007.Value", "7"),
+            ("Attribute.2147483647.Name", "VisibilityTimeout"),
+            ("Attribute.2147483647.Value", "9"),
+        ],
+    )
     assert response.status == 200
-    attrs = json.loads(json_call(world, "GetQueueAttributes", {
-        "QueueUrl": f"http://{HOST}/000000000000/fz-zeros", "AttributeNames": ["All"]}).body)["Attributes"]
+    attrs = json.loads(
+        json_call(
+            world, "GetQueueAttributes", {"QueueUrl": f"http://{HOST}/000000000000/fz-zeros", "AttributeNames": ["All"]}
+        ).body
+    )["Attributes"]
     assert (attrs["DelaySeconds"], attrs["VisibilityTimeout"]) == ("7", "9")
 
 
@@ -163,16 +191,19 @@ def test_integer_parameter_of_5000_digits_is_invalid_parameter_value(
 
 
 def test_integer_parameter_of_20_digits_is_not_an_integer_but_19_digits_reach_the_range_check(world: World) -> None:
-    response = query_call(world, {"Action": "SendMessage", "QueueUrl": STD_URL, "MessageBody": "b",
-                                  "DelaySeconds": "9" * 20})
+    response = query_call(
+        world, {"Action": "SendMessage", "QueueUrl": STD_URL, "MessageBody": "b", "DelaySeconds": "9" * 20}
+    )
     assert xml_error(response)[1].endswith("Reason: Must be an integer.")
-    response = query_call(world, {"Action": "SendMessage", "QueueUrl": STD_URL, "MessageBody": "b",
-                                  "DelaySeconds": "0" * 5000 + "9" * 19})
+    response = query_call(
+        world, {"Action": "SendMessage", "QueueUrl": STD_URL, "MessageBody": "b", "DelaySeconds": "0" * 5000 + "9" * 19}
+    )
     code, message = xml_error(response)
     assert code == "InvalidParameterValue" and message.startswith(f"Value {'9' * 19} for parameter DelaySeconds")
     assert "Must be an integer." not in message
-    response = query_call(world, {"Action": "SendMessage", "QueueUrl": STD_URL, "MessageBody": "b",
-                                  "DelaySeconds": "0" * 5000 + "1"})
+    response = query_call(
+        world, {"Action": "SendMessage", "QueueUrl": STD_URL, "MessageBody": "b", "DelaySeconds": "0" * 5000 + "1"}
+    )
     assert response.status == 200
 
 
@@ -209,8 +240,11 @@ POLICY_ERRORS = {
 }
 
 
-@pytest.mark.parametrize("document", [DEEP_ARRAYS, JUST_TOO_DEEP, '{"a":' * 5000 + "1" + "}" * 5000],
-                         ids=["1000-arrays", "101-levels", "5000-objects"])
+@pytest.mark.parametrize(
+    "document",
+    [DEEP_ARRAYS, JUST_TOO_DEEP, '{"a":' * 5000 + "1" + "}" * 5000],
+    ids=["1000-arrays", "101-levels", "5000-objects"],
+)
 @pytest.mark.parametrize("attribute", sorted(POLICY_ERRORS))
 @pytest.mark.parametrize("action", ["CreateQueue", "SetQueueAttributes"])
 def test_deeply_nested_json_in_a_queue_policy_is_refused_in_both_protocols(
@@ -218,8 +252,9 @@ def test_deeply_nested_json_in_a_queue_policy_is_refused_in_both_protocols(
 ) -> None:
     code, text = POLICY_ERRORS[attribute]
     target = {"QueueName": "fz-deep"} if action == "CreateQueue" else {"QueueUrl": STD_URL}
-    response = query_call(world, {"Action": action, **target, "Attribute.1.Name": attribute,
-                                  "Attribute.1.Value": document})
+    response = query_call(
+        world, {"Action": action, **target, "Attribute.1.Name": attribute, "Attribute.1.Value": document}
+    )
     assert response.status == 400
     assert xml_error(response)[0] == code and xml_error(response)[1].endswith(text)
     response = json_call(world, action, {**target, "Attributes": {attribute: document}})
@@ -255,8 +290,11 @@ def test_redrive_policy_max_receive_count_takes_ascii_decimal_digits_only(world:
 ADMIN_POSTS = ["/_sqsemu/clock/advance", "/_sqsemu/faults", "/_sqsemu/reset"]
 
 
-@pytest.mark.parametrize("body", [b"[" * 100_000, b'{"a":' * 1000 + b"1" + b"}" * 1000, b'{"seconds":' + b"[" * 101
-                                  + b"]" * 101 + b"}"], ids=["arrays", "objects", "101-levels-in-a-field"])
+@pytest.mark.parametrize(
+    "body",
+    [b"[" * 100_000, b'{"a":' * 1000 + b"1" + b"}" * 1000, b'{"seconds":' + b"[" * 101 + b"]" * 101 + b"}"],
+    ids=["arrays", "objects", "101-levels-in-a-field"],
+)
 @pytest.mark.parametrize("path", ADMIN_POSTS)
 def test_admin_routes_answer_deeply_nested_bodies_with_a_json_400(world: World, path: str, body: bytes) -> None:
     response = admin(world, path, body)
@@ -296,9 +334,12 @@ def test_manual_clock_stops_at_the_end_of_year_9999() -> None:
 
 @pytest.mark.parametrize(
     "rule",
-    [b'{"latency_ms": 1' + b"0" * 400 + b"}", b'{"error": "X", "count": 1' + b"0" * 30 + b"}",
-     b'{"error": "X", "every": 1' + b"0" * 3000 + b"}", b'{"error": "X", "probability": 0.5, "seed": 1' + b"0" * 20
-     + b"}"],
+    [
+        b'{"latency_ms": 1' + b"0" * 400 + b"}",
+        b'{"error": "X", "count": 1' + b"0" * 30 + b"}",
+        b'{"error": "X", "every": 1' + b"0" * 3000 + b"}",
+        b'{"error": "X", "probability": 0.5, "seed": 1' + b"0" * 20 + b"}",
+    ],
     ids=["latency-past-float-range", "count-past-2**53", "every-of-3000-digits", "seed-past-2**53"],
 )
 def test_fault_rules_with_numbers_past_the_safe_range_are_400(world: World, rule: bytes) -> None:
@@ -327,8 +368,9 @@ def test_error_message_echoing_a_receipt_handle_is_well_formed_xml(world: World,
     assert json_error(json_call(world, "DeleteMessage", {"QueueUrl": STD_URL, "ReceiptHandle": handle}))[1] == (
         f'The input receipt handle "{handle}" is not a valid receipt handle.'
     )
-    as_json = query_call(world, {"Action": "DeleteMessage", "QueueUrl": STD_URL, "ReceiptHandle": handle},
-                         accept="application/json")
+    as_json = query_call(
+        world, {"Action": "DeleteMessage", "QueueUrl": STD_URL, "ReceiptHandle": handle}, accept="application/json"
+    )
     assert json.loads(as_json.body)["Error"]["Message"] == (
         f'The input receipt handle "{handle}" is not a valid receipt handle.'
     )
@@ -337,8 +379,14 @@ def test_error_message_echoing_a_receipt_handle_is_well_formed_xml(world: World,
 @pytest.mark.parametrize("action", ["DeleteMessageBatch", "ChangeMessageVisibilityBatch"])
 def test_batch_failures_echoing_receipt_handles_are_well_formed_xml(world: World, action: str) -> None:
     entry = f"{action}RequestEntry"
-    params = {"Action": action, "QueueUrl": STD_URL, f"{entry}.1.Id": "one", f"{entry}.1.ReceiptHandle": "x\x01\uffff",
-              f"{entry}.2.Id": "two", f"{entry}.2.ReceiptHandle": "y\x1b"}
+    params = {
+        "Action": action,
+        "QueueUrl": STD_URL,
+        f"{entry}.1.Id": "one",
+        f"{entry}.1.ReceiptHandle": "x\x01\uffff",
+        f"{entry}.2.Id": "two",
+        f"{entry}.2.ReceiptHandle": "y\x1b",
+    }
     if action == "ChangeMessageVisibilityBatch":
         params.update({f"{entry}.1.VisibilityTimeout": "5", f"{entry}.2.VisibilityTimeout": "5"})
     response = query_call(world, params)
@@ -354,14 +402,19 @@ def test_batch_failures_echoing_receipt_handles_are_well_formed_xml(world: World
 def test_invalid_action_echoing_control_characters_is_well_formed_xml(world: World) -> None:
     response = query_call(world, {"Action": "Send\x00Message\x7f\x1e"})
     assert response.status == 400
-    assert xml_error(response) == ("InvalidAction", "The action Send\ufffdMessage\x7f\ufffd is not valid for this "
-                                                    "endpoint.")
+    assert xml_error(response) == (
+        "InvalidAction",
+        "The action Send\ufffdMessage\x7f\ufffd is not valid for this endpoint.",
+    )
 
 
 def test_stored_attribute_values_with_illegal_characters_are_written_well_formed(world: World) -> None:
     policy = '{"Version": "2012-10-17", "Id": "\ufffe\uffff"}'
-    response = json_call(world, "SetQueueAttributes", {"QueueUrl": STD_URL, "Attributes": {
-        "KmsMasterKeyId": "key\x01\x02", "Policy": policy}})
+    response = json_call(
+        world,
+        "SetQueueAttributes",
+        {"QueueUrl": STD_URL, "Attributes": {"KmsMasterKeyId": "key\x01\x02", "Policy": policy}},
+    )
     assert response.status == 200
     response = query_call(world, {"Action": "GetQueueAttributes", "QueueUrl": STD_URL, "AttributeName.1": "All"})
     root = ET.fromstring(response.body)
@@ -382,7 +435,7 @@ def test_received_bodies_with_every_edge_of_the_allowed_characters_round_trip(wo
 
 def test_the_xml_writer_replaces_what_xml_cannot_carry_and_escapes_the_rest() -> None:
     assert query.xml_safe("a\x00b\ud800c\uffffd\U0010ffff") == "a\ufffdb\ufffdc\ufffdd\U0010ffff"
-    status, _, body = query.encode_error(InvalidParameterValue("bad \ud83d \x0b & <x> \"q\" \r"), "rid")
+    status, _, body = query.encode_error(InvalidParameterValue('bad \ud83d \x0b & <x> "q" \r'), "rid")
     assert status == 400
     message = ET.fromstring(body).findtext(f"{NS}Error/{NS}Message")
     assert message == 'bad \ufffd \ufffd & <x> "q" \r'
@@ -390,8 +443,12 @@ def test_the_xml_writer_replaces_what_xml_cannot_carry_and_escapes_the_rest() ->
 
 
 def test_percent_encoded_surrogates_and_junk_in_query_parameters_are_answered(world: World) -> None:
-    response = query_raw(world, b"Action=DeleteMessage&QueueUrl=" + quote(STD_URL, safe="").encode()
-                         + b"&ReceiptHandle=%ED%A0%80%00%EF%BF%BE%G1%")
+    response = query_raw(
+        world,
+        b"Action=DeleteMessage&QueueUrl="
+        + quote(STD_URL, safe="").encode()
+        + b"&ReceiptHandle=%ED%A0%80%00%EF%BF%BE%G1%",
+    )
     assert response.status == 400
     assert xml_error(response)[0] == "ReceiptHandleIsInvalid"
 
@@ -406,8 +463,10 @@ def test_admin_bodies_escaping_lone_surrogates_are_a_json_400(world: World, path
 
 @pytest.mark.parametrize("attribute", sorted(POLICY_ERRORS))
 def test_queue_policies_escaping_lone_surrogates_are_refused(world: World, attribute: str) -> None:
-    document = '{"deadLetterTargetArn": "arn:aws:sqs:us-east-1:000000000000:fz-dlq\\udc00", "maxReceiveCount": 1, ' \
-               '"redrivePermission": "allowAll", "Id": "\\ud800"}'
+    document = (
+        '{"deadLetterTargetArn": "arn:aws:sqs:us-east-1:000000000000:fz-dlq\\udc00", "maxReceiveCount": 1, '
+        '"redrivePermission": "allowAll", "Id": "\\ud800"}'
+    )
     response = json_call(world, "SetQueueAttributes", {"QueueUrl": STD_URL, "Attributes": {attribute: document}})
     assert response.status == 400
     assert json_error(response)[1].endswith(POLICY_ERRORS[attribute][1])
@@ -418,15 +477,22 @@ def test_queue_policies_escaping_lone_surrogates_are_refused(world: World, attri
 def test_every_character_xml_cannot_carry_is_replaced_wherever_it_stands() -> None:
     illegal = [chr(c) for c in [*range(0x20), *range(0xD800, 0xE000), 0xFFFE, 0xFFFF] if chr(c) not in "\t\n\r"]
     for char in illegal:
-        for text, expected in ((char, "\ufffd"), (f"a{char}&", "a\ufffd&amp;"), (f"\u00e9{char}", "\u00e9\ufffd"),
-                               (f"\u00e9{char}<", "\u00e9\ufffd&lt;")):
+        for text, expected in (
+            (char, "\ufffd"),
+            (f"a{char}&", "a\ufffd&amp;"),
+            (f"\u00e9{char}", "\u00e9\ufffd"),
+            (f"\u00e9{char}<", "\u00e9\ufffd&lt;"),
+        ):
             assert query._text(text) == expected, (hex(ord(char)), text)
     legal = "\t\n\r \x7f\x85\u00a0\ud7ff\ue000\ufffd\U00010000\U0010ffff"
     assert query._text(legal) == legal.replace("\r", "&#xD;")
 
 
-@pytest.mark.parametrize("handle", ["[" * 100_000, '{"taskId":' * 2000, '"\\ud800"', "1" * 5000],
-                         ids=["arrays", "objects", "lone-surrogate", "5000-digits"])
+@pytest.mark.parametrize(
+    "handle",
+    ["[" * 100_000, '{"taskId":' * 2000, '"\\ud800"', "1" * 5000],
+    ids=["arrays", "objects", "lone-surrogate", "5000-digits"],
+)
 def test_cancel_move_task_with_a_hostile_task_handle_is_invalid_parameter_value(world: World, handle: str) -> None:
     import base64
 

@@ -40,8 +40,16 @@ def test_depth_of_a_very_deep_value_does_not_recurse() -> None:
         "{nope",
         b"\xff\xfe",
     ],
-    ids=["recursion", "max-depth-plus-one", "5000-digits", "lone-high", "lone-low-key", "lone-low-inside", "bad",
-         "bad-utf8"],
+    ids=[
+        "recursion",
+        "max-depth-plus-one",
+        "5000-digits",
+        "lone-high",
+        "lone-low-key",
+        "lone-low-inside",
+        "bad",
+        "bad-utf8",
+    ],
 )
 def test_hostile_documents_raise_value_error(text: str | bytes) -> None:
     with pytest.raises(ValueError):

@@ -42,7 +42,11 @@ def invoke(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str
 def test_defaults_are_open_as_before() -> None:
     config = Config()
     assert (config.cors_origins, config.auth, config.admin_token, config.admin, config.credentials) == (
-        "", "none", "", True, ()
+        "",
+        "none",
+        "",
+        True,
+        (),
     )
 
 
@@ -89,12 +93,19 @@ def test_the_file_declares_credentials_and_auth(tmp_path: Path) -> None:
         ("credentials = 1", "credentials must be an array of tables"),
         ("[[credentials]]\nsecret_access_key = 'x'", "[[credentials]] #1: access_key_id is required"),
         ("[[credentials]]\naccess_key_id = 'a'", "[[credentials]] #1 ('a'): secret_access_key is required"),
-        ("[[credentials]]\naccess_key_id = 'a'\nsecret_access_key = 'x'\naccount = 123456789012",
-         "[[credentials]] #1 ('a'): account must be a quoted 12-digit string"),
-        ("[[credentials]]\naccess_key_id = 'a'\nsecret_access_key = 'x'\nsecret = 'y'",
-         "[[credentials]] #1 ('a'): unknown key(s) 'secret'"),
-        ("[[credentials]]\naccess_key_id = 'a'\nsecret_access_key = 'x'\n"
-         "[[credentials]]\naccess_key_id = 'a'\nsecret_access_key = 'y'", "[[credentials]] #2 ('a'): credentials: "),
+        (
+            "[[credentials]]\naccess_key_id = 'a'\nsecret_access_key = 'x'\naccount = 123456789012",
+            "[[credentials]] #1 ('a'): account must be a quoted 12-digit string",
+        ),
+        (
+            "[[credentials]]\naccess_key_id = 'a'\nsecret_access_key = 'x'\nsecret = 'y'",
+            "[[credentials]] #1 ('a'): unknown key(s) 'secret'",
+        ),
+        (
+            "[[credentials]]\naccess_key_id = 'a'\nsecret_access_key = 'x'\n"
+            "[[credentials]]\naccess_key_id = 'a'\nsecret_access_key = 'y'",
+            "[[credentials]] #2 ('a'): credentials: ",
+        ),
     ],
 )
 def test_bad_security_settings_in_the_file_name_the_key(tmp_path: Path, text: str, expected: str) -> None:
@@ -104,9 +115,7 @@ def test_bad_security_settings_in_the_file_name_the_key(tmp_path: Path, text: st
 
 
 def test_cli_flags_and_environment(tmp_path: Path) -> None:
-    code, output, config = invoke(
-        ["--cors-origins", "http://localhost:3000", "--admin-token", "tok", "--no-admin"]
-    )
+    code, output, config = invoke(["--cors-origins", "http://localhost:3000", "--admin-token", "tok", "--no-admin"])
     assert code == 0, output
     assert config is not None
     assert (config.cors_origins, config.admin_token, config.admin) == ("http://localhost:3000", "tok", False)

@@ -221,8 +221,11 @@ def test_admin_routes_serve_an_allowed_origin_with_cors_and_preflight() -> None:
         app,
         "OPTIONS",
         "/_sqsemu/reset",
-        {**browser(APP, "same-site"), "Access-Control-Request-Method": "POST",
-         "Access-Control-Request-Headers": "content-type, x-sqsemu-admin-token"},
+        {
+            **browser(APP, "same-site"),
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type, x-sqsemu-admin-token",
+        },
     )
     assert resp.status == 200
     assert resp.headers["access-control-allow-headers"] == "content-type, x-sqsemu-admin-token"

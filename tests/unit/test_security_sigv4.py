@@ -158,8 +158,10 @@ def test_a_wrong_secret_is_signature_does_not_match() -> None:
         lambda scope, body: ({**scope, "raw_path": b"/000000000000/q"}, body),
         lambda scope, body: ({**scope, "query_string": b"Action=PurgeQueue"}, body),
         lambda scope, body: (  # a signed header changed
-            {**scope, "headers": [(k, b"AmazonSQS.PurgeQueue" if k == b"x-amz-target" else v) for k, v in
-                                  scope["headers"]]},
+            {
+                **scope,
+                "headers": [(k, b"AmazonSQS.PurgeQueue" if k == b"x-amz-target" else v) for k, v in scope["headers"]],
+            },
             body,
         ),
         lambda scope, body: (  # another host
@@ -196,10 +198,22 @@ def test_a_presigned_url_past_its_expiry_is_request_expired() -> None:
 
 def test_a_tampered_presigned_url_is_refused() -> None:
     request = signed(method="GET", url="http://localhost:9324/?Action=ListQueues", headers={}, body=b"", expires=60)
-    refused(request, SignatureDoesNotMatch, tamper=lambda scope, body: (
-        {**scope, "query_string": scope["query_string"].replace(b"ListQueues", b"PurgeQueue")}, body))
-    refused(request, SignatureDoesNotMatch, tamper=lambda scope, body: (
-        {**scope, "query_string": scope["query_string"].replace(b"X-Amz-Expires=60", b"X-Amz-Expires=600")}, body))
+    refused(
+        request,
+        SignatureDoesNotMatch,
+        tamper=lambda scope, body: (
+            {**scope, "query_string": scope["query_string"].replace(b"ListQueues", b"PurgeQueue")},
+            body,
+        ),
+    )
+    refused(
+        request,
+        SignatureDoesNotMatch,
+        tamper=lambda scope, body: (
+            {**scope, "query_string": scope["query_string"].replace(b"X-Amz-Expires=60", b"X-Amz-Expires=600")},
+            body,
+        ),
+    )
 
 
 def test_another_service_is_refused() -> None:
@@ -218,11 +232,16 @@ def test_a_signed_content_hash_must_be_the_bodys() -> None:
     ("authorization", "expected"),
     [
         ("AWS AKIDSQSEMU:c2lnbmF0dXJl", "Unsupported authorization algorithm 'AWS'"),
-        ("AWS4-HMAC-SHA256 Credential=AKIDSQSEMU/20240501/us-east-1/sqs/aws4_request",
-         "Authorization header requires 'Signature' parameter."),
+        (
+            "AWS4-HMAC-SHA256 Credential=AKIDSQSEMU/20240501/us-east-1/sqs/aws4_request",
+            "Authorization header requires 'Signature' parameter.",
+        ),
         ("AWS4-HMAC-SHA256 Credential=AKIDSQSEMU/us-east-1, SignedHeaders=host, Signature=ab", "Credential must have"),
-        ("AWS4-HMAC-SHA256 Credential=AKIDSQSEMU/20240501/us-east-1/sqs/aws4_request, SignedHeaders=x-amz-date, "
-         "Signature=ab", "'Host' must be a 'SignedHeader'"),
+        (
+            "AWS4-HMAC-SHA256 Credential=AKIDSQSEMU/20240501/us-east-1/sqs/aws4_request, SignedHeaders=x-amz-date, "
+            "Signature=ab",
+            "'Host' must be a 'SignedHeader'",
+        ),
     ],
 )
 def test_a_malformed_authorization_header_is_incomplete_signature(authorization: str, expected: str) -> None:
@@ -263,9 +282,7 @@ def test_a_presigned_url_missing_parts_is_incomplete_signature() -> None:
 def _send(app: Any, request: AWSRequest) -> Any:
     scope, body = scope_of(request)
     headers = {k.decode(): v.decode() for k, v in scope["headers"]}
-    return asyncio.run(
-        call_asgi(app, request.method, scope["path"], headers, body, query_string=scope["query_string"])
-    )
+    return asyncio.run(call_asgi(app, request.method, scope["path"], headers, body, query_string=scope["query_string"]))
 
 
 def test_the_app_serves_signed_requests_and_refuses_others_in_their_protocol() -> None:

@@ -1,7 +1,8 @@
-"""The type checker and the linter pass on the whole project, tests included (configured in pyproject.toml).
+"""The type checker, the linter and the formatter's check pass on the whole project, tests included (configured in
+pyproject.toml): ``mypy``, ``ruff check`` and ``ruff format --check``.
 
 They run in the test suite so that CI, which runs only the README's test command, keeps the code and the tests
-typed and clean.
+typed, clean and formatted (``ruff format`` fixes what the last one finds).
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ def test_mypy_passes_on_the_package_and_the_tests() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_ruff_passes_on_the_package_and_the_tests() -> None:
-    result = _run("ruff", "check", "sqsemu", "tests")
+def test_ruff_check_passes_on_the_whole_repository() -> None:
+    result = _run("ruff", "check", ".")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_whole_repository_is_formatted_as_ruff_format_writes_it() -> None:
+    result = _run("ruff", "format", "--check", ".")
+    assert result.returncode == 0, "run `ruff format`:\n" + result.stdout + result.stderr

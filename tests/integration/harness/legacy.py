@@ -96,9 +96,7 @@ def ensure_legacy_venv() -> Path:
                         check=True,
                         timeout=600,
                     )
-                    (LEGACY_VENV / _READY_MARKER).write_text(
-                        f"boto3=={LEGACY_BOTO3} botocore=={LEGACY_BOTOCORE}\n"
-                    )
+                    (LEGACY_VENV / _READY_MARKER).write_text(f"boto3=={LEGACY_BOTO3} botocore=={LEGACY_BOTOCORE}\n")
                     venv_setup_seconds = time.monotonic() - started
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)

@@ -194,4 +194,3 @@ class ServerProcess:
     def __exit__(self, *exc_info: object) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.stop()
-

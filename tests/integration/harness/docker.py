@@ -1,0 +1,159 @@
+"""A Docker engine for the container tests: found or started, a base image made, the sqsemu image built.
+
+- :func:`ensure_engine` - the engine answers ``docker info``; when ``dockerd`` is installed but not running (and we
+  are root) it is started in the background, its log in ``<tmp>/sqsemu-dockerd.log``. Raises
+  :class:`DockerUnavailable` with the reason when no engine can be had.
+- :func:`base_image` - ``SQSEMU_DOCKER_BASE`` when set; else ``python:3.11-slim`` when present or pullable; else the
+  stand-in ``docker/build-base.sh`` makes from Debian's packages (``sqsemu-base:bookworm``; reused when it exists).
+- :func:`build_image` - ``docker build`` of the repository's Dockerfile with BuildKit (the Dockerfile mounts a
+  build secret), the host's CA bundle as the ``pip_cert`` secret (for TLS-intercepting proxies).
+- :func:`docker` - run one ``docker`` command, checked, its output as text.
+- :func:`unique_name` - a name for a container, volume, network or compose project that no other run uses.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+BASE_SCRIPT = ROOT / "docker" / "build-base.sh"
+OFFICIAL_BASE = "python:3.11-slim"
+LOCAL_BASE = "sqsemu-base:bookworm"
+ENGINE_START_S = 60.0
+BUILD_TIMEOUT_S = 900
+
+
+class DockerUnavailable(Exception):
+    """No Docker engine can be had here; the message says why."""
+
+
+def docker(*args: str, timeout: float = 120, check: bool = True, env: dict[str, str] | None = None) -> str:
+    """``docker <args>``; its standard output (stripped). ``check``: a non-zero status raises AssertionError with
+    the command's standard error."""
+    result = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout, env=env)
+    if check and result.returncode != 0:
+        raise AssertionError(f"docker {' '.join(args)} exited {result.returncode}: {result.stderr.strip()}")
+    return result.stdout.strip()
+
+
+def _engine_answers() -> bool:
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=20).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def ensure_engine() -> str:
+    """Make sure a Docker engine answers; return how it was found (``"running"`` or ``"started dockerd"``)."""
+    if shutil.which("docker") is None:
+        raise DockerUnavailable("no docker command (install docker.io: apt-get install -y docker.io)")
+    if _engine_answers():
+        return "running"
+    dockerd = shutil.which("dockerd")
+    if dockerd is None:
+        raise DockerUnavailable("the Docker engine does not answer and dockerd is not installed")
+    if os.geteuid() != 0:
+        raise DockerUnavailable("the Docker engine does not answer and only root can start dockerd here")
+    log = Path(tempfile.gettempdir()) / "sqsemu-dockerd.log"
+    with log.open("ab") as out:
+        # its own session: it outlives this test run, like the engine of a machine where it runs as a service
+        subprocess.Popen([dockerd], stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + ENGINE_START_S
+    while time.monotonic() < deadline:
+        if _engine_answers():
+            return "started dockerd"
+        time.sleep(0.5)
+    raise DockerUnavailable(f"dockerd did not answer within {ENGINE_START_S:.0f} s; see {log}")
+
+
+def _image_exists(tag: str) -> bool:
+    return subprocess.run(["docker", "image", "inspect", tag], capture_output=True, timeout=30).returncode == 0
+
+
+def base_image() -> str:
+    """The image the sqsemu image is built on (see the module's docstring)."""
+    chosen = os.environ.get("SQSEMU_DOCKER_BASE")
+    if chosen:
+        return chosen
+    if _image_exists(OFFICIAL_BASE):
+        return OFFICIAL_BASE
+    pulled = subprocess.run(["docker", "pull", OFFICIAL_BASE], capture_output=True, text=True, timeout=300)
+    if pulled.returncode == 0:
+        return OFFICIAL_BASE
+    result = subprocess.run(["bash", str(BASE_SCRIPT)], capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    if result.returncode != 0:
+        raise AssertionError(
+            f"{OFFICIAL_BASE} cannot be pulled ({pulled.stderr.strip()}) and {BASE_SCRIPT.name} failed:\n"
+            f"{result.stdout}{result.stderr}"
+        )
+    return LOCAL_BASE
+
+
+def _client_major(program: str) -> int:
+    out = subprocess.run(
+        [program, "version", "--format", "{{.Client.Version}}"], capture_output=True, text=True, timeout=30
+    ).stdout
+    try:
+        return int(out.strip().split(".")[0])
+    except ValueError:
+        return 0
+
+
+def _buildkit_command() -> list[str]:
+    """A ``docker build`` that uses BuildKit: the CLI's buildx plugin (Docker 23+), or a CLI older than 23, whose
+    BuildKit is built in (``DOCKER_BUILDKIT=1``; Debian 12's docker.io 20.10, at /usr/bin/docker)."""
+    if subprocess.run(["docker", "buildx", "version"], capture_output=True, timeout=30).returncode == 0:
+        return ["docker", "build"]
+    for program in dict.fromkeys(p for p in (shutil.which("docker"), "/usr/bin/docker") if p and os.path.exists(p)):
+        if 0 < _client_major(program) < 23:
+            return [program, "build"]
+    raise AssertionError("docker build needs BuildKit: install the buildx plugin (docker-buildx) for this CLI")
+
+
+def _ca_bundle() -> str | None:
+    """The host's CA bundle, given to pip inside the build (a TLS-intercepting proxy's certificate is in it)."""
+    candidates = (os.environ.get("PIP_CERT"), os.environ.get("SSL_CERT_FILE"), "/etc/ssl/certs/ca-certificates.crt")
+    for candidate in candidates:
+        if candidate and os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def build_image(tag: str, base: str) -> float:
+    """Build the repository's Dockerfile as ``tag`` on ``base``; return the seconds it took."""
+    argv = [*_buildkit_command(), "--build-arg", f"BASE_IMAGE={base}", "-t", tag]
+    ca = _ca_bundle()
+    if ca:
+        argv += ["--secret", f"id=pip_cert,src={ca}"]
+    started = time.monotonic()
+    result = subprocess.run(
+        [*argv, str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
+        env={**os.environ, "DOCKER_BUILDKIT": "1"},
+    )
+    if result.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)} failed:\n{result.stdout[-4000:]}{result.stderr[-4000:]}")
+    return time.monotonic() - started
+
+
+def unique_name(prefix: str) -> str:
+    """``<prefix>-<12 hex digits>``: Docker object names that no other test run uses."""
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def compose_command() -> list[str] | None:
+    """``["docker", "compose"]`` (the v2 plugin) or ``["docker-compose"]`` (v1, Debian 12's package), whichever
+    works; ``None`` when neither is installed."""
+    if subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30).returncode == 0:
+        return ["docker", "compose"]
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    return None
