@@ -23,7 +23,6 @@ import heapq
 import itertools
 import json
 import secrets
-import uuid
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -41,7 +40,7 @@ from sqsemu.engine.errors import (
 )
 from sqsemu.engine.events import AddReason, DeleteReason, Journal
 from sqsemu.engine.limits import Limits
-from sqsemu.engine.message import Message, MessageState, ReceiptEntry, SendEntry
+from sqsemu.engine.message import Message, MessageState, ReceiptEntry, SendEntry, new_message_id
 from sqsemu.engine.validation import (
     attribute_bytes,
     check_batch,
@@ -363,7 +362,7 @@ class Queue:
         delay = self._check_delay(entry.delay_seconds)
         self._check_ids(entry)
         message = Message(
-            str(uuid.uuid4()),
+            new_message_id(),
             body,
             entry.message_attributes,
             entry.system_attributes,
@@ -716,7 +715,7 @@ class Queue:
         """Store a redriven copy of ``message``: a new message (new MessageId and SentTimestamp) with the same body,
         attributes, trace header and group (SQS Developer Guide, "Configure a dead-letter queue redrive")."""
         copy = Message(
-            str(uuid.uuid4()),
+            new_message_id(),
             message.body,
             message.message_attributes,
             message.system_attributes,
