@@ -204,3 +204,61 @@ def test_shutdown_closes_a_connection_whose_body_is_still_arriving(loop: asyncio
     assert transport.closed and transport.written == b""
     protocol.connection_lost(None)
     _settle(loop)
+
+
+# ------------------------------------------------------------------------------ one write per response
+
+
+class CountingTransport(FakeTransport):
+    """A FakeTransport keeping each write apart."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        super().write(data)
+        self.writes.append(bytes(data))
+
+
+def _connect_counting(loop: asyncio.AbstractEventLoop, app: Any = _ok_app) -> tuple[Any, CountingTransport]:
+    config = uvicorn.Config(app, lifespan="off", log_level="critical")
+    config.load()
+    protocol = guarded_protocol(TIMEOUT_S, CAP)(config=config, server_state=ServerState(), app_state={}, _loop=loop)
+    transport = CountingTransport()
+    protocol.connection_made(transport)  # type: ignore[arg-type]
+    return protocol, transport
+
+
+def test_each_response_goes_out_in_one_write_head_and_body_together(loop: asyncio.AbstractEventLoop) -> None:
+    protocol, transport = _connect_counting(loop)
+    for _ in range(3):
+        protocol.data_received(_request(body=b"hello"))
+        _settle(loop)
+    assert len(transport.writes) == 3
+    for write in transport.writes:
+        assert write.startswith(b"HTTP/1.1 200 ") and write.endswith(b"\r\n\r\nok")
+
+
+def test_an_interim_100_continue_is_written_at_once_before_the_response(loop: asyncio.AbstractEventLoop) -> None:
+    protocol, transport = _connect_counting(loop)
+    protocol.data_received(b"POST / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+    _settle(loop)
+    assert transport.writes == [b"HTTP/1.1 100 Continue\r\n\r\n"]
+    protocol.data_received(b"hi")
+    _settle(loop)
+    assert len(transport.writes) == 2 and transport.writes[1].endswith(b"\r\n\r\nok")
+
+
+def test_a_response_left_unfinished_still_sends_its_head_before_the_connection_closes(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    async def unfinished(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"5")]})
+
+    protocol, transport = _connect_counting(loop, unfinished)
+    protocol.data_received(_request())
+    _settle(loop)
+    assert transport.closed
+    assert transport.written.startswith(b"HTTP/1.1 200 ")
