@@ -316,7 +316,10 @@ class Queue:
     def _track_age(self, message: Message, now_ms: int) -> None:
         by_age = self.by_age
         if not by_age or by_age[-1].enqueued_ms <= message.enqueued_ms:
+            newest = bool(by_age)
             by_age.append(message)
+            if newest and self._retention_due:
+                return  # behind an older message, with the retention timer armed: the oldest message is unchanged
         else:
             heapq.heappush(self.late, (message.enqueued_ms, next(_late_order), message))
         self._arm_retention(now_ms)
