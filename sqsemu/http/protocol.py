@@ -27,8 +27,6 @@ subclasses the stock ``HttpToolsProtocol`` and adds, per connection:
   Too Large`` (``Connection: close``) and the connection is closed, without parsing it. A second request
   pipelined into the same read as the end of the first one has its bytes in that read not counted: it may get
   one read (at most a few hundred KiB) past the cap before it is refused.
-- **One write per response** (:mod:`sqsemu.http.onewrite`): each request cycle writes through a
-  ``OneWriteTransport``, which sends the response head together with the body in one system call.
 - **Prompt shutdown**: uvicorn's graceful shutdown closes idle connections and lets busy ones finish; a connection
   whose request body is still arriving is closed at once here instead of being waited for.
 
@@ -41,8 +39,6 @@ import asyncio
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-from sqsemu.http.onewrite import OneWriteTransport
 
 __all__ = ["GuardedHttpToolsProtocol", "guarded_protocol"]
 
@@ -140,9 +136,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._reading_head = False
         self._heads_done += 1
         super().on_headers_complete()
-        cycle = self.cycle
-        if cycle is not None and not isinstance(cycle.transport, OneWriteTransport):
-            cycle.transport = OneWriteTransport(self.transport, cycle)  # type: ignore[assignment]
 
     def on_message_complete(self) -> None:
         self._reading_head = True
