@@ -24,15 +24,13 @@ scripts, styles and connections (no inline script, no CDN) and forbids framing.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-import jinja2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.templating import Jinja2Templates
 
 from sqsemu.admin.app import package_version
 from sqsemu.admin.clock import clock_mode
@@ -62,6 +60,10 @@ from sqsemu.protocol.operations import OPERATIONS
 from sqsemu.protocol.urls import queue_url, url_base
 from sqsemu.security.console import ConsoleSession, safe_next
 from sqsemu.security.region import valid_region
+
+if TYPE_CHECKING:
+    import jinja2
+    from starlette.templating import Jinja2Templates
 
 HERE = Path(__file__).resolve().parent
 FLASH_COOKIE = "sqsemu_flash"
@@ -119,6 +121,8 @@ def describe(error: Exception) -> tuple[str, int]:
 
 
 def _environment() -> jinja2.Environment:
+    import jinja2  # imported with the first page, not at start-up (it is a fifth of the server's imports)
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
         autoescape=True,
@@ -139,12 +143,21 @@ class Console:
         self.broker = broker
         self.clock = clock
         self.injector = injector_for(broker)
-        self.templates = Jinja2Templates(env=_environment())
+        self._templates: Jinja2Templates | None = None
         self.session = ConsoleSession(config.admin_token) if config.admin_token else None
         self.version = package_version()
         self.default_ns = Namespace(config.account_id, config.region)
 
     # ------------------------------------------------------------------------------------------------ plumbing
+
+    @property
+    def templates(self) -> Jinja2Templates:
+        """The page templates, loaded with the first page shown."""
+        if self._templates is None:
+            from starlette.templating import Jinja2Templates
+
+            self._templates = Jinja2Templates(env=_environment())
+        return self._templates
 
     def base(self, request: Request) -> str:
         """``scheme://host`` of queue URLs, as the SQS layer builds them."""

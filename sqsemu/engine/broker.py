@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqsemu.clock import Clock
@@ -517,15 +517,17 @@ class Broker:
         visibility_timeout: int | None = None,
         wait_time_seconds: int | None = None,
         receive_request_attempt_id: str | None = None,
-        disconnected: asyncio.Future[None] | None = None,
+        disconnected: asyncio.Future[None] | Callable[[], asyncio.Future[None]] | None = None,
     ) -> list[Received]:
         """ReceiveMessage: visible messages now, or (long poll) the first to become visible within the wait.
 
         The journal hears how many messages the call ended with (``messages_received``; 0 is an empty receive).
         ``wait_time_seconds`` None uses the queue's ReceiveMessageWaitTimeSeconds. Waiters are served in arrival
-        order. If ``disconnected`` completes first, the waiter leaves and takes no message. Once the server is
-        stopping (``stop_waiting``) nothing waits: the call answers with what is there now. With realism's
-        ``short_poll_sampling`` a short poll leaves each visible message out with that probability. Raises
+        order. If ``disconnected`` completes first, the waiter leaves and takes no message; given as a function, it
+        is called (to start watching the client) only when the call has to wait, so a receive that finds messages at
+        once costs no watch. Once the server is stopping (``stop_waiting``) nothing waits: the call answers with what
+        is there now. With realism's ``short_poll_sampling`` a short poll leaves each visible message out with that
+        probability. Raises
         ``InvalidParameterValue`` for out-of-range numbers (docs/behaviour.md 2.9, 4.4).
         """
         max_number, visibility, wait = queue.receive_parameters(
@@ -550,6 +552,8 @@ class Broker:
             if self.journal is not None:
                 self.journal.messages_received(queue, len(got))
             return got
+        if callable(disconnected):
+            disconnected = disconnected()
         future: asyncio.Future[list[Received]] = asyncio.get_running_loop().create_future()
         waiter = Waiter(future, max_number, visibility, now, disconnected)
         queue.waiters.add(waiter)

@@ -23,7 +23,6 @@ import heapq
 import itertools
 import json
 import secrets
-import uuid
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -41,7 +40,7 @@ from sqsemu.engine.errors import (
 )
 from sqsemu.engine.events import AddReason, DeleteReason, Journal
 from sqsemu.engine.limits import Limits
-from sqsemu.engine.message import Message, MessageState, ReceiptEntry, SendEntry
+from sqsemu.engine.message import Message, MessageState, ReceiptEntry, SendEntry, new_message_id
 from sqsemu.engine.validation import (
     attribute_bytes,
     check_batch,
@@ -319,7 +318,10 @@ class Queue:
     def _track_age(self, message: Message, now_ms: int) -> None:
         by_age = self.by_age
         if not by_age or by_age[-1].enqueued_ms <= message.enqueued_ms:
+            newest = bool(by_age)
             by_age.append(message)
+            if newest and self._retention_due:
+                return  # behind an older message, with the retention timer armed: the oldest message is unchanged
         else:
             heapq.heappush(self.late, (message.enqueued_ms, next(_late_order), message))
         self._arm_retention(now_ms)
@@ -365,7 +367,7 @@ class Queue:
         delay = self._check_delay(entry.delay_seconds)
         self._check_ids(entry)
         message = Message(
-            str(uuid.uuid4()),
+            new_message_id(),
             body,
             entry.message_attributes,
             entry.system_attributes,
@@ -723,7 +725,7 @@ class Queue:
         """Store a redriven copy of ``message``: a new message (new MessageId and SentTimestamp) with the same body,
         attributes, trace header and group (SQS Developer Guide, "Configure a dead-letter queue redrive")."""
         copy = Message(
-            str(uuid.uuid4()),
+            new_message_id(),
             message.body,
             message.message_attributes,
             message.system_attributes,

@@ -9,7 +9,7 @@ unexpected exception becomes an InternalError (HTTP 500, fault Receiver) in the 
 Query responses are XML unless the request's ``Accept`` header contains ``application/json``: then the response
 (errors included) is JSON with ``Content-Type: application/json``, in the form recorded on AWS (``query.encode_json``,
 ``query.encode_error_json``; rules in ``sqsemu.protocol.query``). The header is kept as bytes while reading the
-headers and looked into only when present, so XML requests without it pay one header-name comparison more. A request
+headers and looked into only when present, so XML requests without it pay one dictionary lookup more. A request
 that is not an SQS request (no action) is answered 404 ``<UnknownOperationException/>`` whatever its ``Accept``.
 JSON 1.0 requests ignore ``Accept``.
 
@@ -26,8 +26,9 @@ Security (``sqsemu.security``): a request carrying ``Origin`` or ``Sec-Fetch-Sit
 the cross-site rule (403 AccessDenied, or CORS headers for an allowed origin, preflights answered here); a Host
 header that is not a valid ``host[:port]`` is refused (400) unless ``--base-url`` is set (valid hosts are
 remembered, so the check is one set lookup); with ``--auth sigv4`` each request's signature is verified once its
-body is read, and the verified key decides the account. With the defaults an SDK request pays two more header-name
-comparisons per header and the host lookup. The admin routes sit behind ``sqsemu.security.admin.AdminGate``.
+body is read, and the verified key decides the account. With the defaults an SDK request pays two more dictionary
+lookups (the request's headers are read into a dictionary once) and the host lookup. The admin routes sit behind
+``sqsemu.security.admin.AdminGate``.
 
 Observability (``sqsemu.observability``): with ``--access-log`` every SQS call and every admin call is logged once
 answered; with metrics on (the default) every SQS call is counted by action, protocol and outcome with its duration,
@@ -361,27 +362,21 @@ class SQSApp:
     async def _sqs(self, scope: Scope, receive: Receive, send: Send) -> None:
         observed = self.observed
         started = perf_counter() if observed else 0.0
-        target = content_type = authorization = host = trace = None
-        content_length = accept = origin = fetch_site = None
-        for name, value in scope["headers"]:
-            if name == b"x-amz-target":
-                target = value.decode("latin-1")
-            elif name == b"content-type":
-                content_type = value.decode("latin-1")
-            elif name == b"authorization":
-                authorization = value.decode("latin-1")
-            elif name == b"host":
-                host = value.decode("latin-1")
-            elif name == b"x-amzn-trace-id":
-                trace = value.decode("latin-1")
-            elif name == b"content-length":
-                content_length = value
-            elif name == b"accept":
-                accept = value
-            elif name == b"origin":
-                origin = value
-            elif name == b"sec-fetch-site":
-                fetch_site = value
+        header = dict(scope["headers"]).get  # one C loop; a repeated header keeps its last value, as before
+        raw = header(b"x-amz-target")
+        target = None if raw is None else raw.decode("latin-1")
+        raw = header(b"content-type")
+        content_type = None if raw is None else raw.decode("latin-1")
+        raw = header(b"authorization")
+        authorization = None if raw is None else raw.decode("latin-1")
+        raw = header(b"host")
+        host = None if raw is None else raw.decode("latin-1")
+        raw = header(b"x-amzn-trace-id")
+        trace = None if raw is None else raw.decode("latin-1")
+        content_length = header(b"content-length")
+        accept = header(b"accept")
+        origin = header(b"origin")
+        fetch_site = header(b"sec-fetch-site")
         request_id = next_request_id()
         is_json = looks_like_json(target, content_type)
         query_json = accept is not None and not is_json and query.wants_json(accept)

@@ -31,6 +31,9 @@ and ``sqsemu_request_duration_seconds`` (histogram; labels ``action``, ``protoco
 ``sqsemu_info`` (labels ``version``, ``clock``, ``fidelity``, ``durable``; value 1) and, in durable mode,
 ``sqsemu_durable_commit_duration_seconds`` and ``sqsemu_durable_commit_changes`` (histograms per group commit);
 plus prometheus-client's ``process_*`` metrics (CPU seconds, resident memory, open files; Linux).
+
+prometheus-client is imported at the first scrape, not at start-up (it is a tenth of the server's imports); what
+the hot path records (``RequestStats``, ``QueueCounters``) does not need it.
 """
 
 from __future__ import annotations
@@ -38,10 +41,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, cast
 
-from prometheus_client import CollectorRegistry, ProcessCollector
-from prometheus_client.exposition import choose_encoder
-from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
-from prometheus_client.utils import floatToGoString as _go_float
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -52,6 +51,9 @@ from sqsemu.observability.queuecounters import QueueCounters, QueueCounts
 from sqsemu.observability.requeststats import RequestStats
 
 if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.metrics_core import HistogramMetricFamily, Metric
+
     from sqsemu.config import Config
     from sqsemu.engine.broker import Broker
     from sqsemu.persistence import Store
@@ -66,7 +68,15 @@ COMMIT_CHANGES_BUCKETS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 
 """Upper bounds of the buckets of changes per durable commit (rows written: messages, queues, keys, tasks)."""
 
 _QUEUE_LABELS = ("account", "region", "queue")
-_le = cast(Callable[[float], str], _go_float)  # a bucket bound as Prometheus writes it: 0.005, 1.0, +Inf
+
+
+def _le(bound: float) -> str:
+    """A bucket bound as Prometheus writes it: 0.005, 1.0, +Inf."""
+    from prometheus_client.utils import floatToGoString
+
+    return cast(Callable[[float], str], floatToGoString)(bound)
+
+
 _EMPTY = QueueCounts()
 
 
@@ -95,9 +105,19 @@ class Metrics:
             self.commit_changes = Histogram(COMMIT_CHANGES_BUCKETS)
             store.on_commit = self.committed
         self.connections: Callable[[], int] | None = None
-        self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(SqsemuCollector(self))
-        ProcessCollector(registry=self.registry)
+        self._registry: CollectorRegistry | None = None  # made at the first scrape: prometheus-client is imported then
+
+    @property
+    def registry(self) -> CollectorRegistry:
+        """The registry a scrape renders: this server's collector and the process collector."""
+        if self._registry is None:
+            from prometheus_client import CollectorRegistry, ProcessCollector
+
+            registry = CollectorRegistry(auto_describe=False)
+            registry.register(SqsemuCollector(self))
+            ProcessCollector(registry=registry)
+            self._registry = registry
+        return self._registry
 
     def committed(self, seconds: float, changes: int) -> None:
         """The durable store committed ``changes`` changes in ``seconds``."""
@@ -108,6 +128,8 @@ class Metrics:
     def render(self, accept: str | None = None) -> tuple[bytes, str]:
         """``(body, content type)`` of a scrape: the text format 0.0.4, or what ``accept`` asks for among the
         formats prometheus-client writes (OpenMetrics, text 1.0.0)."""
+        from prometheus_client.exposition import choose_encoder
+
         encoder, content_type = choose_encoder(accept or "")
         return encoder(self.registry), content_type
 
@@ -140,6 +162,8 @@ class SqsemuCollector:
         yield from self._server()
 
     def _queues(self) -> Iterator[Metric]:
+        from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
         broker = self.metrics.broker
         counters = self.metrics.queues
         labels = _QUEUE_LABELS
@@ -221,6 +245,8 @@ class SqsemuCollector:
         yield from (visible, not_visible, delayed, age, sent, received, deleted, empty, sizes, dead_lettered, expired)
 
     def _requests(self) -> Iterator[Metric]:
+        from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily
+
         stats = self.metrics.requests
         requests = CounterMetricFamily(
             "sqsemu_requests",
@@ -240,6 +266,8 @@ class SqsemuCollector:
         yield durations
 
     def _server(self) -> Iterator[Metric]:
+        from prometheus_client.metrics_core import GaugeMetricFamily, HistogramMetricFamily
+
         metrics = self.metrics
         broker = metrics.broker
         queues = broker.all_queues()

@@ -61,38 +61,67 @@ def _attr_map(value: object, name: str) -> dict[str, MessageAttributeValue]:
     return {_str(k, name): _attr_value(v, name) for k, v in value.items()}
 
 
+def _value(member: Member, value: object) -> Any:
+    """The request value of one present JSON member."""
+    kind = member.kind
+    if kind is Kind.STR:
+        return _str(value, member.name)
+    if kind is Kind.INT:
+        return to_int(value, member.name)
+    if kind is Kind.STR_LIST:
+        return _str_list(value, member.name)
+    if kind is Kind.STR_MAP:
+        return _str_map(value, member.name)
+    if kind is Kind.ATTR_MAP:
+        return _attr_map(value, member.name)
+    # Kind.STRUCT_LIST
+    struct = member.struct
+    assert struct is not None
+    if not isinstance(value, list):
+        raise _wrong_type(member.name, "list")
+    entries = []
+    for item in value:
+        if not isinstance(item, dict):
+            raise _wrong_type(member.name, "structure")
+        kwargs = dict(struct.defaults)
+        kwargs.update(_members(struct.members, item))
+        entries.append(struct.factory(**kwargs))
+    return entries
+
+
+_BY_NAME: dict[int, dict[str, Member]] = {}  # id(members tuple) -> {JSON name: member}; the tuples live for ever
+
+
 def _members(members: tuple[Member, ...], obj: dict[str, Any]) -> dict[str, Any]:
-    """Keyword arguments for a request/entry class from a JSON object, per ``members``."""
+    """Keyword arguments for a request/entry class from a JSON object, per ``members``.
+
+    The object's own keys are looked up (unknown ones are ignored); when a value is wrong, the members are gone
+    through in their declared order instead, so the error raised is the one for the first wrong member."""
+    by_name = _BY_NAME.get(id(members))
+    if by_name is None:
+        by_name = _BY_NAME[id(members)] = {member.name: member for member in members}
     out: dict[str, Any] = {}
+    try:
+        for key, value in obj.items():
+            member = by_name.get(key)
+            if member is None or value is None:
+                continue
+            if member.kind is Kind.STR and type(value) is str:
+                out[member.attr] = value
+            else:
+                out[member.attr] = _value(member, value)
+    except SQSError:
+        _members_in_order(members, obj)
+        raise
+    return out
+
+
+def _members_in_order(members: tuple[Member, ...], obj: dict[str, Any]) -> None:
+    """Decode ``obj``'s members in declared order: raises the error of the first wrong one."""
     for member in members:
         value = obj.get(member.name)
-        if value is None:
-            continue
-        kind = member.kind
-        if kind is Kind.STR:
-            out[member.attr] = _str(value, member.name)
-        elif kind is Kind.INT:
-            out[member.attr] = to_int(value, member.name)
-        elif kind is Kind.STR_LIST:
-            out[member.attr] = _str_list(value, member.name)
-        elif kind is Kind.STR_MAP:
-            out[member.attr] = _str_map(value, member.name)
-        elif kind is Kind.ATTR_MAP:
-            out[member.attr] = _attr_map(value, member.name)
-        else:  # Kind.STRUCT_LIST
-            struct = member.struct
-            assert struct is not None
-            if not isinstance(value, list):
-                raise _wrong_type(member.name, "list")
-            entries = []
-            for item in value:
-                if not isinstance(item, dict):
-                    raise _wrong_type(member.name, "structure")
-                kwargs = dict(struct.defaults)
-                kwargs.update(_members(struct.members, item))
-                entries.append(struct.factory(**kwargs))
-            out[member.attr] = entries
-    return out
+        if value is not None:
+            _value(member, value)
 
 
 def decode(cls: type[Request], body: bytes) -> Request:

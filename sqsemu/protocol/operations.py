@@ -355,9 +355,7 @@ async def receive_message(ctx: Context, req: s.ReceiveMessageRequest) -> Respons
     A long poll (``WaitTimeSeconds`` not 0) watches for the client disconnecting.
     """
     queue = ctx.resolve(req.queue_url)
-    disconnected = None
-    if req.wait_time_seconds != 0 and ctx.watch_disconnect is not None:
-        disconnected = ctx.watch_disconnect()
+    disconnected = ctx.watch_disconnect if req.wait_time_seconds != 0 else None  # called only if it waits
     received = await ctx.broker.receive_message(
         queue,
         max_number_of_messages=req.max_number_of_messages,

@@ -252,16 +252,29 @@ def _attr_map(tree: Tree, member: Member) -> dict[str, MessageAttributeValue] | 
     return out
 
 
+_PLANS: dict[int, list[tuple[Member, str, Kind]]] = {}  # id(members tuple) -> (member, first Query key, kind)
+
+
+def _plan(members: tuple[Member, ...]) -> list[tuple[Member, str, Kind]]:
+    """Each member with its first Query key and its kind, worked out once per members tuple (they live for ever)."""
+    plan = _PLANS.get(id(members))
+    if plan is None:
+        plan = _PLANS[id(members)] = [(member, member.query_keys[0], member.kind) for member in members]
+    return plan
+
+
 def _members(members: tuple[Member, ...], tree: Tree) -> dict[str, Any]:
     """Keyword arguments for a request/entry class from a parameter tree, per ``members``."""
     out: dict[str, Any] = {}
-    for member in members:
-        kind = member.kind
+    for member, key, kind in _plan(members):
         value: Any
         if kind is Kind.STR:
-            value = _scalar(tree.get(member.query_keys[0]))
+            node = tree.get(key)
+            if node is None:
+                continue
+            value = node if type(node) is str else _scalar(node)
         elif kind is Kind.INT:
-            raw = _scalar(tree.get(member.query_keys[0]))
+            raw = _scalar(tree.get(key))
             value = to_int(raw, member.name) if raw else None
         elif kind is Kind.STR_LIST:
             value = _str_list(tree, member)
@@ -272,7 +285,7 @@ def _members(members: tuple[Member, ...], tree: Tree) -> dict[str, Any]:
         else:  # Kind.STRUCT_LIST
             struct = member.struct
             assert struct is not None
-            node = tree.get(member.query_keys[0])
+            node = tree.get(key)
             if not isinstance(node, dict):
                 continue
             entries = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -299,11 +300,11 @@ def test_long_poll_disconnect(app: tuple[Any, Broker]) -> None:
 
 
 class _Watched(Broker):
-    """The real broker, recording each ReceiveMessage's ``disconnected`` future (None: no disconnect watch)."""
+    """The real broker, recording each ReceiveMessage's ``disconnected`` (None: no disconnect watch)."""
 
     def __init__(self, clock: Clock) -> None:
         super().__init__(clock)
-        self.watches: list[asyncio.Future[None] | None] = []
+        self.watches: list[asyncio.Future[None] | Callable[[], asyncio.Future[None]] | None] = []
 
     async def receive_message(
         self,
@@ -313,7 +314,7 @@ class _Watched(Broker):
         visibility_timeout: int | None = None,
         wait_time_seconds: int | None = None,
         receive_request_attempt_id: str | None = None,
-        disconnected: asyncio.Future[None] | None = None,
+        disconnected: asyncio.Future[None] | Callable[[], asyncio.Future[None]] | None = None,
     ) -> list[Received]:
         self.watches.append(disconnected)
         return await super().receive_message(

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl
+
 import pytest
 
-from sqsemu.protocol.detect import Protocol, detect, looks_like_json
+from sqsemu.protocol.detect import Protocol, detect, looks_like_json, parse_form
 
 JSON_CT = "application/x-amz-json-1.0"
 FORM_CT = "application/x-www-form-urlencoded; charset=utf-8"
@@ -100,3 +102,11 @@ def test_looks_like_json() -> None:
     assert not looks_like_json(None, "application/json")
     assert not looks_like_json(None, FORM_CT)
     assert not looks_like_json(None, None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "a", "a=", "=b", "a=b&&c=d", "a+b=c+d", "q=%2F%41%zz%", "x=%E2%82%AC&y=%C3", "a=b=c&;", "k=v+%2B+w"],
+)
+def test_form_pairs_are_read_as_parse_qsl_reads_them(text: str) -> None:
+    assert parse_form(text) == parse_qsl(text, keep_blank_values=True)

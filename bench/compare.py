@@ -1,0 +1,384 @@
+"""The README's comparison table, reproduced: every workload against the bare-uvicorn ceiling, sqsemu (in memory
+and ``--data-dir``) and, when installed, moto and LocalStack.
+
+    python bench/compare.py                      # the full table, 3 runs each, medians (about an hour)
+    python bench/compare.py --quick              # 1 run, shorter windows, 200k backlog (a few minutes)
+    python bench/compare.py --build before=/path/to/other/checkout   # another sqsemu source tree, same run
+
+Each run starts a fresh server process on 127.0.0.1 (it refuses a port that is taken), hands its PID to the load
+driver ``bench/sqsbench.py`` (which reads the server's CPU time and RSS from ``/proc``), and stops it by PID.
+Servers are interleaved run by run, so a busy machine weighs on all of them alike; the figure that holds on a
+shared machine is the server's CPU per 1,000 messages. The ceiling is ``bench/hello_asgi.py`` under uvicorn
+(httptools, uvloop): an ASGI app that reads the request and answers a fixed body.
+
+moto is used when ``moto_server`` is on the PATH (or ``--moto-cmd``); LocalStack when ``--localstack-python``
+names a Python with ``localstack-core`` (host mode, SQS only). Raw results go to ``--out`` (JSON per run); the
+table is printed as Markdown. The load driver needs ``uvloop`` and ``httptools`` for its own CPU to stay small
+(both come with uvicorn's standard extras, installed with sqsemu).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DRIVER = os.path.join(HERE, "sqsbench.py")
+
+
+@dataclass
+class Server:
+    """A server to start for every run: its label, command line (``{port}`` substituted), environment and how to
+    know it is ready."""
+
+    label: str
+    cmd: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    health: str | None = None
+    data_dir: bool = False  # a fresh temporary --data-dir per run
+    ready_s: float = 60.0
+    proc: subprocess.Popen[bytes] | None = None
+    tmp: str | None = None
+
+    def start(self, port: int, log: str) -> int:
+        if _port_open(port):
+            raise SystemExit(f"port {port} is already in use: not ours, refusing")
+        cmd = [c.format(port=port) for c in self.cmd]
+        if self.data_dir:
+            self.tmp = tempfile.mkdtemp(prefix="sqsemu-bench-")
+            cmd += ["--data-dir", self.tmp]
+        env = dict(os.environ)
+        env.update({k: v.format(port=port) for k, v in self.env.items()})
+        with open(log, "ab") as out:
+            self.proc = subprocess.Popen(
+                cmd, cwd=HERE, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        end = time.time() + self.ready_s
+        while time.time() < end:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"{self.label} exited early, see {log}")
+            if _port_open(port) and (self.health is None or _healthy(port, self.health)):
+                time.sleep(1.0)  # settle
+                return self.proc.pid
+            time.sleep(0.2)
+        self.stop()
+        raise SystemExit(f"{self.label} not ready in time, see {log}")
+
+    def stop(self) -> None:
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    proc.wait(wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        self.proc = None
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _healthy(port: int, path: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as r:
+            body = r.read()
+    except OSError:
+        return False
+    if path.startswith("/_localstack"):
+        return json.loads(body).get("services", {}).get("sqs") in ("running", "available")
+    return True
+
+
+def _sqsemu(label: str, python: str, src: str | None, data_dir: bool = False) -> Server:
+    env = {"PYTHONPATH": src} if src else {}
+    cmd = [python, "-m", "sqsemu", "--host", "127.0.0.1", "--port", "{port}", "--log-level", "warning"]
+    return Server(label, cmd, env, health="/health", data_dir=data_dir)
+
+
+# (row title, workload, protocol, servers it applies to: "all", "sqsemu" (in memory), "durable")
+ROWS: list[tuple[str, str, str, str]] = [
+    ("SendMessage, msgs/s (server CPU per 1k)", "send", "json", "all"),
+    ("SendMessage, Query", "send", "query", "sqsemu"),
+    ("SendMessageBatch, msgs/s", "send-batch", "json", "all"),
+    ("round trip (batch send, receive 10, delete batch), msgs/s", "roundtrip", "json", "all"),
+    ("round trip, Query", "roundtrip", "query", "sqsemu"),
+    ("long-poll wake p50 / p99", "longpoll-latency", "json", "all"),
+    ("visibility expiry lateness p99", "visibility-expiry", "json", "all"),
+    ("durable: send", "send", "json", "durable"),
+    ("durable: round trip", "roundtrip", "json", "durable"),
+    ("durable: batch", "send-batch", "json", "durable"),
+    ("backlog: RSS per 1 KiB message; receive+delete head vs tail", "backlog", "json", "all"),
+]
+
+
+def _args(workload: str, a: argparse.Namespace) -> list[str]:
+    d = str(a.duration)
+    return {
+        "hello": ["--duration", d, "--concurrency", "16"],
+        "send": ["--duration", d, "--concurrency", "16"],
+        "send-batch": ["--duration", d, "--concurrency", "16"],
+        "roundtrip": ["--duration", d, "--concurrency", "16"],
+        "longpoll-latency": ["--duration", d, "--consumers", "10"],
+        "visibility-expiry": ["--messages", str(a.vis_messages), "--concurrency", "16"],
+        "backlog": ["--messages", str(a.backlog_messages), "--concurrency", "8"],
+    }[workload]
+
+
+def _get(d: Any, path: str) -> Any:
+    for key in path.split("."):
+        if not isinstance(d, dict) or key not in d:
+            return None
+        d = d[key]
+    return d
+
+
+def _median(results: list[dict[str, Any]], path: str) -> float | None:
+    values = [v for v in (_get(r["result"], path) for r in results) if isinstance(v, int | float)]
+    return statistics.median(values) if values else None
+
+
+def _fmt(value: float | None, spec: str = ",.0f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _cell(workload: str, results: list[dict[str, Any]]) -> str:
+    """The table cell of one server on one workload (medians over runs)."""
+    if not results:
+        return ""
+    m = lambda path: _median(results, path)  # noqa: E731
+    if workload == "hello":
+        return f"{_fmt(m('req_per_s'))} req/s ({_fmt(m('server_cpu_us_per_req'), '.0f')} us/req)"
+    if workload in ("send", "send-batch"):
+        return f"{_fmt(m('msgs_per_s'))} ({_fmt(m('server_cpu_ms_per_1k_msgs'))} ms)"
+    if workload == "roundtrip":
+        lost = sum(_get(r["result"], "verify.lost") or 0 for r in results)
+        dup = sum(_get(r["result"], "verify.duplicate_receives") or 0 for r in results)
+        return f"{_fmt(m('e2e_msgs_per_s'))} ({_fmt(m('server_cpu_ms_per_1k_msgs'))} ms), {lost} lost {dup} dup"
+    if workload == "longpoll-latency":
+        p50, p99 = m("latency_from_send_start_ms.p50"), m("latency_from_send_start_ms.p99")
+        return f"{_fmt(p50, '.2f')} / {_fmt(p99, '.2f')} ms"
+    if workload == "visibility-expiry":
+        return f"{_fmt(m('lateness_ms.p99'))} ms ({_fmt(m('messages'))} in flight)"
+    if workload == "backlog":
+        tail_real = all(_get(r["result"], "tail_is_real") is not False for r in results)
+        return (
+            f"{_fmt(m('bytes_per_msg'))} B; {_fmt(m('head.msgs_per_s'))} vs {_fmt(m('tail.msgs_per_s'))}"
+            f"{'' if tail_real else ' (tail on a fresh queue)'} msgs/s ({_fmt(m('messages'))} msgs)"
+        )
+    return "?"
+
+
+def startup_seconds(server: Server, port: int, runs: int) -> float | None:
+    """Median seconds from spawning the server to its first answer on its health path."""
+    times = []
+    for _ in range(runs):
+        if _port_open(port):
+            raise SystemExit(f"port {port} is already in use: not ours, refusing")
+        env = dict(os.environ)
+        env.update(server.env)
+        cmd = [c.format(port=port) for c in server.cmd]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            cmd, cwd=HERE, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+        try:
+            while time.perf_counter() - t0 < 60:
+                if _healthy(port, server.health or "/"):
+                    times.append(time.perf_counter() - t0)
+                    break
+                time.sleep(0.002)
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(10)
+        while _port_open(port):
+            time.sleep(0.05)
+    return statistics.median(times) if times else None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--duration", type=float, default=15.0, help="seconds per throughput run")
+    ap.add_argument("--vis-messages", type=int, default=20000)
+    ap.add_argument("--backlog-messages", type=int, default=1_000_000)
+    ap.add_argument("--quick", action="store_true", help="1 run, 8 s windows, 200k backlog")
+    ap.add_argument("--port", type=int, default=9571)
+    ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "sqsemu-bench"))
+    ap.add_argument("--python", default=sys.executable, help="the Python that runs sqsemu, the ceiling and the driver")
+    ap.add_argument(
+        "--build",
+        action="append",
+        default=[],
+        metavar="LABEL=SRC",
+        help="also run sqsemu from another source tree (PYTHONPATH=SRC), e.g. before=../main",
+    )
+    ap.add_argument("--moto-cmd", default=shutil.which("moto_server"), help="moto's server (default: on the PATH)")
+    ap.add_argument("--localstack-python", help="a Python with localstack-core installed")
+    ap.add_argument("--only", help="comma-separated row workloads to run (e.g. send,roundtrip)")
+    ap.add_argument("--no-durable", action="store_true")
+    a = ap.parse_args()
+    if a.quick:
+        a.runs, a.duration, a.backlog_messages = 1, 8.0, 200_000
+    os.makedirs(a.out, exist_ok=True)
+    py = a.python
+    ceiling = Server(
+        "ceiling",
+        [
+            py,
+            "-m",
+            "uvicorn",
+            "hello_asgi:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "{port}",
+            "--http",
+            "httptools",
+            "--loop",
+            "uvloop",
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ],
+    )
+    builds = [("sqsemu", ROOT)] + [tuple(b.split("=", 1)) for b in a.build]  # type: ignore[misc]
+    memory = [_sqsemu(label, py, src) for label, src in builds]
+    durable = [] if a.no_durable else [_sqsemu(f"{label} --data-dir", py, src, True) for label, src in builds]
+    others: list[Server] = []
+    if a.moto_cmd:
+        others.append(Server("moto", [a.moto_cmd, "-H", "127.0.0.1", "-p", "{port}"]))
+    if a.localstack_python:
+        state = tempfile.mkdtemp(prefix="sqsemu-bench-ls-")
+        others.append(
+            Server(
+                "LocalStack",
+                [a.localstack_python, "-m", "localstack.runtime.main"],
+                {
+                    "GATEWAY_LISTEN": "127.0.0.1:{port}",
+                    "SERVICES": "sqs",
+                    "EAGER_SERVICE_LOADING": "1",
+                    "DNS_ADDRESS": "0",
+                    "DEBUG": "0",
+                    "PERSISTENCE": "0",
+                    "SQS_ENDPOINT_STRATEGY": "path",
+                    "LOCALSTACK_VOLUME_DIR": state,
+                    "FILESYSTEM_ROOT": state,
+                    "TMPDIR": state,
+                    "DISABLE_EVENTS": "1",
+                    "LOCALSTACK_TELEMETRY": "0",
+                    "DISABLE_CORS_CHECKS": "1",
+                },
+                health="/_localstack/health",
+                ready_s=120,
+            )
+        )
+    only = set(a.only.split(",")) if a.only else None
+    log = os.path.join(a.out, "servers.log")
+    results: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+
+    def run(server: Server, workload: str, protocol: str, key: str, i: int) -> None:
+        pid = server.start(a.port, log)
+        out = os.path.join(a.out, f"{server.label.replace(' ', '_')}__{workload}__{protocol}__r{i}.json")
+        try:
+            cmd = [
+                py,
+                DRIVER,
+                "--endpoint",
+                f"http://127.0.0.1:{a.port}",
+                "--protocol",
+                protocol,
+                "--workload",
+                workload,
+                "--server-pid",
+                str(pid),
+                "--label",
+                server.label,
+                "--json-out",
+                out,
+                *_args(workload, a),
+            ]
+            print("$", shlex.join(cmd[1:]), flush=True)
+            subprocess.run(cmd, cwd=HERE, timeout=3600, check=False)
+        finally:
+            server.stop()
+        try:
+            with open(out) as f:
+                results.setdefault((key, server.label, workload, protocol), []).append(json.load(f))
+        except (OSError, ValueError):
+            print(f"  no result from {server.label} ({workload}, {protocol})", flush=True)
+
+    for title, workload, protocol, applies in ROWS:
+        if only is not None and workload not in only:
+            continue
+        servers = {"all": memory + others, "sqsemu": memory, "durable": durable}[applies]
+        for i in range(1, a.runs + 1):
+            if title == ROWS[0][0]:
+                run(ceiling, "hello", protocol, title, i)
+            for server in servers:
+                run(server, workload, protocol, title, i)
+    startup: dict[str, float | None] = {}
+    if only is None or "startup" in only:
+        for server in memory:
+            startup[server.label] = startup_seconds(server, a.port, max(5, a.runs))
+
+    labels = [s.label for s in memory] + [s.label for s in others]
+    print()
+    print(
+        f"Machine: {os.cpu_count()} CPUs, load average {' '.join(open('/proc/loadavg').read().split()[:3])}; "
+        f"{a.runs} run(s) each, medians; JSON unless said. Raw results: {a.out}"
+    )
+    print()
+    print("| workload | bare-uvicorn ceiling | " + " | ".join(labels) + " |")
+    print("|---|---|" + "---|" * len(labels))
+    ceiling_rps = _median(results.get((ROWS[0][0], "ceiling", "hello", "json"), []), "req_per_s")
+    rate = {"send": "msgs_per_s", "send-batch": "msgs_per_s", "roundtrip": "e2e_msgs_per_s"}
+    for title, workload, protocol, applies in ROWS:
+        if only is not None and workload not in only:
+            continue
+        hello = _cell("hello", results.get((title, "ceiling", "hello", "json"), [])) if title == ROWS[0][0] else ""
+        cells = []
+        for label in labels:
+            key = (title, label + (" --data-dir" if applies == "durable" else ""), workload, protocol)
+            cell = _cell(workload, results.get(key, []))
+            value = _median(results.get(key, []), rate[workload]) if workload in rate else None
+            if value and applies == "durable":
+                in_memory = [r for k, r in results.items() if k[1:] == (label, workload, protocol) and k != key]
+                base = _median(in_memory[0], rate[workload]) if in_memory else None
+                cell += f"; {value / base:.2f} of in memory" if base else ""
+            elif value and ceiling_rps and workload in ("send", "roundtrip"):
+                cell += f"; {value / ceiling_rps:.2f} of the ceiling"
+            cells.append(cell)
+        print(f"| {title} | {hello} | " + " | ".join(cells) + " |")
+    if startup:
+        cells = [f"{startup[label]:.2f} s" if startup.get(label) else "" for label in labels]
+        print("| start to first `/health` answer | | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

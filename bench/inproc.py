@@ -1,0 +1,179 @@
+"""In-process CPU cost of sqsemu's own request handling: the ASGI app called directly, no sockets, no uvicorn.
+
+Measures the server's Python work per message for the benchmark's workloads (SendMessage JSON and Query,
+SendMessageBatch, the round trip send batch / receive 10 / delete batch), in CPU microseconds per message
+(``time.process_time``), so that a change to the app, the protocol layer or the engine can be judged without the
+noise of a shared machine's network stack. The socket-level benchmark is ``bench/compare.py``.
+
+    python bench/inproc.py [--n 20000] [--workloads send,send-query,send-batch,roundtrip] [--data-dir DIR]
+                           [--profile OUT.pstats]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import shutil
+import tempfile
+import time
+from typing import Any
+from urllib.parse import urlencode
+
+from sqsemu.config import Config
+from sqsemu.server import build
+
+BODY = "x" * 1024
+HOST = b"127.0.0.1:9324"
+AUTH = b"AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=0"
+
+
+def _json_scope(action: str, body: bytes) -> dict[str, Any]:
+    return {
+        "type": "http",
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/",
+        "query_string": b"",
+        "headers": [
+            (b"host", HOST),
+            (b"content-type", b"application/x-amz-json-1.0"),
+            (b"x-amz-target", f"AmazonSQS.{action}".encode()),
+            (b"authorization", AUTH),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    }
+
+
+def _query_scope(body: bytes) -> dict[str, Any]:
+    return {
+        "type": "http",
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/",
+        "query_string": b"",
+        "headers": [
+            (b"host", HOST),
+            (b"content-type", b"application/x-www-form-urlencoded; charset=utf-8"),
+            (b"authorization", AUTH),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    }
+
+
+class Client:
+    """Calls the app as uvicorn would: one request message, then collects the response."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def call(self, scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await self.app(scope, receive, send)
+        return sent[0]["status"], sent[1]["body"]
+
+    async def json(self, action: str, doc: dict[str, Any]) -> dict[str, Any]:
+        body = json.dumps(doc).encode()
+        status, out = await self.call(_json_scope(action, body), body)
+        if status != 200:
+            raise RuntimeError(out)
+        return json.loads(out) if out else {}
+
+
+async def _lifespan(app: Any) -> tuple[asyncio.Queue[Any], asyncio.Task[None]]:
+    inbox: asyncio.Queue[Any] = asyncio.Queue()
+    outbox: asyncio.Queue[Any] = asyncio.Queue()
+    task = asyncio.ensure_future(app({"type": "lifespan"}, inbox.get, outbox.put))
+    await inbox.put({"type": "lifespan.startup"})
+    await outbox.get()
+    return inbox, task
+
+
+async def run(workloads: list[str], n: int, data_dir: str | None, profile: str | None) -> None:
+    config = Config(data_dir=data_dir) if data_dir else Config()
+    app, _broker, _clock = build(config)
+    inbox, life = await _lifespan(app)
+    client = Client(app)
+    url = (await client.json("CreateQueue", {"QueueName": "inproc"}))["QueueUrl"]
+    prof = cProfile.Profile() if profile else None
+    for workload in workloads:
+        send_doc = json.dumps({"QueueUrl": url, "MessageBody": BODY}).encode()
+        send_scope = _json_scope("SendMessage", send_doc)
+        query_doc = urlencode({"Action": "SendMessage", "QueueUrl": url, "MessageBody": BODY}).encode()
+        query_scope = _query_scope(query_doc)
+        batch_doc = json.dumps(
+            {"QueueUrl": url, "Entries": [{"Id": str(i), "MessageBody": BODY} for i in range(10)]}
+        ).encode()
+        batch_scope = _json_scope("SendMessageBatch", batch_doc)
+        recv_doc = json.dumps({"QueueUrl": url, "MaxNumberOfMessages": 10, "WaitTimeSeconds": 0}).encode()
+        recv_scope = _json_scope("ReceiveMessage", recv_doc)
+        await client.json("PurgeQueue", {"QueueUrl": url})
+        messages = n
+        if prof is not None:
+            prof.enable()
+        t0 = time.process_time()
+        if workload == "send":
+            for _ in range(n):
+                await client.call(send_scope, send_doc)
+        elif workload == "send-query":
+            for _ in range(n):
+                await client.call(query_scope, query_doc)
+        elif workload == "send-batch":
+            for _ in range(n // 10):
+                await client.call(batch_scope, batch_doc)
+        elif workload == "roundtrip":
+            for _ in range(n // 10):
+                await client.call(batch_scope, batch_doc)
+                _, out = await client.call(recv_scope, recv_doc)
+                got = json.loads(out)["Messages"]
+                delete = json.dumps(
+                    {
+                        "QueueUrl": url,
+                        "Entries": [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)],
+                    }
+                ).encode()
+                await client.call(_json_scope("DeleteMessageBatch", delete), delete)
+        else:
+            raise SystemExit(f"unknown workload {workload}")
+        spent = time.process_time() - t0
+        if prof is not None:
+            prof.disable()
+        print(f"{workload:12s} {1e6 * spent / messages:8.1f} us CPU per message  ({messages} messages)", flush=True)
+    if prof is not None and profile:
+        prof.dump_stats(profile)
+    await inbox.put({"type": "lifespan.shutdown"})
+    await life
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=20000, help="messages per workload")
+    ap.add_argument("--workloads", default="send,send-query,send-batch,roundtrip")
+    ap.add_argument("--data-dir", help="durable mode in this folder (a fresh temporary one with 'tmp')")
+    ap.add_argument("--profile", help="write a cProfile of the measured loops here")
+    a = ap.parse_args()
+    data_dir = a.data_dir
+    tmp = None
+    if data_dir == "tmp":
+        tmp = data_dir = tempfile.mkdtemp(prefix="sqsemu-inproc-")
+    try:
+        import uvloop
+
+        uvloop.run(run(a.workloads.split(","), a.n, data_dir, a.profile))
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
