@@ -7,8 +7,8 @@ to another queue and to Parquet. Runs against a local sqsemu (or any SQS endpoin
 What it does:
 
 1. creates two queues, ``orders-<run>`` and ``order-totals-<run>`` (deleted at the end unless ``--keep``);
-2. feeds ``--orders`` sample orders (JSON: order_id, customer, region, amount_cents, ordered_at) with a Spark
-   batch write, ``write.format("sqs")`` (SendMessageBatch from every partition);
+2. feeds ``--orders`` sample orders (JSON: order_id, customer, region, amount_cents, ordered_at) with
+   SendMessageBatch from a few threads;
 3. runs a Structured Streaming query, ``readStream.format("sqs")`` with ``trigger(availableNow=True)`` and
    ``maxMessagesPerTrigger`` admission control, which parses each order, aggregates every micro-batch per region
    (orders, revenue, average, largest), and writes the totals with ``write.format("sqs")`` to the totals queue and
@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -79,13 +80,18 @@ def sample_orders(count: int, seed: int = 7) -> list[dict[str, Any]]:
     ]
 
 
-def feed(spark: Any, connection: dict[str, str], queue_url: str, orders: list[dict[str, Any]], partitions: int) -> None:
-    """Send the orders as JSON bodies with a Spark batch write (each partition's task sends SendMessageBatch calls;
-    the write fails if any order cannot be sent)."""
-    bodies = spark.createDataFrame([(json.dumps(order),) for order in orders], "body string")
-    bodies.repartition(partitions).write.format("sqs").options(**connection).option("queueUrl", queue_url).mode(
-        "append"
-    ).save()
+def feed(client: Any, queue_url: str, orders: list[dict[str, Any]], threads: int = 4) -> None:
+    """SendMessageBatch the orders, ten per call, from ``threads`` threads."""
+    batches = [orders[i : i + 10] for i in range(0, len(orders), 10)]
+
+    def send(batch: list[dict[str, Any]]) -> None:
+        entries = [{"Id": str(n), "MessageBody": json.dumps(order)} for n, order in enumerate(batch)]
+        failed = client.send_message_batch(QueueUrl=queue_url, Entries=entries).get("Failed")
+        if failed:
+            raise RuntimeError(f"SendMessageBatch failed: {failed}")
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(send, batches))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
 
     orders = sample_orders(args.orders)
     feed_start = time.monotonic()
-    feed(spark, connection, orders_url, orders, args.partitions)
+    feed(client, orders_url, orders)
     feed_seconds = time.monotonic() - feed_start
     print(f"fed {len(orders)} orders to {orders_url} in {feed_seconds:.2f} s ({len(orders) / feed_seconds:,.0f} msg/s)")
 

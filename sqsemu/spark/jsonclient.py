@@ -23,6 +23,7 @@ import base64
 import http.client
 import json
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -160,6 +161,13 @@ class SQSJsonClient:
             kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
             connection = kind(self._netloc, timeout=self._connect_timeout)
             self._local.connection = connection
+        if connection.sock is None:
+            connection.connect()
+            # http.client writes the headers and the body in two sends: without TCP_NODELAY, Nagle's algorithm
+            # holds the body back until the headers are acknowledged, and delayed ACKs make that up to 40 ms.
+            sock = connection.sock
+            if sock is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return connection
 
     def _drop_connection(self) -> None:
@@ -189,8 +197,8 @@ class SQSJsonClient:
 
     def _attempt(self, action: str, body: bytes) -> dict[str, Any]:
         headers = self._headers(action, body)
-        connection = self._connection()
         try:
+            connection = self._connection()
             connection.request("POST", "/", body=body, headers=headers)
             if connection.sock is not None:
                 connection.sock.settimeout(self._read_timeout)
