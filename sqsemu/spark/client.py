@@ -23,6 +23,7 @@ __all__ = [
     "change_visibility",
     "delete_messages",
     "get_client",
+    "get_json_client",
     "queue_is_fifo",
     "receive_messages",
     "resolve_queue_url",
@@ -32,9 +33,10 @@ __all__ = [
 log = logging.getLogger("sqsemu.spark")
 
 BATCH_SIZE = 10  # SQS's maximum number of entries per *Batch call and messages per ReceiveMessage
-CONCURRENCY = 4  # parallel calls when a driver receives, deletes or renews many messages at once
+CONCURRENCY = 4  # parallel calls of a batch write task, and the default of the calls below
 BATCH_MAX_BYTES = 262_144  # the payload a SendMessageBatch may carry on every SQS (AWS raised it to 1 MiB in 2025)
 _clients: dict[tuple[Any, ...], Any] = {}
+_json_clients: dict[tuple[Any, ...], Any] = {}
 _clients_lock = threading.Lock()
 
 
@@ -81,7 +83,18 @@ def _region_for(connection: ConnectionOptions, queue_url: str | None) -> str:
 def get_client(connection: ConnectionOptions, queue_url: str | None = None, max_attempts: int = 5) -> Any:
     """A boto3 SQS client for ``connection`` (cached per process). ``max_attempts`` is botocore's standard-mode
     retry budget per call (throttling, 5xx and connection errors). Raises :class:`SQSOptionError` without a
-    region."""
+    region. The data source's frequent calls go through :func:`get_json_client` instead."""
+    return _clients_for(connection, queue_url, max_attempts)[0]
+
+
+def get_json_client(connection: ConnectionOptions, queue_url: str | None = None, max_attempts: int = 5) -> Any:
+    """The lean :class:`sqsemu.spark.jsonclient.SQSJsonClient` for ``connection`` (cached per process), on the
+    endpoint, region and credentials boto3 resolves for it. Raises :class:`SQSOptionError` without a region; its
+    calls raise botocore's ``NoCredentialsError`` when the default chain finds no credentials."""
+    return _clients_for(connection, queue_url, max_attempts)[1]
+
+
+def _clients_for(connection: ConnectionOptions, queue_url: str | None, max_attempts: int) -> tuple[Any, Any]:
     endpoint = _endpoint_for(connection, queue_url or connection.queue_url)
     region = _region_for(connection, queue_url or connection.queue_url)
     key = (
@@ -98,23 +111,29 @@ def get_client(connection: ConnectionOptions, queue_url: str | None = None, max_
             import boto3
             from botocore.config import Config as BotoConfig
 
+            from sqsemu.spark.jsonclient import SQSJsonClient
+
             config = BotoConfig(
                 retries={"mode": "standard", "total_max_attempts": max_attempts},
                 max_pool_connections=16,
                 connect_timeout=10,
                 read_timeout=60,  # > the 20 s long-poll maximum
             )
-            client = boto3.session.Session().client(
-                "sqs",
-                endpoint_url=endpoint,
-                region_name=region,
+            session = boto3.session.Session(
                 aws_access_key_id=connection.access_key_id,
                 aws_secret_access_key=connection.secret_access_key,
                 aws_session_token=connection.session_token,
-                config=config,
             )
+            client = session.client("sqs", endpoint_url=endpoint, region_name=region, config=config)
             _clients[key] = client
-    return client
+            _json_clients[key] = SQSJsonClient(
+                str(client.meta.endpoint_url),
+                str(client.meta.region_name),
+                session.get_credentials,
+                max_attempts=max_attempts,
+                read_timeout=60,
+            )
+    return client, _json_clients[key]
 
 
 def resolve_queue_url(connection: ConnectionOptions) -> str:
@@ -274,11 +293,15 @@ def _server_fault(failure: dict[str, Any]) -> bool:
 
 
 def delete_messages(
-    client: Any, queue_url: str, receipt_handles: Iterable[str], max_retries: int = 3
+    client: Any,
+    queue_url: str,
+    receipt_handles: Iterable[str],
+    max_retries: int = 3,
+    concurrency: int = CONCURRENCY,
 ) -> list[tuple[str, str, str]]:
-    """DeleteMessageBatch every receipt handle, in tens (four calls at a time), retrying server-side entry
-    failures. Returns the entries that still failed ``(index, code, message)`` (e.g. ``ReceiptHandleIsInvalid``);
-    never raises for an entry."""
+    """DeleteMessageBatch every receipt handle, in tens (``concurrency`` calls at a time), retrying server-side
+    entry failures. Returns the entries that still failed ``(index, code, message)`` (e.g.
+    ``ReceiptHandleIsInvalid``); never raises for an entry (a call that fails as a whole raises botocore's error)."""
     entries = [{"Id": str(i), "ReceiptHandle": handle} for i, handle in enumerate(receipt_handles)]
     if not entries:
         return []
@@ -289,15 +312,20 @@ def delete_messages(
         lambda group: client.delete_message_batch(QueueUrl=queue_url, Entries=group),
         max_retries,
         _server_fault,
-        CONCURRENCY,
+        concurrency,
     )
 
 
 def change_visibility(
-    client: Any, queue_url: str, receipt_handles: Iterable[str], visibility_timeout: int
+    client: Any,
+    queue_url: str,
+    receipt_handles: Iterable[str],
+    visibility_timeout: int,
+    concurrency: int = CONCURRENCY,
 ) -> list[tuple[str, str, str]]:
-    """ChangeMessageVisibilityBatch every receipt handle to ``visibility_timeout`` seconds from now, in tens, with
-    one retry of server-side entry failures. Returns the entries that failed."""
+    """ChangeMessageVisibilityBatch every receipt handle to ``visibility_timeout`` seconds from now, in tens
+    (``concurrency`` calls at a time), with one retry of server-side entry failures. Returns the entries that
+    failed."""
     entries = [
         {"Id": str(i), "ReceiptHandle": handle, "VisibilityTimeout": visibility_timeout}
         for i, handle in enumerate(receipt_handles)
@@ -311,5 +339,5 @@ def change_visibility(
         lambda group: client.change_message_visibility_batch(QueueUrl=queue_url, Entries=group),
         1,
         _server_fault,
-        CONCURRENCY,
+        concurrency,
     )

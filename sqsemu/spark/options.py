@@ -38,6 +38,7 @@ READ_OPTIONS = (
     "waitTimeSeconds",
     "visibilityTimeout",
     "numPartitions",
+    "receiveConcurrency",
     "maxMessages",
     "attributeNames",
     "messageAttributeNames",
@@ -63,6 +64,8 @@ _IGNORED = {name.lower() for name in _SPARK_OPTIONS}
 _QUEUE_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 _REGION_RE = re.compile(r"^[a-z]{2}(-[a-z0-9]+)+-\d+$")
 _AWS_HOST_RE = re.compile(r"^(?:sqs\.)?([a-z]{2}(?:-[a-z0-9]+)+-\d+)\.(?:queue\.)?amazonaws\.com(?:\.cn)?$")
+
+MAX_CONCURRENCY = 64  # receiveConcurrency's upper bound: threads (and HTTP connections) of one reader
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -97,14 +100,17 @@ class ReadOptions:
     ``max_messages_per_trigger``: messages per micro-batch (the default ``ReadMaxRows`` limit); ``wait_time_seconds``:
     long-poll seconds of the first ReceiveMessage of a trigger or batch partition (0-20); ``visibility_timeout``:
     seconds a received message stays invisible (0-43200), renewed while a micro-batch is open; ``num_partitions``:
-    Spark partitions per micro-batch or batch read; ``max_messages``: messages a batch read receives in all;
-    ``attribute_names`` / ``message_attribute_names``: what ReceiveMessage asks for.
+    Spark partitions per micro-batch or batch read; ``receive_concurrency``: at most this many ReceiveMessage calls
+    at once (per micro-batch on the driver, per task of a batch read), and as many DeleteMessageBatch and
+    ChangeMessageVisibilityBatch calls at once when a stream acknowledges or renews; ``max_messages``: messages a
+    batch read receives in all; ``attribute_names`` / ``message_attribute_names``: what ReceiveMessage asks for.
     """
 
     max_messages_per_trigger: int = 1000
     wait_time_seconds: int = 1
     visibility_timeout: int = 30
     num_partitions: int = 1
+    receive_concurrency: int = 32
     max_messages: int = 100
     attribute_names: tuple[str, ...] = ("All",)
     message_attribute_names: tuple[str, ...] = ("All",)
@@ -224,6 +230,7 @@ def parse_options(options: Mapping[str, Any]) -> SQSOptions:
         wait_time_seconds=_int(opts, "waittimeseconds", 1, 0, 20),
         visibility_timeout=_int(opts, "visibilitytimeout", 30, 0, 43_200),
         num_partitions=_int(opts, "numpartitions", 1, 1, 10_000),
+        receive_concurrency=_int(opts, "receiveconcurrency", 32, 1, MAX_CONCURRENCY),
         max_messages=_int(opts, "maxmessages", 100, 1, 1_000_000),
         attribute_names=_names(opts, "attributenames"),
         message_attribute_names=_names(opts, "messageattributenames"),

@@ -1,9 +1,10 @@
 """Batch reading: ``spark.read.format("sqs").load()``.
 
 Not destructive: each of ``numPartitions`` Spark tasks receives its share of ``maxMessages`` (first call
-long-polls ``waitTimeSeconds``, the rest short-poll until the queue answers empty) and nothing is deleted. The
-messages stay in flight for ``visibilityTimeout`` seconds and then become visible again, unless the job
-acknowledges them, typically by writing the rows back with ``operation=delete`` (by ``receipt_handle``).
+long-polls ``waitTimeSeconds``, then up to ``receiveConcurrency`` calls at once short-poll until the queue answers
+empty) and nothing is deleted. The messages stay in flight for ``visibilityTimeout`` seconds and then become
+visible again, unless the job acknowledges them, typically by writing the rows back with ``operation=delete`` (by
+``receipt_handle``).
 
 Every evaluation of the DataFrame receives again (and gets other messages, or none while the first ones are in
 flight): ``cache()`` it, or collect it once, when several actions need the same rows.
@@ -16,11 +17,13 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from sqsemu.spark.client import get_client, receive_messages
+from sqsemu.spark.client import get_json_client, receive_messages
 from sqsemu.spark.options import SQSOptions
-from sqsemu.spark.schema import message_to_row
+from sqsemu.spark.schema import messages_to_arrow
 
 __all__ = ["SQSBatchReader", "SQSReceivePartition"]
+
+ARROW_ROWS = 4096  # rows per Arrow record batch that read() yields
 
 
 class SQSReceivePartition(InputPartition):
@@ -45,10 +48,11 @@ class SQSBatchReader(DataSourceReader):
         share, extra = divmod(total, count)
         return [SQSReceivePartition(i, share + (1 if i < extra else 0)) for i in range(count)]
 
-    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        """Receive the partition's share; the rows as Arrow record batches of the schema."""
         assert isinstance(partition, SQSReceivePartition)
         read = self.options.read
-        client = get_client(self.options.connection, self.queue_url)
+        client = get_json_client(self.options.connection, self.queue_url)
         messages = receive_messages(
             client,
             self.queue_url,
@@ -57,6 +61,7 @@ class SQSBatchReader(DataSourceReader):
             read.visibility_timeout,
             read.attribute_names,
             read.message_attribute_names,
+            concurrency=read.receive_concurrency,
         )
-        for message in messages:
-            yield message_to_row(message, self.queue_url)
+        for begin in range(0, len(messages), ARROW_ROWS):
+            yield messages_to_arrow(messages[begin : begin + ARROW_ROWS], self.queue_url)

@@ -22,7 +22,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-__all__ = ["MESSAGE_ATTRIBUTE_TYPE", "SCHEMA", "message_to_row"]
+__all__ = ["MESSAGE_ATTRIBUTE_TYPE", "SCHEMA", "message_to_row", "messages_to_arrow"]
 
 MESSAGE_ATTRIBUTE_TYPE = StructType(
     [
@@ -94,3 +94,77 @@ def message_to_row(message: dict[str, Any], queue_url: str) -> tuple[Any, ...]:
         message_attributes,
         queue_url,
     )
+
+
+def _epoch_us(epoch_ms: str | None) -> int | None:
+    try:
+        return int(epoch_ms) * 1000 if epoch_ms is not None else None
+    except ValueError:
+        return None
+
+
+def messages_to_arrow(messages: list[dict[str, Any]], queue_url: str) -> Any:
+    """The rows of ``messages`` (boto3's ReceiveMessage dicts) as one ``pyarrow.RecordBatch`` of :data:`SCHEMA`
+    (the same values as :func:`message_to_row`; timestamps in microseconds, UTC).
+
+    A Python data source may yield Arrow record batches from ``read()``; built column by column here, a batch
+    costs a small fraction of what Spark's row-by-row conversion of the tuples costs (the map columns most of
+    all).
+    """
+    import pyarrow as pa
+
+    schema = _arrow_schema()
+    attributes = [dict(m.get("Attributes") or {}) for m in messages]
+    message_attributes = [
+        [
+            (
+                str(name),
+                {
+                    "data_type": str(value.get("DataType", "String")),
+                    "string_value": value.get("StringValue"),
+                    "binary_value": bytes(value["BinaryValue"]) if value.get("BinaryValue") is not None else None,
+                },
+            )
+            for name, value in (m.get("MessageAttributes") or {}).items()
+        ]
+        for m in messages
+    ]
+
+    def counts(values: list[dict[str, str]]) -> list[int | None]:
+        out: list[int | None] = []
+        for a in values:
+            try:
+                out.append(int(a["ApproximateReceiveCount"]) if "ApproximateReceiveCount" in a else None)
+            except ValueError:
+                out.append(None)
+        return out
+
+    columns = [
+        [str(m["MessageId"]) for m in messages],
+        [str(m["ReceiptHandle"]) for m in messages],
+        [str(m.get("Body", "")) for m in messages],
+        [m.get("MD5OfBody") for m in messages],
+        [_epoch_us(a.get("SentTimestamp")) for a in attributes],
+        [_epoch_us(a.get("ApproximateFirstReceiveTimestamp")) for a in attributes],
+        counts(attributes),
+        [a.get("MessageGroupId") for a in attributes],
+        [a.get("MessageDeduplicationId") for a in attributes],
+        [a.get("SequenceNumber") for a in attributes],
+        [list(a.items()) for a in attributes],
+        message_attributes,
+        [queue_url] * len(messages),
+    ]
+    arrays = [pa.array(values, type=field.type) for values, field in zip(columns, schema, strict=True)]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+_ARROW_SCHEMA: Any = None
+
+
+def _arrow_schema() -> Any:
+    global _ARROW_SCHEMA
+    if _ARROW_SCHEMA is None:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        _ARROW_SCHEMA = to_arrow_schema(SCHEMA, timezone="UTC")
+    return _ARROW_SCHEMA

@@ -1,7 +1,8 @@
 """Writing to SQS from Spark: ``df.write.format("sqs")`` and ``df.writeStream.format("sqs")``.
 
 Each Spark task sends its partition's rows with SendMessageBatch, ten entries (and at most 256 KiB) per call,
-retrying entries that fail on the server's side (bounded by ``maxRetries``); entries that still fail raise
+up to eight calls at once on a standard queue (one at a time, in row order, on a FIFO queue), retrying entries
+that fail on the server's side (bounded by ``maxRetries``); entries that still fail raise
 :class:`~sqsemu.spark.client.SQSBatchError` when ``failOnError`` is true (the default), and are counted and
 logged otherwise. With ``operation=delete`` the rows are acknowledged instead: DeleteMessageBatch by the receipt
 handle column (what a batch read returned).
@@ -34,14 +35,16 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from sqsemu.spark.client import SQSBatchError, delete_messages, get_client, queue_is_fifo, run_batches
+from sqsemu.spark.client import SQSBatchError, delete_messages, get_json_client, queue_is_fifo, run_batches
 from sqsemu.spark.options import SQSOptions
 
 __all__ = ["SQSCommitMessage", "SQSStreamWriter", "SQSWriter", "WritePlan", "plan_write", "refuse_overwrite"]
 
 log = logging.getLogger("sqsemu.spark")
 
-CHUNK_ROWS = 100  # rows turned into entries and sent before the next are read (bounds a task's memory)
+CHUNK_ROWS = 400  # rows turned into entries and sent before the next are read (bounds a task's memory)
+# Batch calls a task makes at once on a standard queue (a FIFO queue's are made one after the other, in row order).
+SEND_CONCURRENCY = 8
 _RETRYABLE_CODES = {"ThrottlingException", "RequestThrottled", "ServiceUnavailable", "InternalError", "KmsThrottled"}
 _QUERY_ID_PROPERTY = "sql.streaming.queryId"  # set by Spark on every task of a streaming query
 _BATCH_ID_PROPERTY = "streaming.sql.batchId"
@@ -240,7 +243,7 @@ def write_partition(
     """Send (or delete) one partition's rows; see the module docstring. Raises :class:`SQSBatchError` or
     ``ValueError`` (a row that cannot be a message) when ``failOnError``; otherwise counts them."""
     opts = options.write
-    client = get_client(options.connection, plan.queue_url)
+    client = get_json_client(options.connection, plan.queue_url)
     result = SQSCommitMessage(partition=partition)
 
     def give_up(errors: list[str], action: str, failures: list[tuple[str, str, str]]) -> None:
@@ -261,7 +264,8 @@ def write_partition(
     def flush() -> None:
         nonlocal chunk, errors
         if plan.operation == "delete":
-            failures = delete_messages(client, plan.queue_url, [e["ReceiptHandle"] for e in chunk], opts.max_retries)
+            handles = [e["ReceiptHandle"] for e in chunk]
+            failures = delete_messages(client, plan.queue_url, handles, opts.max_retries, SEND_CONCURRENCY)
             action = "DeleteMessageBatch"
         else:
             failures = run_batches(
@@ -271,6 +275,7 @@ def write_partition(
                 lambda group: client.send_message_batch(QueueUrl=plan.queue_url, Entries=group),
                 opts.max_retries,
                 _retryable,
+                1 if plan.fifo else SEND_CONCURRENCY,
             )
             action = "SendMessageBatch"
         result.written += len(chunk) - len(failures)

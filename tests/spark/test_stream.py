@@ -1,4 +1,5 @@
-"""Structured Streaming through sqsemu: admission control, at-least-once across a crash, queue to queue."""
+"""Structured Streaming through sqsemu: admission control, queue to queue, renewals, FIFO writes (the failure
+cases are in test_stream_failures.py, FIFO order with concurrent receivers in test_stream_fifo.py)."""
 
 from __future__ import annotations
 
@@ -72,75 +73,6 @@ def test_available_now_with_admission_control_deletes_each_batch_after_its_commi
         remaining -= len(batch["ids"])
     assert sorted(b for batch in batches for b in batch["bodies"]) == bodies
     assert spark_server.peek(url) == []  # the last batch was deleted when Spark planned once more and found nothing
-
-
-class _Crash(RuntimeError):
-    """Raised by the sink to kill the query in the middle of a micro-batch."""
-
-
-def _wait_until_visible(server: SQSServer, url: str, deadline_s: float) -> list[dict[str, Any]]:
-    started = time.monotonic()
-    while True:
-        messages = server.peek(url)
-        if all(m["state"] == "visible" for m in messages):
-            return messages
-        assert time.monotonic() - started < deadline_s, f"messages still in flight after {deadline_s} s: {messages}"
-        time.sleep(0.2)
-
-
-def test_query_killed_mid_batch_and_restarted_loses_nothing(
-    spark: Any,
-    spark_server: SQSServer,
-    sqs: Any,
-    sqs_options: dict[str, str],
-    make_queue: Callable[..., str],
-    tmp_path: Path,
-) -> None:
-    url = make_queue("payments")
-    bodies = [f"payment-{i:03d}" for i in range(30)]
-    _send(sqs, url, bodies)
-    checkpoint = str(tmp_path / "checkpoint")
-    delivered: list[str] = []
-    in_flight_at_crash: list[str] = []
-
-    def crash_in_second_batch(batch: Any, batch_id: int) -> None:
-        rows = [r.body for r in batch.select("body").collect()]
-        delivered.extend(rows)
-        if batch_id == 1:
-            in_flight_at_crash.extend(m["body"] for m in spark_server.peek(url) if m["state"] == "in_flight")
-            raise _Crash("the sink dies half way through batch 1")
-
-    def stream(sink: Callable[[Any, int], None]) -> Any:
-        return (
-            spark.readStream.format("sqs")
-            .options(**sqs_options)
-            .option("queueUrl", url)
-            .option("maxMessagesPerTrigger", "10")
-            .option("waitTimeSeconds", "0")
-            .option("visibilityTimeout", "3")
-            .load()
-            .writeStream.foreachBatch(sink)
-            .option("checkpointLocation", checkpoint)
-            .trigger(availableNow=True)
-            .start()
-        )
-
-    first = stream(crash_in_second_batch)
-    with pytest.raises(Exception, match="the sink dies"):
-        first.awaitTermination(90)
-    assert len(delivered) == 20 and len(in_flight_at_crash) == 10
-    # Batch 0 was committed and deleted; batch 1 died uncommitted: its messages are still on the queue.
-    assert sorted(m["body"] for m in spark_server.peek(url)) == sorted(set(bodies) - set(delivered[:10]))
-
-    # Nobody renews them any more: after the visibility timeout (3 s) they are visible again.
-    _wait_until_visible(spark_server, url, deadline_s=15)
-
-    second = stream(lambda batch, batch_id: delivered.extend(r.body for r in batch.select("body").collect()))
-    assert second.awaitTermination(90)
-    assert second.exception() is None
-    assert set(delivered) == set(bodies)  # every message at least once, none lost
-    assert sorted(in_flight_at_crash) == sorted(set(delivered[10:20]))  # what the crash held came back
-    assert spark_server.peek(url) == []
 
 
 def test_stream_to_stream_through_two_queues(

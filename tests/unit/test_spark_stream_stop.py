@@ -34,3 +34,35 @@ def test_stop_ends_and_joins_the_renewing_thread(server: SQSServer) -> None:
     reader.stop()
     assert not heartbeat.is_alive()
     assert heartbeat not in threading.enumerate()
+
+
+def test_stop_gives_back_what_was_received_ahead_and_keeps_the_planned_batch_in_flight(server: SQSServer) -> None:
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    client = server.client()
+    url = client.create_queue(QueueName="stream-ahead")["QueueUrl"]
+    for first in range(0, 30, 10):
+        entries = [{"Id": str(i), "MessageBody": f"m-{first + i}"} for i in range(10)]
+        client.send_message_batch(QueueUrl=url, Entries=entries)
+    options = parse_options(
+        {
+            "queueUrl": url,
+            "endpointUrl": server.endpoint_url,
+            "region": "us-east-1",
+            "accessKeyId": "test",
+            "secretAccessKey": "test",
+            "waitTimeSeconds": "0",
+            "visibilityTimeout": "60",
+        }
+    )
+    reader = SQSStreamReader(options)
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, ReadMaxRows(10))  # batch 1 planned; batch 2 received ahead
+    assert end["seq"] == 1
+    state = reader._state
+    assert state is not None and state.prefetch is not None
+    state.prefetch.result()
+    assert sorted(m["state"] for m in server.peek(url)) == ["in_flight"] * 20 + ["visible"] * 10
+    reader.stop()
+    states = [m["state"] for m in server.peek(url)]
+    assert sorted(states) == ["in_flight"] * 10 + ["visible"] * 20  # nothing deleted; only batch 1 still held
