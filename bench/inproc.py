@@ -2,10 +2,11 @@
 
 Measures the server's Python work per message for the benchmark's workloads (SendMessage JSON and Query,
 SendMessageBatch, the round trip send batch / receive 10 / delete batch), in CPU microseconds per message
-(``time.process_time``), so that a change to the app, the protocol layer or the engine can be judged without the
-noise of a shared machine's network stack. The socket-level benchmark is ``bench/compare.py``.
+(``time.process_time``; ``longpoll``: the wall time from a SendMessage's start to the answer of the long poll
+it wakes, one at a time, n/10 of them), so that a change to the app, the protocol layer or the engine can be
+judged without the noise of a shared machine's network stack. The socket-level benchmark is ``bench/compare.py``.
 
-    python bench/inproc.py [--n 20000] [--workloads send,send-query,send-batch,roundtrip] [--data-dir DIR]
+    python bench/inproc.py [--n 20000] [--workloads send,send-query,send-batch,roundtrip,longpoll] [--data-dir DIR]
                            [--profile OUT.pstats]
 """
 
@@ -99,6 +100,48 @@ async def _lifespan(app: Any) -> tuple[asyncio.Queue[Any], asyncio.Task[None]]:
     return inbox, task
 
 
+class _LongPoll:
+    """One long-poll ReceiveMessage as uvicorn hands it over: the body, then (once read) ``receive`` blocks until
+    the client goes away (never, here); ``answered`` is when the response body was sent (``perf_counter``)."""
+
+    def __init__(self, body: bytes, forever: asyncio.Future[None]) -> None:
+        self.body = body
+        self.forever = forever
+        self.calls = 0
+        self.answered = 0.0
+
+    async def receive(self) -> dict[str, Any]:
+        self.calls += 1
+        if self.calls == 1:
+            return {"type": "http.request", "body": self.body, "more_body": False}
+        await self.forever
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            self.answered = time.perf_counter()
+
+
+async def _longpoll_wakes(
+    app: Any, client: Client, url: str, n: int, send_scope: dict[str, Any], send_doc: bytes
+) -> list[float]:
+    """Wall microseconds from the start of a SendMessage to the answer of the long poll it wakes, ``n`` times."""
+    doc = json.dumps({"QueueUrl": url, "MaxNumberOfMessages": 10, "WaitTimeSeconds": 20}).encode()
+    scope = _json_scope("ReceiveMessage", doc)
+    forever: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    wakes: list[float] = []
+    for _ in range(n):
+        poll = _LongPoll(doc, forever)
+        task = asyncio.ensure_future(app(scope, poll.receive, poll.send))
+        for _ in range(5):  # let the long poll park in the waiter line
+            await asyncio.sleep(0)
+        t0 = time.perf_counter()
+        await client.call(send_scope, send_doc)
+        await task
+        wakes.append(1e6 * (poll.answered - t0))
+    return wakes
+
+
 async def run(workloads: list[str], n: int, data_dir: str | None, profile: str | None) -> None:
     config = Config(data_dir=data_dir) if data_dir else Config()
     app, _broker, _clock = build(config)
@@ -143,6 +186,15 @@ async def run(workloads: list[str], n: int, data_dir: str | None, profile: str |
                     }
                 ).encode()
                 await client.call(_json_scope("DeleteMessageBatch", delete), delete)
+        elif workload == "longpoll":
+            wakes = await _longpoll_wakes(app, client, url, n // 10, send_scope, send_doc)
+            messages = len(wakes)
+            wakes.sort()
+            print(
+                f"{'longpoll':12s} wake (send start -> receive answered) p50 {wakes[len(wakes) // 2]:.1f} us"
+                f" p99 {wakes[int(len(wakes) * 0.99)]:.1f} us",
+                flush=True,
+            )
         else:
             raise SystemExit(f"unknown workload {workload}")
         spent = time.process_time() - t0

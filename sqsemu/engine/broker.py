@@ -558,12 +558,17 @@ class Broker:
         waiter = Waiter(future, max_number, visibility, now, disconnected)
         queue.waiters.add(waiter)
         self.wheel.schedule(now + wait * 1000, self._waiter_due, (queue, waiter))
+        # A disconnect answers the waiter with nothing; the call awaits only its own future, so a waiter handed
+        # messages resumes on the loop's next iteration (``asyncio.wait`` would take one more).
+        if disconnected is not None:
+
+            def gone(_disconnected: asyncio.Future[None]) -> None:
+                if not future.done():
+                    future.set_result([])
+
+            disconnected.add_done_callback(gone)
         try:
-            if disconnected is None:
-                got = await future
-            else:
-                await asyncio.wait((future, disconnected), return_when=asyncio.FIRST_COMPLETED)
-                got = future.result() if future.done() else []
+            got = await future
             queue.record_attempt(receive_request_attempt_id, got, self.clock.now_ms())
             if self.journal is not None:
                 self.journal.messages_received(queue, len(got))

@@ -359,7 +359,9 @@ class Queue:
         recorded to: "One or more parameters are invalid. Reason: ..." for SendMessage and "One or more parameters
         cannot be validated. Reason: ..." for a SendMessageBatch entry (an entry is one that has a batch Id)."""
         body = check_body(entry.body)
-        size = len(body.encode()) + check_message_attributes(entry.message_attributes, self.limits)
+        size = (len(body) if body.isascii() else len(body.encode())) + check_message_attributes(
+            entry.message_attributes, self.limits
+        )
         if size > self.max_message_size:
             lead = "One or more parameters cannot be validated." if entry.id else "One or more parameters are invalid."
             raise InvalidParameterValue(f"{lead} Reason: Message must be shorter than {self.max_message_size} bytes.")
@@ -432,9 +434,12 @@ class Queue:
         check_batch(entries, "SendMessageBatchRequestEntry", self.limits)
         total = 0
         for entry in entries:
-            total += len(entry.body.encode()) if entry.body else 0
-            for name, value in entry.message_attributes.items():
-                total += attribute_bytes(name, value)
+            body = entry.body
+            if body:
+                total += len(body) if body.isascii() else len(body.encode())
+            if entry.message_attributes:
+                for name, value in entry.message_attributes.items():
+                    total += attribute_bytes(name, value)
         if total > self.limits.batch_max_bytes:
             raise BatchRequestTooLong(
                 f"Batch requests cannot be longer than {self.limits.batch_max_bytes} bytes. "

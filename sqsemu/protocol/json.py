@@ -83,8 +83,10 @@ def _value(member: Member, value: object) -> Any:
     for item in value:
         if not isinstance(item, dict):
             raise _wrong_type(member.name, "structure")
-        kwargs = dict(struct.defaults)
-        kwargs.update(_members(struct.members, item))
+        kwargs = _members(struct.members, item)
+        for name, default in struct.defaults:
+            if name not in kwargs:
+                kwargs[name] = default
         entries.append(struct.factory(**kwargs))
     return entries
 
