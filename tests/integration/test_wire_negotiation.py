@@ -12,16 +12,14 @@
 from __future__ import annotations
 
 import base64
-import http.client
 import json
 import uuid
-import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlparse
 
 import pytest
+from harness import RawResponse, raw_request
 
 pytestmark = pytest.mark.integration
 
@@ -31,44 +29,19 @@ FORM_CT = "application/x-www-form-urlencoded; charset=utf-8"
 ACCEPT_JSON = {"Accept": "application/json"}
 
 
-@dataclass
-class Response:
-    status: int
-    headers: dict[str, str]  # lower-case names
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-    def xml(self) -> ET.Element:
-        return ET.fromstring(self.body)
-
-
-def raw(endpoint: str, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None) -> Response:
-    parsed = urlparse(endpoint)
-    assert parsed.hostname is not None
-    conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
-    try:
-        conn.request(method, path, body=body or None, headers=headers or {})
-        resp = conn.getresponse()
-        return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
-    finally:
-        conn.close()
-
-
 def query(
     endpoint: str,
     params: dict[str, Any] | list[tuple[str, Any]],
     path: str = "/",
     headers: dict[str, str] | None = None,
-) -> Response:
+) -> RawResponse:
     items = [*(params.items() if isinstance(params, dict) else params), ("Version", "2012-11-05")]
-    return raw(endpoint, "POST", path, urlencode(items).encode(), {"Content-Type": FORM_CT, **(headers or {})})
+    return raw_request(endpoint, "POST", path, urlencode(items).encode(), {"Content-Type": FORM_CT, **(headers or {})})
 
 
 def qjson(
     endpoint: str, params: dict[str, Any] | list[tuple[str, Any]], path: str = "/", account: str | None = None
-) -> Response:
+) -> RawResponse:
     """A Query request asking for JSON (as ``account`` when given); checks the negotiated content type."""
     headers = dict(ACCEPT_JSON)
     if account is not None:  # signatures are not checked; a 12-digit access key id is the account
@@ -81,14 +54,14 @@ def qjson(
     return resp
 
 
-def jcall(endpoint: str, op: str, payload: dict[str, Any], headers: dict[str, str] | None = None) -> Response:
+def jcall(endpoint: str, op: str, payload: dict[str, Any], headers: dict[str, str] | None = None) -> RawResponse:
     body = json.dumps(payload).encode()
-    return raw(
+    return raw_request(
         endpoint, "POST", "/", body, {"Content-Type": JSON_CT, "X-Amz-Target": f"AmazonSQS.{op}", **(headers or {})}
     )
 
 
-def result_of(resp: Response, action: str) -> Any:
+def result_of(resp: RawResponse, action: str) -> Any:
     """The ``{Action}Result`` object of a JSON-rendered Query response, after checking the envelope."""
     assert resp.status == 200, resp.body
     body = resp.json()
@@ -98,7 +71,7 @@ def result_of(resp: Response, action: str) -> Any:
     return response.get(f"{action}Result")
 
 
-def exact(resp: Response) -> Any:
+def exact(resp: RawResponse) -> Any:
     """The whole JSON body of a successful JSON-rendered Query response with its RequestId (checked against
     ``x-amzn-RequestId``) replaced by ``"rid"``, for exact comparisons."""
     assert resp.status == 200, resp.body
@@ -451,13 +424,13 @@ def test_accept_header_picks_the_format(
 
 def test_query_get_with_accept_json(server: Any, queue: tuple[str, str, str]) -> None:
     path = f"/?{urlencode({'Action': 'GetQueueUrl', 'QueueName': queue[0]})}"
-    resp = raw(server.endpoint_url, "GET", path, headers=ACCEPT_JSON)
+    resp = raw_request(server.endpoint_url, "GET", path, headers=ACCEPT_JSON)
     assert resp.headers["content-type"] == "application/json"
     assert result_of(resp, "GetQueueUrl") == {"QueueUrl": queue[1]}
 
 
 def test_non_sqs_request_with_accept_json_is_still_the_xml_404(server: Any, queue: tuple[str, str, str]) -> None:
-    resp = raw(server.endpoint_url, "GET", queue[2], headers=ACCEPT_JSON)
+    resp = raw_request(server.endpoint_url, "GET", queue[2], headers=ACCEPT_JSON)
     assert resp.status == 404
     assert resp.headers["content-type"] == "text/xml"
     assert resp.body == b"<UnknownOperationException/>"
@@ -476,7 +449,7 @@ def test_form_body_with_versioned_target_is_a_query_request(server: Any) -> None
     name = uname("perl")
     body = urlencode({"Action": "CreateQueue", "QueueName": name, "Version": "2012-11-05"}).encode()
     headers = {"Content-Type": FORM_CT, "X-Amz-Target": "AmazonSQSv20121105.CreateQueue"}
-    resp = raw(server.endpoint_url, "POST", "/", body, headers)
+    resp = raw_request(server.endpoint_url, "POST", "/", body, headers)
     try:
         assert resp.status == 200, resp.body
         assert resp.headers["content-type"] == "text/xml"
@@ -490,18 +463,18 @@ def test_form_body_with_versioned_target_is_a_query_request(server: Any) -> None
 def test_form_action_wins_over_an_sqs_target(server: Any, queue: tuple[str, str, str]) -> None:
     body = urlencode({"Action": "GetQueueUrl", "QueueName": queue[0]}).encode()
     headers = {"Content-Type": FORM_CT, "X-Amz-Target": "AmazonSQS.ListQueues", **ACCEPT_JSON}
-    resp = raw(server.endpoint_url, "POST", "/", body, headers)
+    resp = raw_request(server.endpoint_url, "POST", "/", body, headers)
     assert resp.headers["content-type"] == "application/json"
     assert result_of(resp, "GetQueueUrl") == {"QueueUrl": queue[1]}
 
 
 def test_target_without_content_type_is_not_json(server: Any, queue: tuple[str, str, str]) -> None:
     body = json.dumps({"QueueName": queue[0]}).encode()
-    resp = raw(server.endpoint_url, "POST", "/", body, {"X-Amz-Target": "AmazonSQS.GetQueueUrl"})
+    resp = raw_request(server.endpoint_url, "POST", "/", body, {"X-Amz-Target": "AmazonSQS.GetQueueUrl"})
     assert resp.status == 404
     assert resp.body == b"<UnknownOperationException/>"
     path = f"/?{urlencode({'Action': 'GetQueueUrl', 'QueueName': queue[0]})}"
-    resp = raw(server.endpoint_url, "GET", path, headers={"X-Amz-Target": "AmazonSQS.GetQueueUrl"})
+    resp = raw_request(server.endpoint_url, "GET", path, headers={"X-Amz-Target": "AmazonSQS.GetQueueUrl"})
     assert resp.status == 200
     assert resp.xml().findtext(f"{NS}GetQueueUrlResult/{NS}QueueUrl") == queue[1]
 
@@ -509,7 +482,7 @@ def test_target_without_content_type_is_not_json(server: Any, queue: tuple[str, 
 def test_application_json_with_sqs_target_is_json(server: Any, queue: tuple[str, str, str]) -> None:
     body = json.dumps({"QueueName": queue[0]}).encode()
     headers = {"Content-Type": "application/json", "X-Amz-Target": "AmazonSQS.GetQueueUrl"}
-    resp = raw(server.endpoint_url, "POST", "/", body, headers)
+    resp = raw_request(server.endpoint_url, "POST", "/", body, headers)
     assert resp.status == 200
     assert resp.headers["content-type"] == JSON_CT
     assert resp.json() == {"QueueUrl": queue[1]}
@@ -518,7 +491,7 @@ def test_application_json_with_sqs_target_is_json(server: Any, queue: tuple[str,
 @pytest.mark.parametrize("target", [None, "AmazonSNS.Publish", "AmazonSQSv20121105.ListQueues"])
 def test_amz_json_without_an_sqs_target_is_a_json_unknown_operation(server: Any, target: str | None) -> None:
     headers = {"Content-Type": JSON_CT, **({} if target is None else {"X-Amz-Target": target})}
-    resp = raw(server.endpoint_url, "POST", "/", b"{}", headers)
+    resp = raw_request(server.endpoint_url, "POST", "/", b"{}", headers)
     assert resp.status == 404
     assert resp.headers["content-type"] == JSON_CT
     assert resp.headers["x-amzn-query-error"] == "UnknownOperation;Sender"

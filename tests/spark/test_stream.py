@@ -11,15 +11,9 @@ from typing import Any
 import pytest
 
 from sqsemu.testing import SQSServer
+from tests.spark.helpers import send_bodies
 
 pytestmark = pytest.mark.spark
-
-
-def _send(sqs: Any, queue_url: str, bodies: list[str]) -> None:
-    for start in range(0, len(bodies), 10):
-        entries = [{"Id": str(i), "MessageBody": body} for i, body in enumerate(bodies[start : start + 10])]
-        answer = sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
-        assert not answer.get("Failed")
 
 
 def test_available_now_with_admission_control_deletes_each_batch_after_its_commit(
@@ -32,7 +26,7 @@ def test_available_now_with_admission_control_deletes_each_batch_after_its_commi
 ) -> None:
     url = make_queue("orders")
     bodies = [f"order-{i:03d}" for i in range(35)]
-    _send(sqs, url, bodies)
+    send_bodies(sqs, url, bodies)
     seen: list[dict[str, Any]] = []
 
     def check(batch: Any, batch_id: int) -> None:
@@ -88,7 +82,7 @@ def test_stream_to_stream_through_two_queues(
     source = make_queue("raw")
     target = make_queue("clean")
     bodies = [f"event-{i:03d}" for i in range(40)]
-    _send(sqs, source, bodies)
+    send_bodies(sqs, source, bodies)
 
     forward = (
         spark.readStream.format("sqs")
@@ -140,7 +134,7 @@ def test_a_long_batch_keeps_its_messages_in_flight(
 ) -> None:
     """A batch that runs longer than visibilityTimeout: its messages are renewed, not redelivered."""
     url = make_queue("slow")
-    _send(sqs, url, [f"job-{i}" for i in range(5)])
+    send_bodies(sqs, url, [f"job-{i}" for i in range(5)])
     observed: list[list[dict[str, Any]]] = []
 
     def slow(batch: Any, batch_id: int) -> None:
@@ -181,7 +175,7 @@ def test_stream_write_to_fifo_derives_ids_from_query_and_batch(
 
     source = make_queue("clicks")
     target = make_queue("clicks-ordered.fifo", FifoQueue=True)
-    _send(sqs, source, [f"click-{i}" for i in range(12)])
+    send_bodies(sqs, source, [f"click-{i}" for i in range(12)])
     query = (
         spark.readStream.format("sqs")
         .options(**sqs_options)

@@ -16,16 +16,11 @@ from typing import Any
 import pytest
 
 from sqsemu.testing import SQSServer
+from tests.spark.helpers import send_bodies
 
 pytestmark = pytest.mark.spark
 
 FORBIDDEN = {"code": "AccessDenied", "status": 403, "message": "injected by the test"}
-
-
-def _send(sqs: Any, queue_url: str, bodies: list[str]) -> None:
-    for start in range(0, len(bodies), 10):
-        entries = [{"Id": str(i), "MessageBody": body} for i, body in enumerate(bodies[start : start + 10])]
-        assert not sqs.send_message_batch(QueueUrl=queue_url, Entries=entries).get("Failed")
 
 
 def _wait_until_visible(server: SQSServer, url: str, deadline_s: float) -> list[dict[str, Any]]:
@@ -51,7 +46,7 @@ def test_a_query_killed_mid_batch_loses_nothing_and_deletes_nothing_uncommitted(
     name = f"payments-{kill_at}"
     url = make_queue(name)
     bodies = [f"payment-{i:03d}" for i in range(60)]
-    _send(sqs, url, bodies)
+    send_bodies(sqs, url, bodies)
     checkpoint = str(tmp_path / "checkpoint")
     batches: dict[int, list[str]] = {}  # batch id -> bodies the sink saw (the last attempt of each batch)
     sink_done: list[int] = []  # batches whose sink returned (Spark then writes them to its commit log)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,6 +25,9 @@ class RawResponse:
 
     def json(self) -> Any:
         return json.loads(self.body)
+
+    def xml(self) -> ET.Element:
+        return ET.fromstring(self.body)
 
 
 def raw_request(
