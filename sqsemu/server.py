@@ -112,7 +112,8 @@ def _have(module: str) -> bool:
 
 
 def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | None = None) -> uvicorn.Config:
-    """uvicorn's settings for ``config``: the guarded HTTP protocol (``sqsemu.http.protocol``: request-read deadline
+    """uvicorn's settings for ``config``: the guarded HTTP protocol with the SQS fast lane (``sqsemu.http.fastlane``,
+    ``sqsemu.http.protocol``: request-read deadline
     ``config.request_timeout``, request-head cap), 503 beyond ``config.max_connections`` (uvicorn's
     ``limit_concurrency``, which also counts running requests) and a bounded graceful shutdown. ``log_config``
     None keeps uvicorn's own logging set-up; uvicorn's access log stays off: the app writes its own access lines
@@ -124,9 +125,9 @@ def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | N
 
     http: Any
     if _have("httptools"):
-        from sqsemu.http.protocol import guarded_protocol
+        from sqsemu.http.fastlane import fast_lane_protocol
 
-        http = guarded_protocol(config.request_timeout, MAX_HEADER_BYTES)
+        http = fast_lane_protocol(config.request_timeout, MAX_HEADER_BYTES)
     else:  # h11 caps the head itself (h11_max_incomplete_event_size) but has no read deadline
         http = "h11"
     extra: dict[str, Any] = {} if log_config is None else {"log_config": log_config}

@@ -116,6 +116,17 @@ def next_request_id() -> str:
     return f"{p[:8]}-{p[8:12]}-4{p[13:16]}-{p[16:20]}-{n:012x}"
 
 
+Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
+"""An SQS call's answer: HTTP status, response headers (lower-case names, bytes) and body (bytes)."""
+
+DROP: Answer = (0, [], b"")
+"""What :meth:`SQSApp.answer` returns when the connection is to be dropped unanswered (compared by identity)."""
+
+
+def _too_large(limit: int) -> InvalidParameterValue:
+    return InvalidParameterValue(f"The request body must not be larger than {limit} bytes.")
+
+
 class _ClientGone(Exception):
     """The client disconnected before its request body arrived."""
 
@@ -332,18 +343,25 @@ class SQSApp:
 
     # ------------------------------------------------------------------------------------------------ SQS path
 
+    async def given_body(self, body: bytes) -> bytes:
+        """``body`` (bytes, read whole by the caller), checked against the cap like :meth:`_read_body`: the
+        ``read_body`` of :meth:`answer` for a caller that has the body already. Raises ``InvalidParameterValue``."""
+        if len(body) > self.max_body_bytes:
+            raise _too_large(self.max_body_bytes)
+        return body
+
     async def _read_body(self, receive: Receive, content_length: bytes | None) -> bytes:
         limit = self.max_body_bytes
         declared = content_length.lstrip(b"0") if content_length is not None and content_length.isdigit() else b""
         if len(declared) > 19 or (declared and int(declared) > limit):  # no int() of thousands of digits
-            raise InvalidParameterValue(f"The request body must not be larger than {limit} bytes.")
+            raise _too_large(limit)
         message = await receive()
         if message["type"] != "http.request":
             raise _ClientGone
         body: bytes = message.get("body", b"")
         if not message.get("more_body", False):
             if len(body) > limit:
-                raise InvalidParameterValue(f"The request body must not be larger than {limit} bytes.")
+                raise _too_large(limit)
             return body
         chunks = [body]
         size = len(body)
@@ -354,32 +372,15 @@ class SQSApp:
             chunk: bytes = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                raise InvalidParameterValue(f"The request body must not be larger than {limit} bytes.")
+                raise _too_large(limit)
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
 
     async def _sqs(self, scope: Scope, receive: Receive, send: Send) -> None:
-        observed = self.observed
-        started = perf_counter() if observed else 0.0
-        header = dict(scope["headers"]).get  # one C loop; a repeated header keeps its last value, as before
-        raw = header(b"x-amz-target")
-        target = None if raw is None else raw.decode("latin-1")
-        raw = header(b"content-type")
-        content_type = None if raw is None else raw.decode("latin-1")
-        raw = header(b"authorization")
-        authorization = None if raw is None else raw.decode("latin-1")
-        raw = header(b"host")
-        host = None if raw is None else raw.decode("latin-1")
-        raw = header(b"x-amzn-trace-id")
-        trace = None if raw is None else raw.decode("latin-1")
-        content_length = header(b"content-length")
-        accept = header(b"accept")
-        origin = header(b"origin")
-        fetch_site = header(b"sec-fetch-site")
-        request_id = next_request_id()
-        is_json = looks_like_json(target, content_type)
-        query_json = accept is not None and not is_json and query.wants_json(accept)
+        """The SQS endpoint over ASGI: :meth:`answer` with the body read from ``receive()`` (a long poll watches
+        ``receive()`` for the client leaving)."""
+        header = dict(scope["headers"]).get  # one C loop; a repeated header keeps its last value
         watchers: list[asyncio.Task[None]] = []
         disconnected: list[asyncio.Future[None]] = []
 
@@ -399,29 +400,83 @@ class SQSApp:
             disconnected.append(future)
             return future
 
+        try:
+            answer = await self.answer(
+                scope, header, lambda: self._read_body(receive, header(b"content-length")), watch_disconnect
+            )
+        finally:
+            for task in watchers:
+                task.cancel()
+        if answer is None:
+            return
+        if answer is DROP:
+            await self._drop(send)
+            return
+        status, headers, payload = answer
+        try:
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": payload})
+        except OSError:
+            if not any(f.done() for f in disconnected):
+                raise
+
+    async def answer(
+        self,
+        scope: Scope,
+        header: Callable[[bytes], bytes | None],
+        read_body: Callable[[], Awaitable[bytes]],
+        watch_disconnect: Callable[[], asyncio.Future[None]],
+    ) -> Answer | None:
+        """One SQS call, from its request head to its answer: ``(status, headers, body)``, :data:`DROP` when the
+        connection is to be dropped unanswered (a fault rule, realism's lost answers), or None when the client left
+        before its body arrived.
+
+        ``scope`` gives the method, path, query string and scheme (ASGI keys); ``header`` looks up a request
+        header by its lower-case name (bytes; a repeated header's last value); ``read_body`` returns the whole
+        body (bytes; raises ``InvalidParameterValue`` beyond :data:`MAX_BODY_BYTES`); ``watch_disconnect``, called
+        only when a long poll has to wait, returns a future completed when the client disconnects. A browser's
+        request goes through the cross-site rule first (a preflight is answered here, and a browser opening ``/``
+        is sent to the console; neither is counted). The call is counted and logged (metrics, ``--access-log``)
+        before this returns. Used by the ASGI path (:meth:`_sqs`) and by the HTTP protocol's fast lane
+        (``sqsemu.http.fastlane``), which writes the answer itself.
+        """
+        observed = self.observed
+        started = perf_counter() if observed else 0.0
+        raw = header(b"x-amz-target")
+        target = None if raw is None else raw.decode("latin-1")
+        raw = header(b"content-type")
+        content_type = None if raw is None else raw.decode("latin-1")
+        raw = header(b"authorization")
+        authorization = None if raw is None else raw.decode("latin-1")
+        raw = header(b"host")
+        host = None if raw is None else raw.decode("latin-1")
+        raw = header(b"x-amzn-trace-id")
+        trace = None if raw is None else raw.decode("latin-1")
+        accept = header(b"accept")
+        request_id = next_request_id()
+        is_json = looks_like_json(target, content_type)
+        query_json = accept is not None and not is_json and query.wants_json(accept)
         action: str | None = None
         status = 200
         query_error: bytes | None = None
-        cors: list[tuple[bytes, bytes]] | None = None
         namespace: Namespace | None = None
         error_code: str | None = None
         note = _CallNote() if self.access is not None else None
+        cors: list[tuple[bytes, bytes]] | None = None
         try:
+            origin = header(b"origin")
+            fetch_site = header(b"sec-fetch-site")
             if origin is not None or fetch_site is not None:
                 cors = self.cross_site.decide(origin, fetch_site, scope.get("scheme", "http"), host)
                 if cors and scope["method"] == "OPTIONS":
                     preflight = self.cross_site.preflight(scope["headers"], cors)
                     if preflight is not None:
-                        await send({"type": "http.response.start", "status": 200, "headers": preflight})
-                        await send({"type": "http.response.body", "body": b""})
-                        return
+                        return 200, preflight, b""
             if host is not None and self.check_host and host not in GOOD_HOSTS and not valid_host(host):
                 raise invalid_host(host)
             if accept is not None and self.console_home and scope["method"] == "GET" and _browser_home(scope, accept):
-                await send({"type": "http.response.start", "status": 307, "headers": _CONSOLE_REDIRECT})
-                await send({"type": "http.response.body", "body": b""})
-                return
-            body = await self._read_body(receive, content_length)
+                return 307, _CONSOLE_REDIRECT, b""
+            body = await read_body()
             if self.verifier is not None:
                 namespace = self.verifier.verify(scope, body)
             detected = detect(scope["method"], target, content_type, scope["query_string"], body)
@@ -443,12 +498,11 @@ class SQSApp:
             if self.store is not None:
                 await self.store.durable()
         except _ClientGone:
-            return
+            return None
         except _DropConnection:
-            await self._drop(send)
             if observed:
                 self._observe(action, is_json, 0, "ConnectionDropped", note, request_id, started)
-            return
+            return DROP
         except _UnknownOperationQuery:
             status, payload = 404, query.UNKNOWN_OPERATION_BODY
             query_json = False
@@ -468,9 +522,6 @@ class SQSApp:
                 InternalError("We encountered an internal error. Please try again."), is_json, query_json, request_id
             )
             error_code = "InternalError"
-        finally:
-            for task in watchers:
-                task.cancel()
         headers = [
             (_CONTENT_TYPE, _CT_JSON if is_json else _CT_QUERY_JSON if query_json else _CT_XML),
             (_REQUEST_ID, request_id.encode()),
@@ -480,14 +531,9 @@ class SQSApp:
             headers.append((_QUERY_ERROR, query_error))
         if cors:
             headers.extend(cors)
-        try:
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": payload})
-        except OSError:
-            if not any(f.done() for f in disconnected):
-                raise
         if observed:
             self._observe(action, is_json, status, error_code, note, request_id, started)
+        return status, headers, payload
 
     def _observe(
         self,

@@ -1,0 +1,234 @@
+"""The fast lane: SQS calls answered by the HTTP protocol itself, without an ASGI request cycle.
+
+Architecture note (docs/architecture.md, "HTTP layer"): the app is served by uvicorn, and every request could go
+through uvicorn's ASGI cycle. For the SQS endpoint that cycle cost more than the call itself: per request an
+``asyncio.Event``, a task, two ``send`` messages (each header checked by two regular expressions), a ``receive``
+message, and two socket writes (the head, then the body). :class:`FastLaneProtocol` subclasses the guarded
+httptools protocol (``sqsemu.http.protocol``; uvicorn still owns the sockets, keep-alive, flow control, limits
+and shutdown) and, for the requests that qualify, waits until the body has arrived whole, then calls
+:meth:`sqsemu.http.app.SQSApp.answer` directly and writes the answer (status line, uvicorn's default headers such
+as ``date``, the app's headers, the body) in one ``transport.write``. The answer is the app's own: same bytes,
+same errors, same metrics and access lines as over ASGI.
+
+No task when none is needed: the call's coroutine is started in the protocol's callback and runs until it
+completes or first waits. Most calls (a send, a delete, a receive that finds messages) complete without waiting,
+and are answered at once. A call that waits (a long poll, a durable commit, a fault rule's latency) continues in a
+task made then, registered with the server like uvicorn's own request tasks (so shutdown waits for, and after its
+grace period cancels, it). Code that runs before the first wait sees no current task (``asyncio.current_task()`` is
+None); the engine and the app never ask for it.
+
+Which requests qualify: a ``POST`` to the SQS endpoint (not ``/health``, ``/_sqsemu/...`` or ``/metrics``) with
+no ``Expect: 100-continue``, no ``Origin`` / ``Sec-Fetch-Site`` (browsers: the cross-site rule), no
+``X-Forwarded-Proto`` / ``X-Forwarded-For`` (uvicorn's proxy-headers middleware rewrites the scheme from them), a
+body of at most 64 KiB (uvicorn's read buffer high-water mark: beyond it the request goes the ASGI way, which reads
+it in parts), not queued behind a request still being answered on the same connection (pipelining), and not when
+the server refuses it for ``--max-connections``. Everything else takes uvicorn's ASGI cycle, unchanged: a request
+that stops qualifying once its body or headers are known is handed to that cycle with what was read so far.
+
+A long poll in the fast lane learns that its client left from the connection's ``connection_lost``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Generator
+from functools import partial
+from typing import Any
+
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, RequestResponseCycle
+
+from sqsemu.http.app import DROP, Answer, SQSApp
+from sqsemu.http.protocol import GuardedHttpToolsProtocol
+from sqsemu.observability import METRICS_PATH
+
+__all__ = ["FAST_BODY_LIMIT", "FastLaneProtocol", "sqs_app_of"]
+
+FAST_BODY_LIMIT = HIGH_WATER_LIMIT
+"""Largest request body (bytes) answered in the fast lane; larger bodies take the ASGI cycle."""
+
+_NOT_FAST = frozenset((b"origin", b"sec-fetch-site", b"x-forwarded-proto", b"x-forwarded-for"))
+
+
+def sqs_app_of(app: Any) -> SQSApp | None:
+    """The :class:`SQSApp` that uvicorn's loaded ``app`` serves, or None (another app, or wrapped in something
+    other than uvicorn's proxy-headers middleware, such as its trace-level message logger)."""
+    if isinstance(app, ProxyHeadersMiddleware):
+        app = app.app
+    return app if isinstance(app, SQSApp) else None
+
+
+class _Continue:
+    """Awaitable that goes on with a coroutine started outside any task: it hands the task what the coroutine
+    yielded (the future it waits for) and passes the task's ``send``/``throw`` back to the coroutine."""
+
+    __slots__ = ("coro", "first")
+
+    def __init__(self, coro: Any, first: Any) -> None:
+        self.coro = coro
+        self.first = first
+
+    def __await__(self) -> Generator[Any, Any, Answer | None]:
+        coro, value = self.coro, self.first
+        while True:
+            try:
+                sent = yield value
+            except BaseException as exc:  # cancellation (shutdown), or GeneratorExit
+                try:
+                    value = coro.throw(exc)
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+            else:
+                try:
+                    value = coro.send(sent)
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+
+
+class FastLaneProtocol(GuardedHttpToolsProtocol):
+    """The guarded httptools protocol with the fast lane for SQS calls (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._sqs = sqs_app_of(self.app)
+        self._opening = False  # inside on_headers_complete: a task start there may be deferred
+        self._deferred: RequestResponseCycle | None = None  # cycle waiting for its whole body (fast lane)
+        self._deferred_app: Any = None
+        self._gone: asyncio.Future[None] | None = None  # the last long poll's: completed when the connection is lost
+
+    # ------------------------------------------------------------------------------------------- deciding
+
+    def on_headers_complete(self) -> None:
+        self._opening = self._sqs is not None
+        try:
+            super().on_headers_complete()
+        finally:
+            self._opening = False
+
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
+        if self._opening and app is self.app and self._qualifies(cycle):
+            self._deferred = cycle
+            self._deferred_app = app
+            return
+        super()._start_asgi_task(cycle, app)
+
+    def _qualifies(self, cycle: RequestResponseCycle) -> bool:
+        scope = cycle.scope
+        if scope["method"] != "POST" or cycle.waiting_for_100_continue or self.access_log:
+            return False
+        path = scope["path"]
+        return not (path == "/health" or path.startswith("/_sqsemu") or path == METRICS_PATH)
+
+    def _take_asgi_way(self) -> None:
+        """Hand the deferred request to uvicorn's ASGI cycle, with what was read of it so far."""
+        cycle, app = self._deferred, self._deferred_app
+        self._deferred = self._deferred_app = None
+        if cycle is not None:
+            super()._start_asgi_task(cycle, app)
+
+    def on_body(self, body: bytes) -> None:
+        super().on_body(body)
+        cycle = self._deferred
+        if cycle is not None and len(cycle.body) > FAST_BODY_LIMIT:
+            self._take_asgi_way()  # its receive() resumes reading, which uvicorn paused at this size
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        cycle = self._deferred
+        if cycle is None:
+            return
+        headers = dict(cycle.scope["headers"])
+        if not _NOT_FAST.isdisjoint(headers):
+            self._take_asgi_way()
+            return
+        self._deferred = self._deferred_app = None
+        self._answer(cycle, headers)
+
+    # ------------------------------------------------------------------------------------------- answering
+
+    def _answer(self, cycle: RequestResponseCycle, headers: dict[bytes, bytes]) -> None:
+        app = self._sqs
+        assert app is not None
+        body = bytes(cycle.body)
+        cycle.body = bytearray()
+        scope: Any = cycle.scope
+        coro = app.answer(scope, headers.get, partial(app.given_body, body), self._watch_disconnect)
+        context = contextvars.copy_context()
+        try:
+            first = context.run(coro.send, None)
+        except StopIteration as stop:
+            self._write(cycle, stop.value)
+            return
+        except BaseException:
+            self.logger.exception("Exception in the SQS fast lane")
+            cycle.response_started = True  # nothing more is written on this connection
+            self.transport.close()
+            return
+        task = self.loop.create_task(self._finish(cycle, _Continue(coro, first)), context=context)
+        task.add_done_callback(self.tasks.discard)
+        self.tasks.add(task)
+
+    async def _finish(self, cycle: RequestResponseCycle, rest: _Continue) -> None:
+        try:
+            answer = await rest
+        except asyncio.CancelledError:
+            self.transport.close()
+            raise
+        except BaseException:
+            self.logger.exception("Exception in the SQS fast lane")
+            self.transport.close()
+            return
+        self._write(cycle, answer)
+
+    def _watch_disconnect(self) -> asyncio.Future[None]:
+        """A future completed when this connection is lost: made per call (a long poll calls it once, when it has
+        to wait), so that what a finished long poll hung on it does not pile up on a keep-alive connection."""
+        gone: asyncio.Future[None] = self.loop.create_future()
+        if self.transport.is_closing():
+            gone.set_result(None)
+        self._gone = gone
+        return gone
+
+    def _write(self, cycle: RequestResponseCycle, answer: Answer | None) -> None:
+        """Write ``answer`` in one piece and finish the cycle as uvicorn's ``send`` would; drop the connection for
+        :data:`DROP`; nothing when the client left (None, or the connection is lost)."""
+        if cycle.disconnected or answer is None:
+            return
+        transport = self.transport
+        if answer is DROP:
+            cycle.response_started = True
+            transport.close()
+            return
+        status, headers, payload = answer
+        parts = [STATUS_LINE[status]]
+        for name, value in cycle.default_headers:
+            parts += (name, b": ", value, b"\r\n")
+        for name, value in headers:
+            parts += (name, b": ", value, b"\r\n")
+        if not cycle.keep_alive:
+            parts.append(b"connection: close\r\n")
+        parts += (b"\r\n", payload)
+        cycle.response_started = True
+        transport.write(b"".join(parts))
+        cycle.response_complete = True
+        if not cycle.keep_alive:
+            transport.close()
+        cycle.on_response()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        gone = self._gone
+        if gone is not None and not gone.done():
+            gone.set_result(None)
+        super().connection_lost(exc)
+
+
+def fast_lane_protocol(request_timeout_s: float, max_header_bytes: int) -> type[FastLaneProtocol]:
+    """A :class:`FastLaneProtocol` subclass with these limits (see ``sqsemu.http.protocol.guarded_protocol``), to
+    pass as ``uvicorn.Config(http=...)``."""
+    return type(
+        "SqsemuHttpProtocol",
+        (FastLaneProtocol,),
+        {"request_timeout_s": float(request_timeout_s), "max_header_bytes": int(max_header_bytes)},
+    )

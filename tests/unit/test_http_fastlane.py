@@ -1,0 +1,265 @@
+"""``sqsemu.http.fastlane``: SQS calls answered by the HTTP protocol itself, driven through a fake transport on a
+real event loop over the real app and broker (manual clock): the answers match the ASGI path's, each is written in
+one piece, long polls wait and see their client leave, and the requests that do not qualify (browsers, large
+bodies, ``Expect: 100-continue``, pipelining behind a waiting call) are still answered, the ASGI way."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+from uvicorn.server import ServerState
+
+from sqsemu.config import Config
+from sqsemu.engine.broker import Namespace
+from sqsemu.http.fastlane import FAST_BODY_LIMIT, FastLaneProtocol, fast_lane_protocol
+from tests.unit.app_helpers import AUTH, call_asgi, make_app
+
+DEFAULT = Namespace("000000000000", "us-east-1")
+
+
+class FakeTransport:
+    """Just enough of an asyncio transport for uvicorn's protocol; keeps every write apart."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        assert not self.closed
+        self.writes.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 9324)}.get(name, default)
+
+
+class Conn:
+    """One client connection to the fast-lane protocol."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, app: Any, state: ServerState) -> None:
+        config = uvicorn.Config(app, lifespan="off", log_level="critical", access_log=False)
+        config.load()
+        self.loop = loop
+        self.protocol: FastLaneProtocol = fast_lane_protocol(30.0, 64 * 1024)(
+            config=config, server_state=state, app_state={}, _loop=loop
+        )
+        self.transport = FakeTransport()
+        self.protocol.connection_made(self.transport)  # type: ignore[arg-type]
+
+    def feed(self, data: bytes) -> None:
+        self.loop.call_soon(self.protocol.data_received, data)  # the server reads inside the running loop
+        self.settle()
+
+    def settle(self) -> None:
+        for _ in range(5):
+            self.loop.run_until_complete(asyncio.sleep(0))
+
+    def answers(self) -> list[tuple[int, dict[str, str], bytes]]:
+        """Every response written so far, parsed (status, headers, body)."""
+        data = b"".join(self.transport.writes)
+        out = []
+        while data:
+            if data.startswith(b"HTTP/1.1 100 Continue\r\n\r\n"):
+                data = data[len(b"HTTP/1.1 100 Continue\r\n\r\n") :]
+                continue
+            head, _, rest = data.partition(b"\r\n\r\n")
+            lines = head.decode().split("\r\n")
+            headers = {k.lower(): v for k, v in (line.split(": ", 1) for line in lines[1:])}
+            size = int(headers["content-length"])
+            out.append((int(lines[0].split()[1]), headers, rest[:size]))
+            data = rest[size:]
+        return out
+
+
+def json_request(action: str, payload: dict[str, Any], *, extra: bytes = b"", version: bytes = b"1.1") -> bytes:
+    body = json.dumps(payload).encode()
+    return (
+        b"POST / HTTP/" + version + b"\r\nHost: localhost:9324\r\nX-Amz-Target: AmazonSQS." + action.encode() + b"\r\n"
+        b"Content-Type: application/x-amz-json-1.0\r\nAuthorization: "
+        + AUTH.encode()
+        + b"\r\n"
+        + extra
+        + b"Content-Length: %d\r\n\r\n" % len(body)
+        + body
+    )
+
+
+@pytest.fixture
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    yield loop
+    asyncio.set_event_loop(None)
+    loop.close()
+
+
+@pytest.fixture
+def served(loop: asyncio.AbstractEventLoop) -> tuple[Any, Any, ServerState]:
+    async def build() -> tuple[Any, Any]:
+        return make_app(Config())
+
+    app, broker = loop.run_until_complete(build())
+    broker.create_queue(DEFAULT, "q", {}, {})
+    return app, broker, ServerState()
+
+
+URL = "http://localhost:9324/000000000000/q"
+
+
+def counts(loop: asyncio.AbstractEventLoop, app: Any, state: ServerState) -> tuple[int, int]:
+    """(visible, in flight) of queue ``q``, asked over a connection of its own."""
+    conn = Conn(loop, app, state)
+    conn.feed(json_request("GetQueueAttributes", {"QueueUrl": URL, "AttributeNames": ["All"]}))
+    attributes = json.loads(conn.answers()[0][2])["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"]), int(attributes["ApproximateNumberOfMessagesNotVisible"])
+
+
+def send(loop: asyncio.AbstractEventLoop, app: Any, state: ServerState, body: str) -> None:
+    Conn(loop, app, state).feed(json_request("SendMessage", {"QueueUrl": URL, "MessageBody": body}))
+
+
+def test_a_send_is_answered_in_one_write_as_the_asgi_path_answers_it(
+    loop: asyncio.AbstractEventLoop, served: Any
+) -> None:
+    app, _, state = served
+    conn = Conn(loop, app, state)
+    conn.feed(json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "hello"}))
+    assert len(conn.transport.writes) == 1
+    assert not state.tasks
+    [(status, headers, body)] = conn.answers()
+    assert status == 200
+    assert headers["content-type"] == "application/x-amz-json-1.0"
+    assert "x-amzn-requestid" in headers
+    assert not conn.transport.closed
+    headers_in = {"X-Amz-Target": "AmazonSQS.SendMessage", "Content-Type": "application/x-amz-json-1.0"}
+    payload = json.dumps({"QueueUrl": URL, "MessageBody": "hello"}).encode()
+    asgi = loop.run_until_complete(call_asgi(app, "POST", "/", {"Host": "localhost:9324", **headers_in}, payload))
+    assert asgi.headers["content-type"] == headers["content-type"]
+    assert json.loads(body).keys() == asgi.json().keys()
+    assert json.loads(body)["MD5OfMessageBody"] == asgi.json()["MD5OfMessageBody"]
+
+
+def test_errors_come_with_their_sqs_code_and_status(loop: asyncio.AbstractEventLoop, served: Any) -> None:
+    app, _, state = served
+    conn = Conn(loop, app, state)
+    conn.feed(json_request("SendMessage", {"QueueUrl": URL}))
+    conn.feed(json_request("NoSuchThing", {}))
+    (s1, h1, b1), (s2, _, b2) = conn.answers()
+    assert s1 == 400 and "MissingRequiredParameter" in json.loads(b1)["__type"]
+    assert h1["x-amzn-query-error"].startswith("MissingParameter;")
+    assert s2 == 400 and "InvalidAction" in json.loads(b2)["__type"]
+
+
+def test_keep_alive_requests_follow_each_other_and_http_1_0_is_closed(
+    loop: asyncio.AbstractEventLoop, served: Any
+) -> None:
+    app, _, state = served
+    conn = Conn(loop, app, state)
+    for i in range(3):
+        conn.feed(json_request("SendMessage", {"QueueUrl": URL, "MessageBody": f"m{i}"}))
+    assert [a[0] for a in conn.answers()] == [200, 200, 200]
+    assert state.total_requests == 3
+    old = Conn(loop, app, state)
+    old.feed(json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "m3"}, version=b"1.0"))
+    [(status, headers, _)] = old.answers()
+    assert status == 200 and headers["connection"] == "close" and old.transport.closed
+    assert counts(loop, app, state) == (4, 0)
+
+
+def test_a_long_poll_waits_in_a_task_and_is_answered_when_a_message_arrives(
+    loop: asyncio.AbstractEventLoop, served: Any
+) -> None:
+    app, _, state = served
+    conn = Conn(loop, app, state)
+    conn.feed(json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20}))
+    assert conn.transport.writes == [] and len(state.tasks) == 1
+    send(loop, app, state, "wake")
+    [(status, _, body)] = conn.answers()
+    assert status == 200 and [m["Body"] for m in json.loads(body)["Messages"]] == ["wake"]
+    assert not state.tasks
+
+
+def test_a_long_poll_whose_client_left_takes_no_message(loop: asyncio.AbstractEventLoop, served: Any) -> None:
+    app, _, state = served
+    conn = Conn(loop, app, state)
+    conn.feed(json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20}))
+    conn.protocol.connection_lost(None)
+    conn.settle()
+    send(loop, app, state, "kept")
+    assert conn.transport.writes == []
+    assert counts(loop, app, state) == (1, 0)
+    assert not state.tasks
+
+
+def test_a_request_pipelined_behind_a_long_poll_is_answered_after_it(
+    loop: asyncio.AbstractEventLoop, served: Any
+) -> None:
+    app, _, state = served
+    conn = Conn(loop, app, state)
+    conn.feed(
+        json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20})
+        + json_request("GetQueueAttributes", {"QueueUrl": URL, "AttributeNames": ["All"]})
+    )
+    assert conn.transport.writes == []
+    send(loop, app, state, "late")
+    conn.settle()
+    (s1, _, b1), (s2, _, b2) = conn.answers()
+    assert json.loads(b1)["Messages"][0]["Body"] == "late"
+    assert s2 == 200 and json.loads(b2)["Attributes"]["ApproximateNumberOfMessagesNotVisible"] == "1"
+
+
+def test_requests_that_do_not_qualify_are_answered_the_asgi_way(loop: asyncio.AbstractEventLoop, served: Any) -> None:
+    app, _, state = served
+    big = "x" * (FAST_BODY_LIMIT + 10)
+    conn = Conn(loop, app, state)
+    conn.feed(json_request("SendMessage", {"QueueUrl": URL, "MessageBody": big}))
+    conn.feed(json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "c"}, extra=b"Expect: 100-continue\r\n"))
+    conn.feed(
+        json_request(
+            "PurgeQueue", {"QueueUrl": URL}, extra=b"Origin: https://evil.example\r\nSec-Fetch-Site: cross-site\r\n"
+        )
+    )
+    (s1, _, _), (s2, _, _), (s3, _, b3) = conn.answers()
+    assert (s1, s2) == (200, 200)
+    assert b"HTTP/1.1 100 Continue" in b"".join(conn.transport.writes)
+    assert s3 == 403 and "AccessDenied" in b3.decode()
+    assert counts(loop, app, state) == (2, 0)
+
+
+def test_a_fault_rule_that_drops_closes_the_connection_unanswered(loop: asyncio.AbstractEventLoop, served: Any) -> None:
+    app, _, state = served
+    app.faults.add({"action": "SendMessage", "drop": True})
+    conn = Conn(loop, app, state)
+    conn.feed(json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "x"}))
+    assert conn.transport.writes == [] and conn.transport.closed
+    assert counts(loop, app, state) == (0, 0)
+
+
+def test_a_waiting_call_cancelled_at_shutdown_closes_its_connection(
+    loop: asyncio.AbstractEventLoop, served: Any
+) -> None:
+    app, _, state = served
+    conn = Conn(loop, app, state)
+    conn.feed(json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20}))
+    [task] = state.tasks
+    task.cancel()
+    conn.settle()
+    assert task.cancelled() and conn.transport.closed and conn.transport.writes == []
+    send(loop, app, state, "after")
+    assert counts(loop, app, state) == (1, 0)
