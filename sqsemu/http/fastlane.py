@@ -1,6 +1,6 @@
 """The fast lane: SQS calls answered by the HTTP protocol itself, without an ASGI request cycle.
 
-Architecture note (docs/architecture.md, "HTTP layer"): the app is served by uvicorn, and every request could go
+Architecture note (docs/architecture.md, "The HTTP fast lane"): the app is served by uvicorn, and every request could go
 through uvicorn's ASGI cycle. For the SQS endpoint that cycle cost more than the call itself: per request an
 ``asyncio.Event``, a task, two ``send`` messages (each header checked by two regular expressions), a ``receive``
 message, and two socket writes (the head, then the body). :class:`FastLaneProtocol` subclasses the guarded
