@@ -7,7 +7,13 @@ it wakes, one at a time, n/10 of them), so that a change to the app, the protoco
 judged without the noise of a shared machine's network stack. The socket-level benchmark is ``bench/compare.py``.
 
     python bench/inproc.py [--n 20000] [--workloads send,send-query,send-batch,roundtrip,longpoll] [--data-dir DIR]
-                           [--profile OUT.pstats]
+                           [--profile OUT.pstats] [--through app|fastlane|asgi]
+
+``--through``: ``app`` (the default) calls the ASGI app; ``fastlane`` feeds raw HTTP/1.1 requests to the server's
+own HTTP protocol (httptools parsing, the fast lane, uvicorn's connection handling) over a fake transport, so the
+figure is all of the server's Python work but the socket calls; ``asgi`` does the same through the guarded
+protocol without the fast lane (every request through uvicorn's ASGI cycle), for comparison. The ``longpoll``
+workload always calls the app.
 """
 
 from __future__ import annotations
@@ -91,6 +97,84 @@ class Client:
         return json.loads(out) if out else {}
 
 
+class _FakeTransport:
+    """Just enough of an asyncio transport for uvicorn's protocol: collects what is written."""
+
+    def __init__(self) -> None:
+        self.out = bytearray()
+        self.closed = False
+        self.done: asyncio.Future[None] | None = None
+
+    def write(self, data: bytes) -> None:
+        self.out += data
+        if self.done is not None and not self.done.done() and _complete(self.out):
+            self.done.set_result(None)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 9324)}.get(name, default)
+
+
+def _complete(out: bytearray) -> bool:
+    end = out.find(b"\r\n\r\n")
+    if end < 0:
+        return False
+    length = int(out[:end].lower().split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0])
+    return len(out) >= end + 4 + length
+
+
+class ProtocolClient(Client):
+    """Calls the server through its HTTP protocol (``fastlane``: the one sqsemu serves with; ``asgi``: the guarded
+    protocol alone) on one keep-alive connection over a fake transport."""
+
+    def __init__(self, app: Any, config: Config, through: str) -> None:
+        super().__init__(app)
+        from uvicorn.server import ServerState
+
+        from sqsemu.http.limits import MAX_HEADER_BYTES
+        from sqsemu.http.protocol import guarded_protocol
+        from sqsemu.server import _uvicorn_config
+
+        uv = _uvicorn_config(config, app)
+        uv.load()
+        cls = uv.http_protocol_class if through == "fastlane" else guarded_protocol(30.0, MAX_HEADER_BYTES)
+        self.protocol = cls(config=uv, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop())
+        self.transport = _FakeTransport()
+        self.protocol.connection_made(self.transport)
+        self.heads: dict[tuple[Any, ...], bytes] = {}
+
+    def _head(self, scope: dict[str, Any]) -> bytes:
+        key = (scope["method"], scope["path"], *scope["headers"])
+        head = self.heads.get(key)
+        if head is None:
+            lines = [f"{scope['method']} {scope['path']} HTTP/1.1".encode()]
+            lines += [name + b": " + value for name, value in scope["headers"]]
+            head = self.heads[key] = b"\r\n".join(lines) + b"\r\n\r\n"
+        return head
+
+    async def call(self, scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
+        transport = self.transport
+        transport.done = asyncio.get_running_loop().create_future()
+        self.protocol.data_received(self._head(scope) + body)
+        if not transport.done.done():
+            await transport.done
+        out = bytes(transport.out)
+        transport.out.clear()
+        end = out.find(b"\r\n\r\n")
+        return int(out[9:12]), out[end + 4 :]
+
+
 async def _lifespan(app: Any) -> tuple[asyncio.Queue[Any], asyncio.Task[None]]:
     inbox: asyncio.Queue[Any] = asyncio.Queue()
     outbox: asyncio.Queue[Any] = asyncio.Queue()
@@ -142,11 +226,11 @@ async def _longpoll_wakes(
     return wakes
 
 
-async def run(workloads: list[str], n: int, data_dir: str | None, profile: str | None) -> None:
+async def run(workloads: list[str], n: int, data_dir: str | None, profile: str | None, through: str = "app") -> None:
     config = Config(data_dir=data_dir) if data_dir else Config()
     app, _broker, _clock = build(config)
     inbox, life = await _lifespan(app)
-    client = Client(app)
+    client = Client(app) if through == "app" else ProtocolClient(app, config, through)
     url = (await client.json("CreateQueue", {"QueueName": "inproc"}))["QueueUrl"]
     prof = cProfile.Profile() if profile else None
     for workload in workloads:
@@ -213,6 +297,7 @@ def main() -> None:
     ap.add_argument("--workloads", default="send,send-query,send-batch,roundtrip")
     ap.add_argument("--data-dir", help="durable mode in this folder (a fresh temporary one with 'tmp')")
     ap.add_argument("--profile", help="write a cProfile of the measured loops here")
+    ap.add_argument("--through", choices=("app", "fastlane", "asgi"), default="app", help="see above")
     a = ap.parse_args()
     data_dir = a.data_dir
     tmp = None
@@ -221,7 +306,7 @@ def main() -> None:
     try:
         import uvloop
 
-        uvloop.run(run(a.workloads.split(","), a.n, data_dir, a.profile))
+        uvloop.run(run(a.workloads.split(","), a.n, data_dir, a.profile, a.through))
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
