@@ -3,11 +3,13 @@
 Measures the server's Python work per message for the benchmark's workloads (SendMessage JSON and Query,
 SendMessageBatch, the round trip send batch / receive 10 / delete batch), in CPU microseconds per message
 (``time.process_time``; ``longpoll``: the wall time from a SendMessage's start to the answer of the long poll
-it wakes, one at a time, n/10 of them), so that a change to the app, the protocol layer or the engine can be
-judged without the noise of a shared machine's network stack. The socket-level benchmark is ``bench/compare.py``.
+it wakes, one at a time, n/10 of them; ``backlog``: the RSS bytes per stored 1 KiB message after n batch sends,
+then the receive+delete CPU per message at the head and at the tail of that backlog, n/20 messages each), so that a
+change to the app, the protocol layer or the engine can be judged without the noise of a shared machine's network
+stack. The socket-level benchmark is ``bench/compare.py``.
 
-    python bench/inproc.py [--n 20000] [--workloads send,send-query,send-batch,roundtrip,longpoll] [--data-dir DIR]
-                           [--profile OUT.pstats] [--through app|fastlane|asgi]
+    python bench/inproc.py [--n 20000] [--workloads send,send-query,send-batch,roundtrip,longpoll,backlog]
+                           [--data-dir DIR] [--profile OUT.pstats] [--through app|fastlane|asgi]
 
 ``--through``: ``app`` (the default) calls the ASGI app; ``fastlane`` feeds raw HTTP/1.1 requests to the server's
 own HTTP protocol (httptools parsing, the fast lane, uvicorn's connection handling) over a fake transport, so the
@@ -21,8 +23,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import json
+import os
+import random
 import shutil
+import string
 import tempfile
 import time
 from typing import Any
@@ -32,6 +38,8 @@ from sqsemu.config import Config
 from sqsemu.server import build
 
 BODY = "x" * 1024
+_FILL_RANDOM = random.Random(7)
+_FILL = "".join(_FILL_RANDOM.choice(string.ascii_letters + string.digits) for _ in range(1008))
 HOST = b"127.0.0.1:9324"
 AUTH = b"AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=0"
 
@@ -226,6 +234,51 @@ async def _longpoll_wakes(
     return wakes
 
 
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+async def _receive_delete(client: Client, url: str, n: int) -> tuple[int, float]:
+    """Receive (10 at a time) and delete (in batches) up to ``n`` messages; (messages, CPU us per message)."""
+    recv_doc = json.dumps({"QueueUrl": url, "MaxNumberOfMessages": 10, "WaitTimeSeconds": 0}).encode()
+    recv_scope = _json_scope("ReceiveMessage", recv_doc)
+    done = 0
+    t0 = time.process_time()
+    while done < n:
+        _, out = await client.call(recv_scope, recv_doc)
+        got = json.loads(out).get("Messages") or []
+        if not got:
+            break
+        entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
+        delete = json.dumps({"QueueUrl": url, "Entries": entries}).encode()
+        await client.call(_json_scope("DeleteMessageBatch", delete), delete)
+        done += len(got)
+    return done, 1e6 * (time.process_time() - t0) / max(1, done)
+
+
+async def _backlog(client: Client, url: str, n: int) -> None:
+    """The backlog workload: bodies as bench/sqsbench.py sends them (16 unique characters, a shared random
+    alphanumeric fill: 1,024 ASCII characters), 10 per SendMessageBatch."""
+    gc.collect()
+    before = _rss_bytes()
+    for start in range(0, n, 10):
+        entries = [{"Id": str(i), "MessageBody": f"{start + i:015d}|{_FILL}"} for i in range(10)]
+        doc = json.dumps({"QueueUrl": url, "Entries": entries}).encode()
+        await client.call(_json_scope("SendMessageBatch", doc), doc)
+    gc.collect()
+    print(f"{'backlog':12s} {(_rss_bytes() - before) / n:8.1f} B RSS per 1 KiB message  ({n} messages)", flush=True)
+    probe = max(10, n // 20)
+    head, head_us = await _receive_delete(client, url, probe)
+    middle, _ = await _receive_delete(client, url, n - head - probe)
+    tail, tail_us = await _receive_delete(client, url, n)
+    print(
+        f"{'backlog':12s} receive+delete {head_us:.1f} us CPU per message at the head ({head}), "
+        f"{tail_us:.1f} at the tail ({tail}; {middle} between)",
+        flush=True,
+    )
+
+
 async def run(workloads: list[str], n: int, data_dir: str | None, profile: str | None, through: str = "app") -> None:
     config = Config(data_dir=data_dir) if data_dir else Config()
     app, _broker, _clock = build(config)
@@ -270,6 +323,8 @@ async def run(workloads: list[str], n: int, data_dir: str | None, profile: str |
                     }
                 ).encode()
                 await client.call(_json_scope("DeleteMessageBatch", delete), delete)
+        elif workload == "backlog":
+            await _backlog(client, url, n)
         elif workload == "longpoll":
             wakes = await _longpoll_wakes(app, client, url, n // 10, send_scope, send_doc)
             messages = len(wakes)
@@ -284,7 +339,8 @@ async def run(workloads: list[str], n: int, data_dir: str | None, profile: str |
         spent = time.process_time() - t0
         if prof is not None:
             prof.disable()
-        print(f"{workload:12s} {1e6 * spent / messages:8.1f} us CPU per message  ({messages} messages)", flush=True)
+        if workload != "backlog":  # it prints its own figures
+            print(f"{workload:12s} {1e6 * spent / messages:8.1f} us CPU per message  ({messages} messages)", flush=True)
     if prof is not None and profile:
         prof.dump_stats(profile)
     await inbox.put({"type": "lifespan.shutdown"})

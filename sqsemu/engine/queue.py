@@ -499,7 +499,7 @@ class Queue:
 
     def receipt_handle(self, message: Message) -> str:
         """The current receipt handle of ``message`` (opaque base64 text)."""
-        raw = f"{self.uid}:{message.message_id}:{message.receipt_serial}".encode()
+        raw = f"{self.uid}:{message.message_id}:{message.receive_count}".encode()
         return base64.urlsafe_b64encode(raw).decode()
 
     def _dead_letter(self, message: Message, now_ms: int) -> bool:
@@ -524,8 +524,7 @@ class Queue:
         message.receive_count += 1
         if not message.first_receive_ms:
             message.first_receive_ms = now_ms
-        message.received_ms = request_ms
-        message.receipt_serial += 1
+        message.received_ms = request_ms  # the receive count is the new receipt's serial too
         message.visible_at_ms = now_ms + visibility_timeout * 1000
         if visibility_timeout:
             self._set_state(message, IN_FLIGHT)
@@ -603,9 +602,9 @@ class Queue:
         message = self.messages.get(message_id)
         if message is None:
             return None, False
-        if number == 0 or number > message.receipt_serial:
+        if number == 0 or number > message.receive_count:
             raise ReceiptHandleIsInvalid(f'The input receipt handle "{receipt_handle}" is not a valid receipt handle.')
-        return message, message.receipt_serial == number
+        return message, message.receive_count == number
 
     def delete(self, receipt_handle: str | None) -> None:
         """DeleteMessage. Any receipt handle the message was given deletes it, an older one too (the message was

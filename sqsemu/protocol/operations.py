@@ -25,7 +25,7 @@ from sqsemu.engine.errors import (
     SQSError,
     invalid_value,
 )
-from sqsemu.engine.message import Message, MessageAttributeValue, ReceiptEntry, SendEntry
+from sqsemu.engine.message import NO_EXTRAS, Message, MessageAttributeValue, ReceiptEntry, SendEntry
 from sqsemu.protocol import md5
 from sqsemu.protocol import shapes as s
 from sqsemu.protocol.errors import error_info
@@ -200,6 +200,8 @@ def list_dead_letter_source_queues(ctx: Context, req: s.ListDeadLetterSourceQueu
 
 
 def _send_result(message: Message) -> Response:
+    if message.extras is NO_EXTRAS:  # no attributes, no sequence number: the common case in one step
+        return {"MD5OfMessageBody": md5.body_md5_cached(message), "MessageId": message.message_id}
     result: Response = {"MD5OfMessageBody": md5.body_md5_cached(message)}
     attrs_md5 = md5.attributes_md5_cached(message)
     if attrs_md5 is not None:
@@ -269,16 +271,17 @@ def system_attributes(message: Message, names: frozenset[str] | None) -> dict[st
 
     Timestamps are epoch milliseconds as strings.
     """
+    extras = message.extras  # the fields most messages leave empty (read here without the properties' step)
     values: dict[str, str | None] = {
         "SenderId": message.sender_id,
         "SentTimestamp": str(message.sent_ms),
         "ApproximateReceiveCount": str(message.receive_count),
         "ApproximateFirstReceiveTimestamp": str(message.first_receive_ms),
-        "SequenceNumber": message.sequence_number,
-        "MessageDeduplicationId": message.deduplication_id,
-        "MessageGroupId": message.group_id,
+        "SequenceNumber": extras.sequence_number,
+        "MessageDeduplicationId": extras.deduplication_id,
+        "MessageGroupId": extras.group_id,
         "AWSTraceHeader": _trace_header(message),
-        "DeadLetterQueueSourceArn": message.dead_letter_source_arn,
+        "DeadLetterQueueSourceArn": extras.dead_letter_source_arn,
     }
     return {name: value for name, value in values.items() if value is not None and (names is None or name in names)}
 
