@@ -258,19 +258,21 @@ def startup_times(servers: list[Server], port: int, runs: int) -> dict[str, str]
     it installs it; the Docker image too), then the median start when sqsemu's own modules are compiled from
     source at every start (``PYTHONDONTWRITEBYTECODE=1`` and a checkout without ``__pycache__``). Runs are
     interleaved across servers; each server's bytecode lives in a cache of its own (``PYTHONPYCACHEPREFIX``),
-    filled by one start that is not counted."""
+    filled by one start that is not counted, and a copy of it without sqsemu's serves the starts from source."""
     caches = tempfile.mkdtemp(prefix="sqsemu-bench-pyc-")
     times: dict[str, dict[bool, list[tuple[float, float | None]]]] = {s.label: {True: [], False: []} for s in servers}
     try:
         for server in servers:
-            _start_once(server, port, _bytecode_env(os.path.join(caches, server.label), True))  # fills the cache
+            cache = os.path.join(caches, server.label)
+            _start_once(server, port, _bytecode_env(cache, True))  # fills the cache
+            shutil.copytree(cache, cache + "-source")  # the same without sqsemu's own, never written to
+            _forget_sqsemu(cache + "-source")
         for _ in range(runs):
             for server in servers:
                 cache = os.path.join(caches, server.label)
                 for compiled in (True, False):
-                    if not compiled:
-                        _forget_sqsemu(cache)
-                    result = _start_once(server, port, _bytecode_env(cache, compiled))
+                    env = _bytecode_env(cache if compiled else cache + "-source", compiled)
+                    result = _start_once(server, port, env)
                     if result is not None:
                         times[server.label][compiled].append(result)
     finally:
