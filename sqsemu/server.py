@@ -17,6 +17,7 @@ Imports of uvicorn, the app and the engine happen inside the functions so that `
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import signal
 import socket
@@ -251,6 +252,8 @@ def _import_serving_modules() -> None:
     import sqsemu.observability.logformat  # noqa: F401
 
     if _have("uvloop"):
+        import uvloop  # noqa: F401
+    with contextlib.suppress(ImportError):  # uvicorn's own module for its loop="uvloop"; loaded later if renamed
         import uvicorn.loops.uvloop  # noqa: F401
     if _have("httptools"):
         import sqsemu.http.protocol  # noqa: F401
