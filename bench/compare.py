@@ -11,6 +11,11 @@ Servers are interleaved run by run, so a busy machine weighs on all of them alik
 shared machine is the server's CPU per 1,000 messages. The ceiling is ``bench/hello_asgi.py`` under uvicorn
 (httptools, uvloop): an ASGI app that reads the request and answers a fixed body.
 
+The start row (``--only startup``) times each sqsemu build from spawning it to its first ``/health`` answer, with
+its bytecode compiled, as an installed package has it, and its CPU time by then; then again with sqsemu's own
+modules compiled from source at every start, as a checkout run with ``PYTHONDONTWRITEBYTECODE=1`` does. Each build
+gets a bytecode cache of its own (``PYTHONPYCACHEPREFIX`` in a temporary folder): source trees are not written to.
+
 moto is used when ``moto_server`` is on the PATH (or ``--moto-cmd``); LocalStack when ``--localstack-python``
 names a Python with ``localstack-core`` (host mode, SQS only). Raw results go to ``--out`` (JSON per run); the
 table is printed as Markdown. The load driver needs ``uvloop`` and ``httptools`` for its own CPU to stay small
@@ -193,31 +198,99 @@ def _cell(workload: str, results: list[dict[str, Any]]) -> str:
     return "?"
 
 
-def startup_seconds(server: Server, port: int, runs: int) -> float | None:
-    """Median seconds from spawning the server to its first answer on its health path."""
-    times = []
-    for _ in range(runs):
-        if _port_open(port):
-            raise SystemExit(f"port {port} is already in use: not ours, refusing")
-        env = dict(os.environ)
-        env.update(server.env)
-        cmd = [c.format(port=port) for c in server.cmd]
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(
-            cmd, cwd=HERE, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-        )
-        try:
-            while time.perf_counter() - t0 < 60:
-                if _healthy(port, server.health or "/"):
-                    times.append(time.perf_counter() - t0)
-                    break
-                time.sleep(0.002)
-        finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(10)
-        while _port_open(port):
-            time.sleep(0.05)
-    return statistics.median(times) if times else None
+def _bytecode_env(cache: str, compiled: bool) -> dict[str, str]:
+    """The environment of a start with Python's bytecode cache in ``cache`` (``PYTHONPYCACHEPREFIX``): written and
+    read when ``compiled``, else neither (``PYTHONDONTWRITEBYTECODE``, and nothing of sqsemu's there to read)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    env["PYTHONPYCACHEPREFIX"] = cache
+    if not compiled:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _process_cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system) the process has used so far (Linux ``/proc``; None elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _start_once(server: Server, port: int, env: dict[str, str]) -> tuple[float, float | None] | None:
+    """Seconds from spawning ``server`` to its first answer on its health path, and its CPU seconds by then."""
+    if _port_open(port):
+        raise SystemExit(f"port {port} is already in use: not ours, refusing")
+    env = {**env, **server.env}
+    cmd = [c.format(port=port) for c in server.cmd]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, cwd=HERE, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    result = None
+    try:
+        while time.perf_counter() - t0 < 60 and proc.poll() is None:
+            if _healthy(port, server.health or "/"):
+                result = (time.perf_counter() - t0, _process_cpu_s(proc.pid))
+                break
+            time.sleep(0.002)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(10)
+    while _port_open(port):
+        time.sleep(0.05)
+    return result
+
+
+def _forget_sqsemu(cache: str) -> None:
+    """Remove sqsemu's own bytecode from ``cache`` (a ``PYTHONPYCACHEPREFIX`` tree); the standard library's and the
+    dependencies' stays."""
+    for folder, dirs, files in os.walk(cache):
+        if os.path.basename(folder) == "sqsemu" and any(f.startswith("__init__.") for f in files):
+            shutil.rmtree(folder, ignore_errors=True)
+            dirs.clear()
+
+
+def startup_times(servers: list[Server], port: int, runs: int) -> dict[str, str]:
+    """The start row's cell per server: median seconds from spawning the server to its first ``/health`` answer
+    and its CPU seconds by then, with its bytecode compiled (as installed: pip compiles a package's bytecode when
+    it installs it; the Docker image too), then the median start when sqsemu's own modules are compiled from
+    source at every start (``PYTHONDONTWRITEBYTECODE=1`` and a checkout without ``__pycache__``). Runs are
+    interleaved across servers; each server's bytecode lives in a cache of its own (``PYTHONPYCACHEPREFIX``),
+    filled by one start that is not counted, and a copy of it without sqsemu's serves the starts from source."""
+    caches = tempfile.mkdtemp(prefix="sqsemu-bench-pyc-")
+    times: dict[str, dict[bool, list[tuple[float, float | None]]]] = {s.label: {True: [], False: []} for s in servers}
+    try:
+        for server in servers:
+            cache = os.path.join(caches, server.label)
+            _start_once(server, port, _bytecode_env(cache, True))  # fills the cache
+            shutil.copytree(cache, cache + "-source")  # the same without sqsemu's own, never written to
+            _forget_sqsemu(cache + "-source")
+        for _ in range(runs):
+            for server in servers:
+                cache = os.path.join(caches, server.label)
+                for compiled in (True, False):
+                    env = _bytecode_env(cache if compiled else cache + "-source", compiled)
+                    result = _start_once(server, port, env)
+                    if result is not None:
+                        times[server.label][compiled].append(result)
+    finally:
+        shutil.rmtree(caches, ignore_errors=True)
+    cells = {}
+    for label, by_mode in times.items():
+        cached, source = by_mode[True], by_mode[False]
+        if not cached:
+            cells[label] = ""
+            continue
+        cell = f"{statistics.median(w for w, _ in cached):.2f} s"
+        cpu = [c for _, c in cached if c is not None]
+        if cpu:
+            cell += f" ({statistics.median(cpu):.2f} s CPU)"
+        if source:
+            cell += f"; {statistics.median(w for w, _ in source):.2f} s compiling sqsemu's source"
+        cells[label] = cell
+    return cells
 
 
 def main() -> int:
@@ -341,10 +414,9 @@ def main() -> int:
                 run(ceiling, "hello", protocol, title, i)
             for server in servers:
                 run(server, workload, protocol, title, i)
-    startup: dict[str, float | None] = {}
+    startup: dict[str, str] = {}
     if only is None or "startup" in only:
-        for server in memory:
-            startup[server.label] = startup_seconds(server, a.port, max(5, a.runs))
+        startup = startup_times(memory, a.port, max(5, a.runs))
 
     labels = [s.label for s in memory] + [s.label for s in others]
     print()
@@ -375,7 +447,7 @@ def main() -> int:
             cells.append(cell)
         print(f"| {title} | {hello} | " + " | ".join(cells) + " |")
     if startup:
-        cells = [f"{startup[label]:.2f} s" if startup.get(label) else "" for label in labels]
+        cells = [startup.get(label, "") for label in labels]
         print("| start to first `/health` answer | | " + " | ".join(cells) + " |")
     return 0
 

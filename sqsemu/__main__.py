@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from sqsemu.cli import main
-
 if __name__ == "__main__":
+    from sqsemu import gcpause
+
+    gcpause.pause()  # before the command line's imports: the server resumes it once its modules are imported
+    from sqsemu.cli import main
+
     main(prog_name="sqsemu")

@@ -187,7 +187,18 @@ def _options(command: _F) -> _F:
 def main(**options: Any) -> None:
     """Run a local Amazon SQS-compatible server (AWS JSON 1.0 and AWS Query protocols). Its state is kept in memory,
     or on disk with --data-dir (durable mode)."""
-    config = _config(options)
+    from sqsemu import gcpause
+
+    gcpause.pause()  # while the server's modules are imported (sqsemu.gcpause): run() resumes it
+    try:
+        _serve(_config(options))
+    finally:
+        gcpause.resume()  # (run() has done it, unless it was not reached)
+
+
+def _serve(config: Config) -> None:
+    """Serve ``config`` until stopped; a failure to start or of the store is a ``ClickException`` or the exit
+    status (see the module docstring)."""
     from sqsemu.declare import DeclarationError
     from sqsemu.persistence import StoreError
     from sqsemu.server import STARTUP_FAILED_EXIT_STATUS, run

@@ -49,7 +49,6 @@ Two steps, two error types:
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,6 +125,8 @@ def load_file(path: str | Path) -> LoadedFile:
     Raises :class:`ConfigFileError` when the file cannot be read, is not valid TOML, or its content is wrong (see
     :func:`parse_document`).
     """
+    import tomllib  # only with a configuration file: not among every start-up's imports
+
     source = str(path)
     try:
         raw = Path(path).read_bytes()

@@ -34,7 +34,6 @@ only the README shows, after ``help``. A choice option whose texts do not name e
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import MISSING, Field, dataclass, fields
@@ -266,6 +265,8 @@ def _readme_path() -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m sqsemu.options --readme-table`` prints the README's options table; ``--update-readme [PATH]``
     writes it into the README (default: the source tree's README.md)."""
+    import argparse  # this tool's own: not among the server's start-up imports
+
     parser = argparse.ArgumentParser(prog="python -m sqsemu.options", description=main.__doc__)
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--readme-table", action="store_true", help="print the README's options table")

@@ -17,6 +17,7 @@ Imports of uvicorn, the app and the engine happen inside the functions so that `
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import signal
 import socket
@@ -25,6 +26,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from sqsemu import gcpause
 from sqsemu.config import Config
 
 if TYPE_CHECKING:
@@ -199,8 +201,14 @@ def run(config: Config) -> int:
     machine's) uvicorn logs why and ``run`` returns ``STARTUP_FAILED_EXIT_STATUS`` (1). In durable mode a failure
     of the store also stops the server, and ``run`` returns ``STORE_FAILED_EXIT_STATUS``
     (see :func:`_stop_on_store_failure`). The soft open-files limit is raised to the hard one first
-    (``sqsemu.http.limits``).
+    (``sqsemu.http.limits``). The cyclic garbage collector is paused while the server's modules are imported, and
+    what exists then is frozen (:mod:`sqsemu.gcpause`); the engine's state is made after.
     """
+    gcpause.pause()  # while the modules are imported; resumed before the engine's state is made (sqsemu.gcpause)
+    try:
+        _import_serving_modules()
+    finally:
+        gcpause.resume()
     import logging.config
 
     from sqsemu.http.limits import raise_open_files_limit
@@ -231,6 +239,25 @@ def run(config: Config) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return exit_status()
+
+
+def _import_serving_modules() -> None:
+    """Import the modules that serving needs (the app, the engine, uvicorn and its loop and HTTP protocol), so that
+    they are imported while the garbage collector is paused and frozen with what start-up made before it."""
+    import logging.config  # noqa: F401
+
+    import sqsemu.declare
+    import sqsemu.http.app
+    import sqsemu.http.limits
+    import sqsemu.http.serving  # uvicorn
+    import sqsemu.observability.logformat  # noqa: F401
+
+    if _have("uvloop"):
+        import uvloop  # noqa: F401
+    with contextlib.suppress(ImportError):  # uvicorn's own module for its loop="uvloop"; loaded later if renamed
+        import uvicorn.loops.uvloop  # noqa: F401
+    if _have("httptools"):
+        import sqsemu.http.protocol  # noqa: F401
 
 
 def _stop_on_store_failure(app: ASGIApp, broker: Broker, server: uvicorn.Server) -> Callable[[], int]:

@@ -1,5 +1,6 @@
 """The Starlette app behind ``/health`` and ``/_sqsemu/*``: one list of routes, gathered from the admin modules and
-the web console (``sqsemu.console``, ``/_sqsemu/ui/``, unless ``--no-console``).
+the web console (``sqsemu.console``, ``/_sqsemu/ui/``, unless ``--no-console``). The server makes it at its first
+admin request (:class:`sqsemu.admin.health.AdminApp`, which answers ``GET /health`` until then and after).
 
 Bad admin input answers 400 ``{"error": "..."}`` (``AdminError``); an unknown admin path answers 404; a body over
 1 MiB answers 413 (``sqsemu.admin.limits``).
@@ -7,9 +8,7 @@ Bad admin input answers 400 ``{"error": "..."}`` (``AdminError``); an unknown ad
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -22,29 +21,21 @@ from sqsemu.admin import faults as fault_routes
 from sqsemu.admin import peek as peek_routes
 from sqsemu.admin import realism as realism_routes
 from sqsemu.admin.common import AdminError, json_error
+from sqsemu.admin.health import health_document
 from sqsemu.admin.limits import ADMIN_MAX_BODY_BYTES, BodyLimit, client_gone
 from sqsemu.clock import Clock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker
 
-
-@functools.cache
-def package_version() -> str:
-    """The installed sqsemu version (``0.0.0`` when running from a source tree without metadata); read once per
-    process (reading package metadata costs milliseconds, and every app built reads it)."""
-    try:
-        return version("sqsemu")
-    except PackageNotFoundError:
-        return "0.0.0"
+__all__ = ["admin_app"]
 
 
 def admin_app(config: Config, broker: Broker, clock: Clock, extra: Sequence[BaseRoute] = ()) -> Starlette:
     """``GET /health`` → ``{"status": "ok", "version", "clock"}``, every ``/_sqsemu/*`` route, and ``extra`` routes
     (``GET /metrics``)."""
-    current_version = package_version()
 
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "version": current_version, "clock": clock_routes.clock_mode(clock)})
+        return JSONResponse(health_document(clock))
 
     async def admin_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, AdminError)

@@ -15,13 +15,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from sqsemu.admin.common import AdminError, json_object
+from sqsemu.admin.health import clock_mode
 from sqsemu.clock import Clock, ManualClock
 
-
-def clock_mode(clock: Clock) -> str:
-    """``manual`` for a ManualClock, else ``system``."""
-    return "manual" if isinstance(clock, ManualClock) else "system"
-
+__all__ = ["NOT_MANUAL", "advance_clock", "clock_mode", "routes"]
 
 NOT_MANUAL = "the server clock is not manual (start sqsemu with --clock manual to advance time)"
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from typing import TYPE_CHECKING, Any
 
 from sqsemu.engine import jsondoc
+
+if TYPE_CHECKING:  # Starlette is imported with the admin app, at its first request (not by the SQS path)
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
 
 
 class AdminError(Exception):
@@ -21,6 +22,8 @@ class AdminError(Exception):
 
 def json_error(message: str, status: int = 400) -> JSONResponse:
     """``{"error": message}`` with HTTP ``status``."""
+    from starlette.responses import JSONResponse
+
     return JSONResponse({"error": message}, status_code=status)
 
 

@@ -53,16 +53,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import translate
 from pathlib import Path
-from typing import Any
-
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import BaseRoute, Route
+from typing import TYPE_CHECKING, Any
 
 from sqsemu.admin.common import AdminError, json_object
 from sqsemu.engine import jsondoc
 from sqsemu.protocol.errors import ErrorInfo, InjectedError, injected_error_info
 from sqsemu.protocol.operations import OPERATIONS
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import BaseRoute
 
 RULE_KEYS = ("id", "action", "queue", "error", "latency_ms", "drop", "every", "probability", "seed", "count")
 ERROR_KEYS = ("code", "status", "message", "fault")
@@ -404,6 +405,8 @@ def injector_for(broker: object) -> FaultInjector:
 
 def routes(injector: FaultInjector) -> list[BaseRoute]:
     """The ``/_sqsemu/faults`` routes over ``injector`` (see the module docstring)."""
+    from starlette.responses import JSONResponse  # imported with the admin app, at its first request
+    from starlette.routing import Route
 
     async def add(request: Request) -> JSONResponse:
         data: Mapping[str, Any] = await json_object(request, _EXAMPLE)

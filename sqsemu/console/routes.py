@@ -32,10 +32,9 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from sqsemu.admin.app import package_version
-from sqsemu.admin.clock import clock_mode
 from sqsemu.admin.common import AdminError
 from sqsemu.admin.faults import injector_for
+from sqsemu.admin.health import clock_mode, package_version
 from sqsemu.admin.peek import STATE_NAMES, message_view, peek_queue
 from sqsemu.clock import Clock
 from sqsemu.config import ACCOUNT_RE, Config

@@ -55,8 +55,8 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from sqsemu.admin.app import admin_app, package_version
 from sqsemu.admin.faults import injector_for
+from sqsemu.admin.health import AdminApp, package_version
 from sqsemu.clock import Clock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker, Namespace
@@ -241,8 +241,7 @@ class SQSApp:
 
             self.metrics = Metrics(config, broker, store, self.version)
         self.observed = self.access is not None or self.metrics is not None
-        extra = [self.metrics.route()] if self.metrics is not None else []
-        self.admin = AdminGate(config, admin_app(config, broker, clock, extra), self.cross_site)
+        self.admin = AdminGate(config, AdminApp(config, broker, clock, self.metrics), self.cross_site)
         self.console_home = config.console and config.admin
 
     def listening(self, port: int, connections: Callable[[], int] | None = None) -> None:

@@ -32,18 +32,15 @@ and ``sqsemu_request_duration_seconds`` (histogram; labels ``action``, ``protoco
 ``sqsemu_durable_commit_duration_seconds`` and ``sqsemu_durable_commit_changes`` (histograms per group commit);
 plus prometheus-client's ``process_*`` metrics (CPU seconds, resident memory, open files; Linux).
 
-prometheus-client is imported at the first scrape, not at start-up (it is a tenth of the server's imports); what
-the hot path records (``RequestStats``, ``QueueCounters``) does not need it.
+prometheus-client is imported at the first scrape, not at start-up (it is a tenth of the server's imports), and
+Starlette with the admin app (:mod:`sqsemu.admin.health`); what the hot path records (``RequestStats``,
+``QueueCounters``) needs neither.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, cast
-
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
 
 from sqsemu.engine.message import MessageState
 from sqsemu.observability.histogram import Histogram
@@ -53,6 +50,9 @@ from sqsemu.observability.requeststats import RequestStats
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
     from prometheus_client.metrics_core import HistogramMetricFamily, Metric
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
 
     from sqsemu.config import Config
     from sqsemu.engine.broker import Broker
@@ -135,7 +135,9 @@ class Metrics:
 
     def route(self) -> Route:
         """The Starlette route of ``GET /metrics`` (an async endpoint: the scrape runs on the event loop's thread,
-        where the engine's state belongs)."""
+        where the engine's state belongs). Made with the admin app, at its first request."""
+        from starlette.responses import Response
+        from starlette.routing import Route
 
         async def scrape(request: Request) -> Response:
             body, content_type = self.render(request.headers.get("accept"))

@@ -5,6 +5,7 @@ checked in tests/integration/test_exit_status.py)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 from collections.abc import Callable
@@ -63,6 +64,18 @@ def test_each_outcome_has_its_exit_status(run: Callable[[Config], int], status: 
     result = _invoke([], run)
     assert result.exit_code == status, result.output
     assert said in result.output
+    assert gc.isenabled()  # the collector paused while starting runs again, whatever the outcome
+
+
+def test_the_collector_is_paused_while_the_server_starts() -> None:
+    seen: list[bool] = []
+
+    def run(config: Config) -> int:
+        seen.append(gc.isenabled())
+        return 0
+
+    assert _invoke([], run).exit_code == 0
+    assert seen == [False] and gc.isenabled()
 
 
 def test_an_invalid_value_is_a_usage_error() -> None:

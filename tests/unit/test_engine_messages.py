@@ -19,6 +19,7 @@ from sqsemu.engine.errors import (
 )
 from sqsemu.engine.message import MessageAttributeValue as Attr
 from sqsemu.engine.message import ReceiptEntry, SendEntry
+from sqsemu.engine.validation import check_body
 from tests.unit.engine_helpers import Engine
 
 
@@ -135,6 +136,20 @@ def test_forbidden_body_characters(engine: Engine, body: str) -> None:
     q = engine.queue()
     with pytest.raises(InvalidMessageContents):
         engine.send(q, body)
+
+
+def test_the_body_check_refuses_exactly_the_characters_outside_xml_char() -> None:
+    """Every code point, against the XML 1.0 Char production as the error message states it."""
+    allowed = ((0x9, 0x9), (0xA, 0xA), (0xD, 0xD), (0x20, 0xD7FF), (0xE000, 0xFFFD), (0x10000, 0x10FFFF))
+    refused = []
+    for code in range(0x110000):
+        char = chr(code)
+        try:
+            check_body("\u00e9" + char)  # not ASCII: the regular expression decides, not the ASCII shortcut
+        except InvalidMessageContents:
+            refused.append(code)
+            assert not any(low <= code <= high for low, high in allowed), hex(code)
+    assert len(refused) == 0x20 - 3 + (0xE000 - 0xD800) + 2  # C0 controls but TAB LF CR; surrogates; FFFE FFFF
 
 
 def test_allowed_body_characters_and_empty_body(engine: Engine) -> None:

@@ -1,0 +1,44 @@
+"""sqsemu.gcpause: the collector paused while the command-line server starts, then what start-up made frozen."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from sqsemu import gcpause
+
+
+@pytest.fixture(autouse=True)
+def collector_restored() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    yield
+    gcpause.resume()
+    gc.unfreeze()  # this test process's objects go back to the collected generations
+    if was_enabled:
+        gc.enable()
+    else:
+        gc.disable()
+
+
+def test_pause_then_resume_freezes_what_exists_and_collects_again() -> None:
+    gc.enable()
+    gc.unfreeze()
+    gcpause.pause()
+    assert not gc.isenabled()
+    gcpause.resume()
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    assert frozen > 0
+    gcpause.resume()  # a second resume changes nothing
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
+
+
+def test_a_collector_that_was_off_stays_off_and_nothing_is_frozen() -> None:
+    gc.disable()
+    gc.unfreeze()
+    gcpause.pause()
+    gcpause.resume()
+    assert not gc.isenabled()
+    assert gc.get_freeze_count() == 0
