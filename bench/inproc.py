@@ -8,7 +8,8 @@ then the receive+delete CPU per message at the head and at the tail of that back
 change to the app, the protocol layer or the engine can be judged without the noise of a shared machine's network
 stack. The socket-level benchmark is ``bench/compare.py``.
 
-    python bench/inproc.py [--n 20000] [--workloads send,send-query,send-batch,roundtrip,longpoll,backlog]
+    python bench/inproc.py [--n 20000]
+                           [--workloads send,send-query,send-batch,roundtrip,roundtrip-query,longpoll,backlog]
                            [--data-dir DIR] [--profile OUT.pstats] [--through app|fastlane|asgi]
 
 ``--through``: ``app`` (the default) calls the ASGI app; ``fastlane`` feeds raw HTTP/1.1 requests to the server's
@@ -27,6 +28,7 @@ import gc
 import json
 import os
 import random
+import re
 import shutil
 import string
 import tempfile
@@ -323,6 +325,23 @@ async def run(workloads: list[str], n: int, data_dir: str | None, profile: str |
                     }
                 ).encode()
                 await client.call(_json_scope("DeleteMessageBatch", delete), delete)
+        elif workload == "roundtrip-query":
+            qbatch = [("Action", "SendMessageBatch"), ("QueueUrl", url)]
+            for i in range(10):
+                qbatch += [(f"SendMessageBatchRequestEntry.{i + 1}.Id", str(i))]
+                qbatch += [(f"SendMessageBatchRequestEntry.{i + 1}.MessageBody", BODY)]
+            qbatch_doc = urlencode(qbatch).encode()
+            qrecv_doc = urlencode({"Action": "ReceiveMessage", "QueueUrl": url, "MaxNumberOfMessages": 10}).encode()
+            for _ in range(n // 10):
+                await client.call(_query_scope(qbatch_doc), qbatch_doc)
+                _, out = await client.call(_query_scope(qrecv_doc), qrecv_doc)
+                handles = re.findall(rb"<ReceiptHandle>(.*?)</ReceiptHandle>", out)
+                qdelete = [("Action", "DeleteMessageBatch"), ("QueueUrl", url)]
+                for i, handle in enumerate(handles):
+                    qdelete += [(f"DeleteMessageBatchRequestEntry.{i + 1}.Id", str(i))]
+                    qdelete += [(f"DeleteMessageBatchRequestEntry.{i + 1}.ReceiptHandle", handle.decode())]
+                qdelete_doc = urlencode(qdelete).encode()
+                await client.call(_query_scope(qdelete_doc), qdelete_doc)
         elif workload == "backlog":
             await _backlog(client, url, n)
         elif workload == "longpoll":

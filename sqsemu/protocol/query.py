@@ -325,6 +325,9 @@ def _emit_value(action: str, name: str, value: Any, out: list[str]) -> None:
 def _emit_struct(action: str, result: dict[str, Any], out: list[str]) -> None:
     """Append the elements of a JSON-model structure with SQS's flattened lists and maps (docs/behaviour.md 1.3)."""
     for key, value in result.items():
+        if value.__class__ is str:  # most members: the element as _emit_value writes it, without its type tests
+            out.append(f"<{key}>{_text(value)}</{key}>")
+            continue
         mapped = MAP_ELEMENTS.get(key)
         if mapped is not None and isinstance(value, dict):
             element, key_name, value_name = mapped
