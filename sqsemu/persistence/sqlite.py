@@ -61,6 +61,7 @@ from sqsemu.engine.message import Message, MessageAttributeValue, MessageState
 from sqsemu.engine.queue import Queue
 from sqsemu.engine.redrive import MoveTask
 from sqsemu.persistence import StoreError
+from sqsemu.persistence.statements import MultiRow
 
 logger = logging.getLogger("sqsemu.persistence")
 
@@ -103,12 +104,16 @@ _MESSAGE_COLUMNS = (
     "enqueued_ms, size, group_id, deduplication_id, sequence_number, dead_letter_source_arn, receive_count, "
     "first_receive_ms, received_ms, visible_at_ms, receipt_serial"
 )
-_INSERT_MESSAGE = f"INSERT OR REPLACE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({','.join('?' * 20)})"
-_UPDATE_MESSAGE = (
-    "UPDATE messages SET receive_count=?, first_receive_ms=?, received_ms=?, visible_at_ms=?, receipt_serial=? "
-    "WHERE seq=?"
+# The message rows, written many per statement (statements.py); an update sets what receiving changes.
+_MESSAGES = MultiRow(
+    "messages",
+    _MESSAGE_COLUMNS.split(", "),
+    "seq",
+    ("receive_count", "first_receive_ms", "received_ms", "visible_at_ms", "receipt_serial"),
 )
-_DELETE_MESSAGE = "DELETE FROM messages WHERE seq=?"
+_DEDUPLICATION = MultiRow(
+    "deduplication", ("queue_uid", "key", "expires_ms", "message_id", "sequence_number"), "queue_uid, key"
+)
 
 # Pending work for one message: [full row to insert or None, changed columns or None, delete it]
 _Pending = list[Any]
@@ -693,15 +698,15 @@ class SQLiteStore:
             inserts, updates, deletes = [], [], []
             for seq, (row, changed, deleted) in messages.items():
                 if deleted:
-                    deletes.append((seq,))
+                    deletes.append(seq)
                 elif row is not None:
                     inserts.append(row)
                 else:
                     updates.append((*changed, seq))
-            db.executemany(_DELETE_MESSAGE, deletes)
-            db.executemany(_INSERT_MESSAGE, inserts)
-            db.executemany(_UPDATE_MESSAGE, updates)
-            db.executemany("INSERT OR REPLACE INTO deduplication VALUES (?,?,?,?,?)", dedup.values())
+            _MESSAGES.delete(db, deletes)
+            _MESSAGES.insert(db, inserts)
+            _MESSAGES.update(db, updates)
+            _DEDUPLICATION.insert(db, list(dedup.values()))
             db.executemany("INSERT OR REPLACE INTO move_tasks VALUES (?,?,?,?,?,?,?,?,?)", tasks.values())
             db.executemany("INSERT OR REPLACE INTO fifo_sequences VALUES (?,?)", sequences.items())
             if now_ms is not None and dedup_due is not None and dedup_due <= now_ms:
