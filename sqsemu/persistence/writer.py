@@ -202,23 +202,27 @@ class WriterProcess:
         self._out = memoryview(b"")  # what is left to send of the request under way
         self._in = bytearray()  # what has arrived of its answer
         self._answer: asyncio.Future[Any] | None = None
+        self._ended: WriterGone | None = None  # set once the writer is seen gone
 
     async def request(self, kind: str, payload: Any) -> None:
         """Send one request and wait for its answer (raising the writer's failure)."""
-        loop = self._loop = asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
+        if self._ended is not None:
+            raise WriterGone(str(self._ended))
+        if self._loop is not loop:  # the socket stays watched between requests: no epoll change per commit
+            self._unwatch()
+            loop.add_reader(self._sock.fileno(), self._receive_some)
+            self._loop = loop
         data = pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL)
         self._out = memoryview(_LENGTH.pack(len(data)) + data)
         self._in.clear()
         answer = self._answer = loop.create_future()
-        fd = self._sock.fileno()
         self._send_some()
         if self._out and not answer.done():
-            loop.add_writer(fd, self._send_some)
-        loop.add_reader(fd, self._receive_some)
+            loop.add_writer(self._sock.fileno(), self._send_some)
         try:
             _raise_failure(await answer)
         finally:
-            self._unwatch()
             self._answer = None
 
     def _unwatch(self) -> None:
@@ -258,10 +262,13 @@ class WriterProcess:
             return
         except OSError as exc:
             data, error = b"", exc
-        if answer is None or answer.done():
+        if not data:  # the writer ended: stop watching, fail the request under way and every later one
+            self._unwatch()
+            self._ended = self._gone(error)
+            if answer is not None and not answer.done():
+                answer.set_exception(self._ended)
             return
-        if not data:
-            answer.set_exception(self._gone(error))
+        if answer is None or answer.done():
             return
         self._in += data
         value = self._complete()
