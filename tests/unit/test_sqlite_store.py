@@ -9,6 +9,8 @@ import json
 import logging
 import os
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
@@ -1092,3 +1094,86 @@ def test_a_start_up_refused_after_the_store_opened_leaves_the_folder_free_and_un
         assert server.call(lambda: sorted(q.name for qs in server.broker.namespaces.values() for q in qs.values())) == [
             "orders"
         ]
+
+
+# ------------------------------------------------------------------------------------------------ the writer process
+
+
+def _start_writer(node: Node) -> Any:
+    """Make one group commit (which starts the writer process); return the writer's ``subprocess.Popen``."""
+    q = node.queue("q")
+    node.commit()
+
+    async def scenario() -> None:
+        node.send(q, "started the writer")
+        await node.store.durable()
+
+    node.run(scenario())
+    process = node.store._process
+    assert process is not None
+    return process.process
+
+
+def test_group_commits_run_in_a_writer_process_that_ends_with_the_store(data_dir: Path) -> None:
+    node = Node(data_dir)
+    writer = _start_writer(node)
+    assert writer.pid != os.getpid() and writer.poll() is None
+    node.close()
+    assert writer.poll() is not None  # waited for: no process left behind
+    node = Node(data_dir)
+    try:
+        assert [m.body for m in node.get("q").messages.values()] == ["started the writer"]
+    finally:
+        node.close()
+
+
+def test_a_writer_process_that_dies_fails_the_store(node: Node, caplog: pytest.LogCaptureFixture) -> None:
+    """Nothing is acknowledged once the writer is gone: the store fails, with a line that says so."""
+    writer = _start_writer(node)
+    writer.kill()
+    writer.wait()
+    q = node.get("q")
+
+    async def scenario() -> None:
+        node.send(q, "after the writer died")
+        with pytest.raises(StoreError, match="the writer process ended"):
+            await node.store.durable()
+        node.send(q, "later")
+        with pytest.raises(StoreError, match="the writer process ended"):
+            await node.store.durable()
+
+    with caplog.at_level(logging.ERROR, logger="sqsemu.persistence"):
+        node.run(scenario())
+    assert [r.getMessage() for r in caplog.records if r.name == "sqsemu.persistence"] == [
+        f"{node.store.failure}; no request is acknowledged from now on"
+    ]
+
+
+def test_a_new_store_waits_for_the_writer_of_a_killed_server_to_end(data_dir: Path) -> None:
+    """The folder's lock names a server that is gone, but a process (its writer, finishing a commit) still holds
+    it: the new store waits for the lock instead of refusing the folder. A lock held for a running pid is refused
+    at once (``test_one_data_folder_has_one_store_at_a_time``)."""
+    data_dir.mkdir()
+    released = data_dir.parent / "released"
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    (data_dir / "sqsemu.lock").write_text(f"{gone.pid}\n")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            f"fd = os.open({str(data_dir / 'sqsemu.lock')!r}, os.O_RDWR)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(0.5)\n"
+            f"open({str(released)!r}, 'w').close()\nfcntl.flock(fd, fcntl.LOCK_UN)\ntime.sleep(5)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        SQLiteStore.open(str(data_dir)).close()
+        assert released.exists()  # opened once the holder let go, not before
+    finally:
+        holder.kill()
+        holder.wait()
