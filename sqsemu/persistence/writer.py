@@ -292,8 +292,13 @@ class WriterProcess:
             return None
         self._unwatch()
         failure: BaseException | None = None
-        if answer.done():
+        if answer.done():  # answered, but ``request`` has not resumed yet
             failure = answer.exception()
+            if failure is None:
+                try:
+                    _raise_failure(answer.result())
+                except sqlite3.Error as exc:
+                    failure = exc
         else:
             try:
                 self._sock.setblocking(True)
