@@ -12,9 +12,12 @@ thread (the engine's objects keep changing), and merged into the pending batch p
 deleted within one batch costs nothing; several changes of one message leave only the last. Message state is not
 stored: it follows from ``visible_at_ms`` and the receipt serial at restore time (docs/architecture.md, principle 3).
 
-Group commit: one writer task commits the pending batch in a worker thread; everything recorded while a commit is
-under way goes into the next one. ``durable()`` returns once the batch holding the caller's changes is committed,
-so a request is answered only after its change is on disk, and throughput does not fall to one commit per request.
+Group commit: one writer task sends the pending batch to the writer process (``writer.py``: an interpreter of its
+own, so SQLite's work never waits for the event loop's GIL, nor the loop for it), which commits it and answers;
+everything recorded while a commit is under way goes into the next one. The writer process starts with the first
+group commit; start-up and shutdown commit on the store's own connection. ``durable()`` returns once the batch
+holding the caller's changes is committed, so a request is answered only after its change is on disk, and
+throughput does not fall to one commit per request.
 ``fsync="normal"`` (``PRAGMA synchronous=NORMAL`` in WAL mode) survives a crash of the process; ``"full"`` also
 survives a power loss or OS crash. A batch also deletes the deduplication keys whose 5-minute window has ended
 (by the engine's clock), so that table holds about five minutes of FIFO sends.
@@ -28,7 +31,9 @@ supervisor restarts it from what is on disk, as trusted stores do when a write f
 
 One folder, one store: ``open`` takes an exclusive ``flock`` on ``sqsemu.lock`` in the folder (the file holds the
 owner's pid, for the message that refuses a second server) and holds it until ``close``; the OS releases it when the
-process ends however it ends, so a killed server leaves no stale lock. The lock file itself is never deleted
+process ends however it ends, so a killed server leaves no stale lock. The writer process holds the lock too, until
+it ends: a server started on the folder of a killed one waits (up to 5 s) for that writer to finish its commit. The
+lock file itself is never deleted
 (deleting it would let two processes lock two different files). A folder or file that cannot be written is refused
 at ``open`` with a message that says so, before SQLite would open it read-only and fail later.
 
@@ -49,7 +54,6 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +65,7 @@ from sqsemu.engine.message import Message, MessageAttributeValue, MessageState
 from sqsemu.engine.queue import Queue
 from sqsemu.engine.redrive import MoveTask
 from sqsemu.persistence import StoreError
+from sqsemu.persistence.writer import MESSAGE_COLUMNS, WriterProcess, connect_settings, write_batch
 
 logger = logging.getLogger("sqsemu.persistence")
 
@@ -68,6 +73,7 @@ FILE_NAME = "sqsemu.db"
 LOCK_NAME = "sqsemu.lock"
 APPLICATION_ID = 0x5351454D  # "SQEM"
 SCHEMA_VERSION = 1
+_ORPHAN_WAIT_S = 5.0  # how long a new server waits for the writer process of a killed one to end
 
 _SCHEMA = """
 CREATE TABLE queues (
@@ -93,23 +99,6 @@ CREATE TABLE move_tasks (
 # Expired deduplication keys are deleted as batches commit; this index finds them without scanning the table. A
 # file made before it existed gets it when opened (older versions read a file with it unchanged).
 _DEDUP_EXPIRY_INDEX = "CREATE INDEX IF NOT EXISTS deduplication_expiry ON deduplication (expires_ms)"
-# Measured on the roundtrip pattern (append new rows, update and delete recent ones, one transaction per batch):
-# together +31% rows/s. Some SQLite builds zero-fill deleted rows (secure_delete); a larger page cache keeps the hot
-# end of the table in memory; checkpointing every ~40 MB of WAL instead of ~4 MB writes a page rewritten by many
-# commits back once.
-_TUNING = ("PRAGMA secure_delete=OFF", "PRAGMA cache_size=-65536", "PRAGMA wal_autocheckpoint=10000")
-_MESSAGE_COLUMNS = (
-    "queue_uid, message_id, seq, body, message_attributes, system_attributes, trace_header, sender_id, sent_ms, "
-    "enqueued_ms, size, group_id, deduplication_id, sequence_number, dead_letter_source_arn, receive_count, "
-    "first_receive_ms, received_ms, visible_at_ms, receipt_serial"
-)
-_INSERT_MESSAGE = f"INSERT OR REPLACE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({','.join('?' * 20)})"
-_UPDATE_MESSAGE = (
-    "UPDATE messages SET receive_count=?, first_receive_ms=?, received_ms=?, visible_at_ms=?, receipt_serial=? "
-    "WHERE seq=?"
-)
-_DELETE_MESSAGE = "DELETE FROM messages WHERE seq=?"
-
 # Pending work for one message: [full row to insert or None, changed columns or None, delete it]
 _Pending = list[Any]
 # SQLite's result codes (sqlite3.Error.sqlite_errorname, extended codes start with these) that mean the file or its
@@ -148,7 +137,7 @@ def _lock(folder: Path) -> int:
         target = path if path.exists() else f"the data dir {folder}"
         raise StoreError(f"{target} cannot be opened for writing: {exc.strerror}") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _take_lock(fd)
     except BlockingIOError:
         owner = _lock_owner(fd)
         os.close(fd)
@@ -160,6 +149,39 @@ def _lock(folder: Path) -> int:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
     return fd
+
+
+def _take_lock(fd: int) -> None:
+    """``flock`` the lock file, or raise ``BlockingIOError`` if another process holds it. The writer process of a
+    server that was killed holds the lock until it has finished its commit and seen its server gone (a few
+    milliseconds): when the pid in the file is no longer running, wait up to ``_ORPHAN_WAIT_S`` for it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        owner = _lock_owner(fd)
+        if owner is None or _running(int(owner)):
+            raise
+    deadline = time.monotonic() + _ORPHAN_WAIT_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _lock_owner(fd: int) -> str | None:
@@ -248,15 +270,18 @@ def _changed_columns(message: Message) -> tuple[Any, ...]:
 class SQLiteStore:
     """The durable store of one data folder (see the module docstring). Use ``SQLiteStore.open``."""
 
-    def __init__(self, connection: sqlite3.Connection, path: Path, lock_fd: int | None = None) -> None:
+    def __init__(
+        self, connection: sqlite3.Connection, path: Path, lock_fd: int | None = None, fsync: str = "normal"
+    ) -> None:
         self.path = path
+        self._fsync = fsync
         self._db = connection
         self._lock_fd = lock_fd  # holds the folder's lock (closed by close())
         # Called once, with the failure's one line, when the store fails (on the thread that found it: the event
         # loop's, or the caller of commit_pending()/close()). It must not raise, and it may be called in the middle
         # of an engine change: schedule work rather than touch the engine. The server sets it to stop itself.
         self.on_failure: Callable[[str], None] | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqsemu-store")
+        self._process: WriterProcess | None = None  # the writer process, started by the first group commit
         self._seq = 1 + (connection.execute("SELECT COALESCE(MAX(seq), 0) FROM messages").fetchone()[0])
         self._queue_ops: list[tuple[Any, ...]] = []
         self._messages: dict[int, _Pending] = {}  # row number -> pending work
@@ -267,7 +292,7 @@ class SQLiteStore:
         self._pending = False
         self._writing = False
         self._writer_task: asyncio.Task[None] | None = None
-        self._committing: Future[None] | None = None  # the commit under way in the worker thread
+        self._committing = False  # a group commit is under way in the writer process
         self._next_waiters: list[asyncio.Future[None]] = []
         self._current_waiters: list[asyncio.Future[None]] = []
         self._clock: Clock | None = None  # set by attach(): the time that expires deduplication keys
@@ -302,7 +327,7 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot open {path}: {exc}") from None
             cls._prepare(connection, path, fsync)
-            return cls(connection, path, lock_fd)
+            return cls(connection, path, lock_fd, fsync)
         except BaseException:
             if connection is not None:
                 connection.close()
@@ -337,9 +362,7 @@ class SQLiteStore:
             mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise StoreError(f"{path}: cannot switch the database to WAL mode (got {mode})")
-            connection.execute(f"PRAGMA synchronous={'FULL' if fsync == 'full' else 'NORMAL'}")
-            for pragma in _TUNING:
-                connection.execute(pragma)
+            connect_settings(connection, fsync)
         except sqlite3.DatabaseError as exc:
             raise StoreError(_open_failure(path, exc)) from None
         try:
@@ -386,7 +409,7 @@ class SQLiteStore:
                 modified,
                 purged,
             )
-        for row in db.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages ORDER BY seq"):
+        for row in db.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages ORDER BY seq"):
             queue = queues.get(row[0])
             if queue is not None:
                 queue.restore_message(self._message_from(row, now))
@@ -663,59 +686,19 @@ class SQLiteStore:
         return batch
 
     def _write(self, batch: tuple[Any, ...]) -> None:
-        """Commit one batch in one transaction (worker thread, or start-up/shutdown with no writer running).
+        """Commit one batch in one transaction on this process's connection (start-up and shutdown, with no
+        group commit under way; see ``writer.write_batch``)."""
+        self._dedup_due = write_batch(self._db, batch, self._dedup_due)
 
-        The batch also deletes the deduplication keys expired by its time (``now_ms``, epoch ms; None: none), when
-        the earliest key on disk is due: the table holds about five minutes of FIFO sends, not all of them.
-        """
-        queue_ops, messages, dedup, tasks, sequences, now_ms = batch
-        db = self._db
-        dedup_due = self._dedup_due
-        if dedup:
-            earliest = min(row[2] for row in dedup.values())
-            dedup_due = earliest if dedup_due is None else min(dedup_due, earliest)
-        db.execute("BEGIN")
-        try:
-            for op in queue_ops:
-                if op[0] == "delete":
-                    uid = op[1]
-                    db.execute("DELETE FROM queues WHERE uid=?", (uid,))
-                    db.execute("DELETE FROM messages WHERE queue_uid=?", (uid,))
-                    db.execute("DELETE FROM deduplication WHERE queue_uid=?", (uid,))
-                    db.execute("DELETE FROM move_tasks WHERE source_uid=?", (uid,))
-                    db.execute("DELETE FROM fifo_sequences WHERE queue_uid=?", (uid,))
-                else:
-                    row = op[1]
-                    if op[0] == "purge":
-                        db.execute("DELETE FROM messages WHERE queue_uid=?", (row[0],))
-                        db.execute("DELETE FROM deduplication WHERE queue_uid=?", (row[0],))
-                    db.execute("INSERT OR REPLACE INTO queues VALUES (?,?,?,?,?,?,?,?,?,?)", row)
-            inserts, updates, deletes = [], [], []
-            for seq, (row, changed, deleted) in messages.items():
-                if deleted:
-                    deletes.append((seq,))
-                elif row is not None:
-                    inserts.append(row)
-                else:
-                    updates.append((*changed, seq))
-            db.executemany(_DELETE_MESSAGE, deletes)
-            db.executemany(_INSERT_MESSAGE, inserts)
-            db.executemany(_UPDATE_MESSAGE, updates)
-            db.executemany("INSERT OR REPLACE INTO deduplication VALUES (?,?,?,?,?)", dedup.values())
-            db.executemany("INSERT OR REPLACE INTO move_tasks VALUES (?,?,?,?,?,?,?,?,?)", tasks.values())
-            db.executemany("INSERT OR REPLACE INTO fifo_sequences VALUES (?,?)", sequences.items())
-            if now_ms is not None and dedup_due is not None and dedup_due <= now_ms:
-                db.execute("DELETE FROM deduplication WHERE expires_ms <= ?", (now_ms,))
-                dedup_due = db.execute("SELECT MIN(expires_ms) FROM deduplication").fetchone()[0]
-            db.execute("COMMIT")
-        except BaseException:
-            # Some errors (a full disk, an I/O error) make SQLite roll the transaction back itself; rolling back
-            # again would fail, and that secondary error ("cannot rollback") must not hide the one that matters.
-            if db.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-            raise
-        self._dedup_due = dedup_due
+    def _writer_process(self) -> WriterProcess:
+        """The writer process, started on first use."""
+        if self._process is None:
+            self._process = WriterProcess(self.path, self._fsync, self._lock_fd)
+        return self._process
+
+    async def _commit(self, batch: tuple[Any, ...]) -> None:
+        """Commit one batch in the writer process; raises its failure."""
+        await self._writer_process().request("write", batch)
 
     async def _writer(self) -> None:
         try:
@@ -724,15 +707,15 @@ class SQLiteStore:
                 waiters = self._current_waiters = self._next_waiters
                 self._next_waiters = []
                 started = time.perf_counter()
+                self._committing = True
                 try:
-                    job = self._committing = self._executor.submit(self._write, batch)
-                    await asyncio.wrap_future(job)
+                    await self._commit(batch)
                 except Exception as exc:
                     self._fail("to commit", exc)
                 else:
                     if self.on_commit is not None:
                         self.on_commit(time.perf_counter() - started, sum(len(part) for part in batch[:5]))
-                self._committing = None
+                self._committing = False
                 self._current_waiters = []
                 self._settle(waiters)
         finally:
@@ -781,15 +764,16 @@ class SQLiteStore:
             return
         self._closed = True
         try:
-            self._executor.shutdown(wait=True)
-            job = self._committing
-            if job is not None:  # finished now; its writer task is cancelled below, so settle its waiters here
-                self._committing = None
-                error = job.exception()
-                if error is not None:
-                    self._fail("to commit", error)
-                self._settle(self._current_waiters)
-                self._current_waiters = []
+            process, self._process = self._process, None
+            if process is not None:
+                error = process.finish()
+                process.close()
+                if self._committing:  # finished now; its writer task is cancelled below, so settle its waiters here
+                    self._committing = False
+                    if error is not None:
+                        self._fail("to commit", error)
+                    self._settle(self._current_waiters)
+                    self._current_waiters = []
             task = self._writer_task
             if task is not None and not task.done():
                 task.cancel()

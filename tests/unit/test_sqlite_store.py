@@ -9,8 +9,9 @@ import json
 import logging
 import os
 import sqlite3
+import subprocess
+import sys
 import threading
-import time
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -555,17 +556,11 @@ def test_durable_with_nothing_pending_returns_at_once(node: Node) -> None:
     node.run(asyncio.wait_for(node.store.durable(), 5))
 
 
-def test_concurrent_requests_share_commits(node: Node, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_concurrent_requests_share_commits(node: Node, data_dir: Path) -> None:
     q = node.queue("q")
     node.commit()
     commits: list[int] = []
-    write = node.store._write
-
-    def counting_write(batch: Any) -> None:
-        commits.append(len(batch[1]))
-        write(batch)
-
-    monkeypatch.setattr(node.store, "_write", counting_write)
+    node.store.on_commit = lambda _seconds, changes: commits.append(changes)
 
     async def request(i: int) -> None:
         await asyncio.sleep(0)
@@ -585,10 +580,10 @@ def test_a_failed_commit_is_reported_to_the_waiters(node: Node, monkeypatch: pyt
     q = node.queue("q")
     node.commit()
 
-    def failing_write(batch: Any) -> None:
+    async def failing_commit(batch: Any) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(node.store, "_write", failing_write)
+    monkeypatch.setattr(node.store, "_commit", failing_commit)
 
     async def scenario() -> None:
         node.send(q, "m")
@@ -728,18 +723,18 @@ def test_a_failed_commit_fails_the_store_for_good(node: Node, monkeypatch: pytes
     one), even once the disk works again."""
     q = node.queue("q")
     node.commit()
-    write = node.store._write
+    commit = node.store._commit
 
-    def failing_write(batch: Any) -> None:
+    async def failing_commit(batch: Any) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(node.store, "_write", failing_write)
+    monkeypatch.setattr(node.store, "_commit", failing_commit)
 
     async def scenario() -> None:
         node.send(q, "m")
         with pytest.raises(StoreError, match="disk I/O error"):
             await node.store.durable()
-        monkeypatch.setattr(node.store, "_write", write)
+        monkeypatch.setattr(node.store, "_commit", commit)
         node.send(q, "n")
         with pytest.raises(StoreError, match="disk I/O error"):
             await node.store.durable()
@@ -854,25 +849,23 @@ def test_rows_of_deleted_queues_left_by_an_earlier_version_are_dropped_at_start(
         node.close()
 
 
-def test_closing_answers_requests_waiting_for_a_commit(
-    node: Node, data_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_closing_answers_requests_waiting_for_a_commit(node: Node, data_dir: Path) -> None:
     """Closing while a commit is under way lets it finish, commits what came after, answers every waiting
-    request and leaves no writer task running."""
+    request and leaves no writer task running. (The commit under way is held up by another connection's write
+    lock, released 0.3 s later: SQLite's busy timeout makes the writer wait for it.)"""
     q = node.queue("q")
     node.commit()
-    write = node.store._write
-
-    def slow_write(batch: Any) -> None:
-        time.sleep(0.2)
-        write(batch)
-
-    monkeypatch.setattr(node.store, "_write", slow_write)
+    node.run(node.store._writer_process().request("pragma", "PRAGMA busy_timeout=5000"))
+    blocker = sqlite3.connect(data_dir / FILE_NAME, isolation_level=None, check_same_thread=False)
+    blocker.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(0.3, blocker.execute, ("COMMIT",))
+    release.start()
 
     async def scenario() -> None:
         node.send(q, "first")
         first = asyncio.ensure_future(node.store.durable())
-        await asyncio.sleep(0.05)  # the writer is committing "first" in its thread
+        await asyncio.sleep(0.05)  # the writer process is committing "first", waiting for the lock
+        assert not first.done()
         node.send(q, "second")
         second = asyncio.ensure_future(node.store.durable())
         await asyncio.sleep(0)
@@ -882,7 +875,11 @@ def test_closing_answers_requests_waiting_for_a_commit(
             await asyncio.sleep(0)
         assert [task for task in asyncio.all_tasks() if task is not asyncio.current_task()] == []
 
-    node.run(scenario())
+    try:
+        node.run(scenario())
+    finally:
+        release.join()
+        blocker.close()
     assert sorted(r[0] for r in rows(data_dir, "SELECT body FROM messages")) == ["first", "second"]
     node.broker.close()
     node.loop.close()
@@ -946,7 +943,9 @@ def test_a_full_disk_fails_the_store_with_sqlites_own_reason(data_dir: Path, cap
         q = node.queue("q")
         node.commit()
         pages = node.store._db.execute("PRAGMA page_count").fetchone()[0]
-        node.store._db.execute(f"PRAGMA max_page_count={pages + 40}")  # about 160 KB more (4 KiB pages)
+        limit = f"PRAGMA max_page_count={pages + 40}"  # about 160 KB more (4 KiB pages)
+        node.store._db.execute(limit)
+        node.run(node.store._writer_process().request("pragma", limit))  # the connection of group commits
 
         async def scenario() -> None:
             for n in range(20):  # 20 KB each: the 9th or so does not fit
@@ -984,10 +983,10 @@ def test_a_failing_store_tells_its_owner_once(node: Node, monkeypatch: pytest.Mo
     q = node.queue("q")
     node.commit()
 
-    def failing_write(batch: Any) -> None:
+    async def failing_commit(batch: Any) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(node.store, "_write", failing_write)
+    monkeypatch.setattr(node.store, "_commit", failing_commit)
 
     async def scenario() -> None:
         node.send(q, "m")
@@ -1095,3 +1094,86 @@ def test_a_start_up_refused_after_the_store_opened_leaves_the_folder_free_and_un
         assert server.call(lambda: sorted(q.name for qs in server.broker.namespaces.values() for q in qs.values())) == [
             "orders"
         ]
+
+
+# ------------------------------------------------------------------------------------------------ the writer process
+
+
+def _start_writer(node: Node) -> Any:
+    """Make one group commit (which starts the writer process); return the writer's ``subprocess.Popen``."""
+    q = node.queue("q")
+    node.commit()
+
+    async def scenario() -> None:
+        node.send(q, "started the writer")
+        await node.store.durable()
+
+    node.run(scenario())
+    process = node.store._process
+    assert process is not None
+    return process.process
+
+
+def test_group_commits_run_in_a_writer_process_that_ends_with_the_store(data_dir: Path) -> None:
+    node = Node(data_dir)
+    writer = _start_writer(node)
+    assert writer.pid != os.getpid() and writer.poll() is None
+    node.close()
+    assert writer.poll() is not None  # waited for: no process left behind
+    node = Node(data_dir)
+    try:
+        assert [m.body for m in node.get("q").messages.values()] == ["started the writer"]
+    finally:
+        node.close()
+
+
+def test_a_writer_process_that_dies_fails_the_store(node: Node, caplog: pytest.LogCaptureFixture) -> None:
+    """Nothing is acknowledged once the writer is gone: the store fails, with a line that says so."""
+    writer = _start_writer(node)
+    writer.kill()
+    writer.wait()
+    q = node.get("q")
+
+    async def scenario() -> None:
+        node.send(q, "after the writer died")
+        with pytest.raises(StoreError, match="the writer process ended"):
+            await node.store.durable()
+        node.send(q, "later")
+        with pytest.raises(StoreError, match="the writer process ended"):
+            await node.store.durable()
+
+    with caplog.at_level(logging.ERROR, logger="sqsemu.persistence"):
+        node.run(scenario())
+    assert [r.getMessage() for r in caplog.records if r.name == "sqsemu.persistence"] == [
+        f"{node.store.failure}; no request is acknowledged from now on"
+    ]
+
+
+def test_a_new_store_waits_for_the_writer_of_a_killed_server_to_end(data_dir: Path) -> None:
+    """The folder's lock names a server that is gone, but a process (its writer, finishing a commit) still holds
+    it: the new store waits for the lock instead of refusing the folder. A lock held for a running pid is refused
+    at once (``test_one_data_folder_has_one_store_at_a_time``)."""
+    data_dir.mkdir()
+    released = data_dir.parent / "released"
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    (data_dir / "sqsemu.lock").write_text(f"{gone.pid}\n")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            f"fd = os.open({str(data_dir / 'sqsemu.lock')!r}, os.O_RDWR)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(0.5)\n"
+            f"open({str(released)!r}, 'w').close()\nfcntl.flock(fd, fcntl.LOCK_UN)\ntime.sleep(5)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        SQLiteStore.open(str(data_dir)).close()
+        assert released.exists()  # opened once the holder let go, not before
+    finally:
+        holder.kill()
+        holder.wait()
