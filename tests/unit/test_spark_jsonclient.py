@@ -128,3 +128,18 @@ def test_server_errors_and_throttling_are_retried_client_errors_are_not(server: 
     server.inject(action="GetQueueAttributes", queue=name, drop=True, count=1)  # a lost connection: tried again
     assert "Attributes" in lean.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])
     server.clear_faults()
+
+
+def test_threads_share_the_keep_alive_connections(server: SQSServer) -> None:
+    """Calls made one after another from short-lived threads (as the data source's pools make them) reuse one
+    connection instead of opening one per thread."""
+    import threading
+
+    _, lean, url = _clients(server)
+    lean.close()
+    for _ in range(8):
+        thread = threading.Thread(target=lean.receive_message, kwargs={"QueueUrl": url})
+        thread.start()
+        thread.join()
+    ports = {connection.sock.getsockname()[1] for connection in lean._idle}
+    assert len(lean._idle) == 1 and len(ports) == 1
