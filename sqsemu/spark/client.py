@@ -241,12 +241,7 @@ def run_batches(
     attempt = 0
     while pending:
         retry: list[dict[str, Any]] = []
-        groups = list(_groups(pending))
-        if concurrency > 1 and len(groups) > 1:
-            with ThreadPoolExecutor(min(concurrency, len(groups)), thread_name_prefix="sqs-batch") as pool:
-                answers = list(pool.map(call, groups))
-        else:
-            answers = [call(group) for group in groups]
+        answers = _call_all(call, list(_groups(pending)), concurrency)
         for answer in answers:
             for failure in answer.get("Failed") or []:
                 entry_id = str(failure.get("Id"))
@@ -262,6 +257,45 @@ def run_batches(
             time.sleep(min(2.0, 0.05 * 2**attempt))
         pending = retry
     return failed
+
+
+def _call_all(
+    call: Callable[[list[dict[str, Any]]], dict[str, Any]], groups: list[list[dict[str, Any]]], concurrency: int
+) -> list[dict[str, Any]]:
+    """``call`` on every group, up to ``concurrency`` at once; the answers in any order. Each thread takes the next
+    group itself (no future per call); the first exception is raised once every thread has stopped."""
+    if concurrency <= 1 or len(groups) <= 1:
+        return [call(group) for group in groups]
+    answers: list[dict[str, Any]] = []
+    errors: list[BaseException] = []
+    todo = iter(groups)
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                group = None if errors else next(todo, None)
+            if group is None:
+                return
+            try:
+                answer = call(group)
+            except BaseException as exc:
+                with lock:
+                    errors.append(exc)
+                return
+            with lock:
+                answers.append(answer)
+
+    threads = [
+        threading.Thread(target=worker, name="sqs-batch", daemon=True) for _ in range(min(concurrency, len(groups)))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return answers
 
 
 def entry_bytes(entry: dict[str, Any]) -> int:

@@ -22,9 +22,7 @@ connection failures are retried with capped exponential back-off and jitter, ``m
 from __future__ import annotations
 
 import base64
-import http.client
 import random
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +31,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from sqsemu.spark.http11 import Connection
 from sqsemu.spark.sigv4 import SigV4Signer
 
 __all__ = ["SQSJsonClient"]
@@ -105,13 +104,14 @@ class SQSJsonClient:
         self.region = region
         self.max_attempts = max(1, max_attempts)
         self._https = parts.scheme == "https"
-        self._netloc = parts.netloc
+        self._host = parts.hostname
+        self._port = parts.port or (443 if self._https else 80)
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
         self._find_credentials = credentials
         self._credentials: Any = None
         self._signer = SigV4Signer(_host_header(parts.scheme, parts.hostname, parts.port), region, "sqs")
-        self._idle: list[http.client.HTTPConnection] = []
+        self._idle: list[Connection] = []
         self._idle_lock = threading.Lock()
 
     # ------------------------------------------------------------------ the actions
@@ -162,25 +162,16 @@ class SQSJsonClient:
                     raise retry.error from None
                 time.sleep(random.random() * min(_MAX_BACKOFF_S, _BASE_BACKOFF_S * 2**attempt))
 
-    def _connection(self, fresh: bool = False) -> tuple[http.client.HTTPConnection, bool]:
+    def _connection(self, fresh: bool = False) -> tuple[Connection, bool]:
         """An idle keep-alive connection from the pool (the most recently used; not when ``fresh``), or a new one;
         and whether it was reused."""
         if not fresh:
             with self._idle_lock:
                 if self._idle:
                     return self._idle.pop(), True
-        kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-        connection = kind(self._netloc, timeout=self._connect_timeout)
-        connection.connect()
-        # http.client writes the headers and the body in two sends: without TCP_NODELAY, Nagle's algorithm holds
-        # the body back until the headers are acknowledged, and delayed ACKs make that up to 40 ms.
-        sock = connection.sock
-        if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            sock.settimeout(self._read_timeout)
-        return connection, False
+        return Connection(self._host, self._port, self._https, self._connect_timeout, self._read_timeout), False
 
-    def _give_back(self, connection: http.client.HTTPConnection) -> None:
+    def _give_back(self, connection: Connection) -> None:
         with self._idle_lock:
             if len(self._idle) < _MAX_IDLE:
                 self._idle.append(connection)
@@ -194,7 +185,8 @@ class SQSJsonClient:
         for connection in idle:
             connection.close()
 
-    def _headers(self, action: str, body: bytes) -> dict[str, str]:
+    def _head(self, action: str, body: bytes) -> bytes:
+        """The request line and header fields of a call, signed, ending with the empty line."""
         if self._credentials is None:
             from botocore.exceptions import NoCredentialsError
 
@@ -205,21 +197,21 @@ class SQSJsonClient:
         target = _TARGETS.get(action)
         if target is None:
             target = _TARGETS[action] = f"AmazonSQS.{action}"
-        return self._signer.headers(target, body, credentials.access_key, credentials.secret_key, credentials.token)
+        headers = self._signer.headers(target, body, credentials.access_key, credentials.secret_key, credentials.token)
+        lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        return f"POST / HTTP/1.1\r\n{lines}Content-Length: {len(body)}\r\n\r\n".encode()
 
     def _attempt(self, action: str, body: bytes) -> dict[str, Any]:
-        headers = self._headers(action, body)
+        head = self._head(action, body)
         fresh = False
         while True:
-            connection: http.client.HTTPConnection | None = None
+            connection: Connection | None = None
             reused = False
             try:
                 connection, reused = self._connection(fresh)
-                connection.request("POST", "/", body=body, headers=headers)
-                response = connection.getresponse()
-                raw = response.read()
+                response = connection.exchange(head, body)
                 break
-            except (OSError, http.client.HTTPException) as exc:
+            except OSError as exc:
                 if connection is not None:
                     connection.close()
                 if reused and isinstance(exc, ConnectionResetError | BrokenPipeError):
@@ -228,14 +220,14 @@ class SQSJsonClient:
                     fresh = True
                     continue
                 raise _Retry(exc) from None
-        if response.will_close:
-            connection.close()
-        else:
+        if response.keep_alive:
             self._give_back(connection)
-        status = response.status
+        else:
+            connection.close()
+        status, raw = response.status, response.body
         if status == 200:
             return dict(orjson.loads(raw)) if raw.strip() else {}
-        error = _client_error(action, status, raw, response.getheader("x-amzn-query-error"))
+        error = _client_error(action, status, raw, response.headers.get("x-amzn-query-error"))
         code = error.response["Error"]["Code"]
         if status >= 500 or status == 429 or code in _THROTTLING or code in _TRANSIENT:
             raise _Retry(error)
