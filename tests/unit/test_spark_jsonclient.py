@@ -143,3 +143,18 @@ def test_threads_share_the_keep_alive_connections(server: SQSServer) -> None:
         thread.join()
     ports = {connection.sock.getsockname()[1] for connection in lean._idle}
     assert len(lean._idle) == 1 and len(ports) == 1
+
+
+def test_without_keys_in_the_options_the_default_chain_signs(
+    server: SQSServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a known endpoint the lean client is built without boto3; credentials left out of the options come
+    from botocore's default chain (here the environment), read at the first call."""
+    boto, _, url = _clients(server)
+    account = url.rstrip("/").split("/")[-2]
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", account)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "from-the-environment")
+    options = parse_options({"queueUrl": url, "endpointUrl": server.endpoint_url, "region": server.region})
+    lean = get_json_client(options.connection, url, max_attempts=2)
+    boto.send_message(QueueUrl=url, MessageBody="chain")
+    assert [m["Body"] for m in lean.receive_message(QueueUrl=url, WaitTimeSeconds=1)["Messages"]] == ["chain"]
