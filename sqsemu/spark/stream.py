@@ -366,30 +366,34 @@ class SQSStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         thread.start()
 
     def _renew(self, state: _DriverState, period: float) -> None:
-        """Every ``period`` seconds, push ``visibilityTimeout`` seconds ahead the visibility of the held messages
-        that would turn visible within two periods and a second (before the wake-up after next could renew them)."""
-        timeout = self.options.read.visibility_timeout
+        """Every ``period`` seconds, :meth:`_renew_due` until the reader stops."""
         while not state.stopped.wait(period):
-            now = time.monotonic()
-            horizon = now + 2 * period + 1.0
-            with state.lock:
-                due = [seq for seq in state.pending if state.expires.get(seq, 0.0) <= horizon]
-                held = [m for seq in due for m in state.pending[seq]]
-                prefetched = state.prefetched if state.prefetch_expires <= horizon else []
-                handles = [m["ReceiptHandle"] for m in (*held, *prefetched)]
-            if not handles:
-                continue
-            try:
-                change_visibility(state.client, state.queue_url, handles, timeout, concurrency=state.concurrency)
-            except Exception as exc:  # keep renewing; a failed renewal only risks a duplicate
-                log.warning("sqs stream reader %s: renewing visibility failed: %s", state.run, exc)
-                continue
-            with state.lock:
-                for seq in due:
-                    if seq in state.expires:
-                        state.expires[seq] = now + timeout
-                if prefetched and state.prefetched is prefetched:
-                    state.prefetch_expires = now + timeout
+            self._renew_due(state, period)
+
+    def _renew_due(self, state: _DriverState, period: float) -> None:
+        """Push ``visibilityTimeout`` seconds ahead the visibility of the held messages that would turn visible
+        within two periods and a second (before the wake-up after next could renew them); leave the others."""
+        timeout = self.options.read.visibility_timeout
+        now = time.monotonic()
+        horizon = now + 2 * period + 1.0
+        with state.lock:
+            due = [seq for seq in state.pending if state.expires.get(seq, 0.0) <= horizon]
+            held = [m for seq in due for m in state.pending[seq]]
+            prefetched = state.prefetched if state.prefetch_expires <= horizon else []
+            handles = [m["ReceiptHandle"] for m in (*held, *prefetched)]
+        if not handles:
+            return
+        try:
+            change_visibility(state.client, state.queue_url, handles, timeout, concurrency=state.concurrency)
+        except Exception as exc:  # keep renewing; a failed renewal only risks a duplicate
+            log.warning("sqs stream reader %s: renewing visibility failed: %s", state.run, exc)
+            return
+        with state.lock:
+            for seq in due:
+                if seq in state.expires:
+                    state.expires[seq] = now + timeout
+            if prefetched and state.prefetched is prefetched:
+                state.prefetch_expires = now + timeout
 
     def _release(self, state: _DriverState, messages: list[dict[str, Any]]) -> None:
         """Make received messages that no batch holds visible again at once (ChangeMessageVisibilityBatch to 0)."""
