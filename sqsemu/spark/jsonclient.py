@@ -3,10 +3,10 @@
 Why: a micro-batch of 10,000 messages costs 1,000 ReceiveMessage and 1,000 DeleteMessageBatch calls, all made by
 one Python process. Through boto3 each call costs about 2.5 ms of CPU (event hooks, user agent, endpoint rules,
 shape-driven parsing), which caps a stream near 2,000 messages/s however many calls run at once; here a call
-costs a few tenths of a millisecond. Credentials are still botocore's (boto3's session and default chain); the
-request body and the answer are JSON through orjson, the signature is :mod:`sqsemu.spark.sigv4` (its signing key
-derived once a day, not per call), and the HTTP/1.1 connections are kept alive in a pool that every thread of the
-process shares (a short-lived thread reuses an idle connection instead of opening one).
+costs a fraction of that. Signing (botocore's ``SigV4Auth``), credentials (botocore's default chain, or boto3's
+session) and HTTP (the standard library's ``http.client``) stay the libraries'; what is done here is the request
+body and the answer's JSON (orjson), and a pool of keep-alive connections that every thread of the process shares
+(a short-lived thread reuses an idle connection instead of opening one).
 
 :class:`SQSJsonClient` has the boto3 client's method names, keyword arguments and answer shapes for the calls the
 data source makes often (``receive_message``, ``delete_message_batch``, ``change_message_visibility_batch``,
@@ -22,7 +22,9 @@ connection failures are retried with capped exponential back-off and jitter, ``m
 from __future__ import annotations
 
 import base64
+import http.client
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -30,9 +32,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
-
-from sqsemu.spark.http11 import Connection
-from sqsemu.spark.sigv4 import SigV4Signer
 
 __all__ = ["SQSJsonClient"]
 
@@ -104,14 +103,12 @@ class SQSJsonClient:
         self.region = region
         self.max_attempts = max(1, max_attempts)
         self._https = parts.scheme == "https"
-        self._host = parts.hostname
-        self._port = parts.port or (443 if self._https else 80)
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
         self._find_credentials = credentials
         self._credentials: Any = None
-        self._signer = SigV4Signer(_host_header(parts.scheme, parts.hostname, parts.port), region, "sqs")
-        self._idle: list[Connection] = []
+        self._netloc = parts.netloc
+        self._idle: list[http.client.HTTPConnection] = []
         self._idle_lock = threading.Lock()
 
     # ------------------------------------------------------------------ the actions
@@ -162,16 +159,17 @@ class SQSJsonClient:
                     raise retry.error from None
                 time.sleep(random.random() * min(_MAX_BACKOFF_S, _BASE_BACKOFF_S * 2**attempt))
 
-    def _connection(self, fresh: bool = False) -> tuple[Connection, bool]:
+    def _connection(self, fresh: bool = False) -> tuple[http.client.HTTPConnection, bool]:
         """An idle keep-alive connection from the pool (the most recently used; not when ``fresh``), or a new one;
         and whether it was reused."""
         if not fresh:
             with self._idle_lock:
                 if self._idle:
                     return self._idle.pop(), True
-        return Connection(self._host, self._port, self._https, self._connect_timeout, self._read_timeout), False
+        kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        return kind(self._netloc, timeout=self._connect_timeout), False
 
-    def _give_back(self, connection: Connection) -> None:
+    def _give_back(self, connection: http.client.HTTPConnection) -> None:
         with self._idle_lock:
             if len(self._idle) < _MAX_IDLE:
                 self._idle.append(connection)
@@ -185,63 +183,74 @@ class SQSJsonClient:
         for connection in idle:
             connection.close()
 
-    def _head(self, action: str, body: bytes) -> bytes:
-        """The request line and header fields of a call, signed, ending with the empty line."""
+    def _headers(self, action: str, body: bytes) -> dict[str, str]:
+        """The signed headers of a call (botocore's ``SigV4Auth``)."""
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+
         if self._credentials is None:
             from botocore.exceptions import NoCredentialsError
 
-            self._credentials = self._find_credentials()
+            self._credentials = self._find_credentials() if self._find_credentials is not None else None
             if self._credentials is None:
                 raise NoCredentialsError()
-        credentials = self._credentials.get_frozen_credentials()
         target = _TARGETS.get(action)
         if target is None:
             target = _TARGETS[action] = f"AmazonSQS.{action}"
-        headers = self._signer.headers(target, body, credentials.access_key, credentials.secret_key, credentials.token)
-        lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
-        return f"POST / HTTP/1.1\r\n{lines}Content-Length: {len(body)}\r\n\r\n".encode()
+        request = AWSRequest(
+            method="POST",
+            url=self.endpoint_url + "/",
+            data=body,
+            headers={"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": target},
+        )
+        SigV4Auth(self._credentials.get_frozen_credentials(), "sqs", self.region).add_auth(request)
+        return dict(request.headers.items())
+
+    def _exchange(
+        self, connection: http.client.HTTPConnection, headers: dict[str, str], body: bytes
+    ) -> tuple[http.client.HTTPResponse, bytes]:
+        """Send one request on ``connection`` (connecting it first when it is new) and read the whole answer."""
+        if connection.sock is None:
+            connection.connect()
+            # http.client writes the headers and the body in two sends: without TCP_NODELAY, Nagle's algorithm
+            # holds the body back until the headers are acknowledged, and delayed ACKs make that up to 40 ms.
+            sock = connection.sock
+            if sock is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        connection.request("POST", "/", body=body, headers=headers)
+        if connection.sock is not None:
+            connection.sock.settimeout(self._read_timeout)
+        response = connection.getresponse()
+        return response, response.read()
 
     def _attempt(self, action: str, body: bytes) -> dict[str, Any]:
-        head = self._head(action, body)
+        headers = self._headers(action, body)
         fresh = False
         while True:
-            connection: Connection | None = None
-            reused = False
+            connection, reused = self._connection(fresh)
             try:
-                connection, reused = self._connection(fresh)
-                response = connection.exchange(head, body)
+                response, raw = self._exchange(connection, headers, body)
                 break
-            except OSError as exc:
-                if connection is not None:
-                    connection.close()
-                if reused and isinstance(exc, ConnectionResetError | BrokenPipeError):
+            except (OSError, http.client.HTTPException) as exc:
+                connection.close()
+                if reused and isinstance(exc, ConnectionResetError | BrokenPipeError | http.client.RemoteDisconnected):
                     # An idle connection the server had closed (its keep-alive timeout): the request never got
                     # an answer; send it again at once on a new connection, without counting an attempt.
                     fresh = True
                     continue
                 raise _Retry(exc) from None
-        if response.keep_alive:
-            self._give_back(connection)
-        else:
+        if response.will_close:
             connection.close()
-        status, raw = response.status, response.body
+        else:
+            self._give_back(connection)
+        status = response.status
         if status == 200:
             return dict(orjson.loads(raw)) if raw.strip() else {}
-        error = _client_error(action, status, raw, response.headers.get("x-amzn-query-error"))
+        error = _client_error(action, status, raw, response.getheader("x-amzn-query-error"))
         code = error.response["Error"]["Code"]
         if status >= 500 or status == 429 or code in _THROTTLING or code in _TRANSIENT:
             raise _Retry(error)
         raise error
-
-
-def _host_header(scheme: str, hostname: str | None, port: int | None) -> str:
-    """The Host header of an endpoint: the host, with the port unless it is the scheme's default."""
-    host = hostname or ""
-    if ":" in host:  # an IPv6 address
-        host = f"[{host}]"
-    if port is not None and port != (443 if scheme == "https" else 80):
-        host = f"{host}:{port}"
-    return host
 
 
 def _client_error(action: str, status: int, raw: bytes, query_error: str | None) -> Any:

@@ -158,3 +158,50 @@ def test_without_keys_in_the_options_the_default_chain_signs(
     lean = get_json_client(options.connection, url, max_attempts=2)
     boto.send_message(QueueUrl=url, MessageBody="chain")
     assert [m["Body"] for m in lean.receive_message(QueueUrl=url, WaitTimeSeconds=1)["Messages"]] == ["chain"]
+
+
+def test_an_idle_connection_the_server_closed_is_replaced_without_an_error() -> None:
+    """A pooled keep-alive connection that the server closed while it was idle (its keep-alive timeout) costs the
+    call nothing: the request goes again at once on a new connection."""
+    import socket
+    import threading
+
+    from sqsemu.spark.jsonclient import SQSJsonClient
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    connections: list[int] = []
+
+    def serve() -> None:
+        for _ in range(2):
+            conn, _ = listener.accept()
+            connections.append(1)
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                while len(body) < length:
+                    body += conn.recv(65536)
+                answer = b'{"Attributes":{"VisibilityTimeout":"30"}}'
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(answer), answer))
+            # the connection is closed after one answer although the answer kept it alive
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    class Credentials:
+        def get_frozen_credentials(self) -> Any:
+            from botocore.credentials import ReadOnlyCredentials
+
+            return ReadOnlyCredentials("AKID", "secret", None)
+
+    client = SQSJsonClient(f"http://127.0.0.1:{port}", "us-east-1", lambda: Credentials(), max_attempts=1)
+    url = f"http://127.0.0.1:{port}/000000000000/q"
+    for _ in range(2):
+        got = client.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])
+        assert got["Attributes"] == {"VisibilityTimeout": "30"}
+    thread.join(5)
+    listener.close()
+    assert len(connections) == 2
