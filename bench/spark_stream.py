@@ -18,7 +18,14 @@ milliseconds late, as calls to Amazon SQS do. Two workloads, each run ``--runs``
   alone, from ``start()``: the first micro-batch pays for Spark's warm-up), "steady state" (the micro-batches after
   the first) and "end to end" (first send to last delete) messages/s.
 
-Prints ``uptime`` before and after: the machine's load changes the figures. Needs the ``spark`` extra and Java 17+.
+CPU: besides messages/s (which fall when other work shares the cores), each run measures the CPU seconds every
+process spent per 1,000 messages (:mod:`proccpu`: the driver Python, the JVM, the streaming source's Python process
+that receives and deletes, the executors' Python workers, the sqsemu server; receive: from ``start()`` to the end
+of the query; orders: from the end of feeding to the end of the streaming query), a figure that holds on a busy
+machine. The medians per role are printed in a second table.
+
+Prints ``uptime`` before and after: the machine's load changes the msgs/s figures. Needs the ``spark`` extra and
+Java 17+.
 Not collected by pytest.
 """
 
@@ -39,6 +46,8 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from proccpu import ROLES, ProcessCPU
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "orders_pipeline.py"
@@ -142,8 +151,8 @@ def spark_session() -> Any:
     return spark
 
 
-def receive_run(spark: Any, endpoint: str, count: int, latency_ms: int) -> float:
-    """One receive → transform → delete run; messages/s."""
+def receive_run(spark: Any, endpoint: str, count: int, latency_ms: int, server: int) -> tuple[float, dict[str, float]]:
+    """One receive → transform → delete run; messages/s and CPU seconds per 1,000 messages per role."""
     from pyspark.sql import functions as F
 
     client = sqs_client(endpoint)
@@ -152,6 +161,8 @@ def receive_run(spark: Any, endpoint: str, count: int, latency_ms: int) -> float
     feed(client, url, count)
     set_latency(endpoint, latency_ms)
     checkpoint = tempfile.mkdtemp(prefix="bench-spark-stream-")
+    meter = ProcessCPU(os.getpid(), server)
+    meter.start()
     started = time.monotonic()
     query = (
         spark.readStream.format("sqs")
@@ -171,6 +182,7 @@ def receive_run(spark: Any, endpoint: str, count: int, latency_ms: int) -> float
     )
     query.awaitTermination()
     seconds = time.monotonic() - started
+    cpu = meter.stop()
     if query.exception() is not None:
         raise RuntimeError(f"query failed: {query.exception()}")
     set_latency(endpoint, 0)
@@ -180,21 +192,43 @@ def receive_run(spark: Any, endpoint: str, count: int, latency_ms: int) -> float
     if left != {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}:
         raise RuntimeError(f"the queue was not drained: {left}")
     client.delete_queue(QueueUrl=url)
-    return count / seconds
+    return count / seconds, {role: value * 1000 / count for role, value in cpu.items()}
 
 
-def orders_run(endpoint: str, orders: int, latency_ms: int) -> list[float]:
-    """One run of the example pipeline; [stream, steady state, end to end] messages/s."""
+def orders_run(endpoint: str, orders: int, latency_ms: int, server: int) -> tuple[list[float], dict[str, float]]:
+    """One run of the example pipeline; [stream, steady state, end to end] messages/s and the streaming query's
+    CPU seconds per 1,000 messages per role (from the example's "fed" line to its "streaming query done" line)."""
     set_latency(endpoint, latency_ms)
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
     command = [sys.executable, str(EXAMPLE), "--endpoint-url", endpoint, "--orders", str(orders)]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
+    with tempfile.TemporaryFile("w+") as errors:
+        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=errors, text=True)
+        meter = ProcessCPU(process.pid, server)
+        cpu: dict[str, float] = {}
+        lines = []
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("fed "):
+                meter.start()
+            elif line.startswith("streaming query done"):
+                cpu = meter.stop()
+        code = process.wait(1800)
+        errors.seek(0)
+        stderr = errors.read()
     set_latency(endpoint, 0)
-    match = re.search(r"throughput: stream ([\d,]+) msg/s.*end to end ([\d,]+) msg/s", done.stdout)
-    steady = re.search(r"steady state: ([\d,]+) msg/s", done.stdout)
-    if done.returncode != 0 or match is None or steady is None:
-        raise RuntimeError(f"the pipeline failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    return [float(text.replace(",", "")) for text in (match.group(1), steady.group(1), match.group(2))]
+    stdout = "".join(lines)
+    match = re.search(r"throughput: stream ([\d,]+) msg/s.*end to end ([\d,]+) msg/s", stdout)
+    steady = re.search(r"steady state: ([\d,]+) msg/s", stdout)
+    if code != 0 or match is None or steady is None or not cpu:
+        raise RuntimeError(f"the pipeline failed:\n{stdout[-2000:]}\n{stderr[-2000:]}")
+    rates = [float(text.replace(",", "")) for text in (match.group(1), steady.group(1), match.group(2))]
+    return rates, {role: value * 1000 / orders for role, value in cpu.items()}
+
+
+def cpu_text(cpu: dict[str, float]) -> str:
+    """CPU seconds per 1,000 messages per role, in one line."""
+    return "CPU s/1k msgs " + ", ".join(f"{role} {cpu[role]:.3f}" for role in ROLES)
 
 
 def uptime() -> str:
@@ -206,30 +240,36 @@ def main(argv: list[str] | None = None) -> int:
     print(f"uptime before: {uptime()}", flush=True)
     server, endpoint = start_server()
     results: list[tuple[str, int, str, list[float]]] = []
+    cpu_results: list[tuple[str, int, list[dict[str, float]]]] = []
     try:
         if args.only in (None, "receive"):
             spark = spark_session()
-            receive_run(spark, endpoint, 1000, 0)  # warm-up, not counted
+            receive_run(spark, endpoint, 1000, 0, server.pid)  # warm-up, not counted
             for latency in args.latency_ms:
-                figures = []
+                figures, cpus = [], []
                 for run in range(args.runs):
-                    figures.append(receive_run(spark, endpoint, args.messages, latency))
-                    print(f"receive, {latency} ms, run {run + 1}: {figures[-1]:,.0f} msgs/s", flush=True)
+                    rate, cpu = receive_run(spark, endpoint, args.messages, latency, server.pid)
+                    figures.append(rate)
+                    cpus.append(cpu)
+                    print(f"receive, {latency} ms, run {run + 1}: {rate:,.0f} msgs/s; {cpu_text(cpu)}", flush=True)
                 results.append(("receive → transform → delete", latency, f"{args.messages:,} msgs", figures))
+                cpu_results.append(("receive → transform → delete", latency, cpus))
             spark.stop()
         if args.only in (None, "orders"):
             for latency in args.latency_ms:
-                streams, steadies, ends = [], [], []
+                streams, steadies, ends, cpus = [], [], [], []
                 for run in range(args.runs):
-                    stream, steady, end = orders_run(endpoint, args.orders, latency)
+                    (stream, steady, end), cpu = orders_run(endpoint, args.orders, latency, server.pid)
                     streams.append(stream)
                     steadies.append(steady)
                     ends.append(end)
+                    cpus.append(cpu)
                     print(
                         f"orders, {latency} ms, run {run + 1}: stream {stream:,.0f}, steady state {steady:,.0f}, "
-                        f"end to end {end:,.0f} msgs/s",
+                        f"end to end {end:,.0f} msgs/s; {cpu_text(cpu)}",
                         flush=True,
                     )
+                cpu_results.append(("orders pipeline: stream", latency, cpus))
                 size = f"{args.orders:,} orders"
                 results.append(("orders pipeline: stream", latency, size, streams))
                 results.append(("orders pipeline: steady state", latency, size, steadies))
@@ -244,6 +284,15 @@ def main(argv: list[str] | None = None) -> int:
     for name, latency, size, figures in results:
         runs = ", ".join(f"{f:,.0f}" for f in figures)
         print(f"| {name} | {latency} ms | {size} | {statistics.median(figures):,.0f} | {runs} |")
+    print()
+    print("CPU seconds per 1,000 messages (medians of the runs):")
+    print()
+    print(f"| Workload | Added latency per call | {' | '.join(ROLES)} | total |")
+    print(f"|---|---|{'---|' * (len(ROLES) + 1)}")
+    for name, latency, cpus in cpu_results:
+        medians = [statistics.median(cpu[role] for cpu in cpus) for role in ROLES]
+        total = statistics.median(sum(cpu.values()) for cpu in cpus)
+        print(f"| {name} | {latency} ms | {' | '.join(f'{m:.3f}' for m in medians)} | {total:.3f} |")
     return 0
 
 

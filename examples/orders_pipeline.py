@@ -136,7 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     feed_start = time.monotonic()
     feed(client, orders_url, orders)
     feed_seconds = time.monotonic() - feed_start
-    print(f"fed {len(orders)} orders to {orders_url} in {feed_seconds:.2f} s ({len(orders) / feed_seconds:,.0f} msg/s)")
+    print(
+        f"fed {len(orders)} orders to {orders_url} in {feed_seconds:.2f} s ({len(orders) / feed_seconds:,.0f} msg/s)",
+        flush=True,
+    )
 
     order_schema = StructType(
         [
@@ -197,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         raise RuntimeError(f"the streaming query failed: {query.exception()}")
     query_seconds = time.monotonic() - query_start
     end_to_end = time.monotonic() - feed_start
+    print(f"streaming query done in {query_seconds:.2f} s", flush=True)
 
     # Check the outcome.
     left = client.get_queue_attributes(

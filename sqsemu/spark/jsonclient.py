@@ -3,8 +3,10 @@
 Why: a micro-batch of 10,000 messages costs 1,000 ReceiveMessage and 1,000 DeleteMessageBatch calls, all made by
 one Python process. Through boto3 each call costs about 2.5 ms of CPU (event hooks, user agent, endpoint rules,
 shape-driven parsing), which caps a stream near 2,000 messages/s however many calls run at once; here a call
-costs about 0.6 ms. Signing (botocore's ``SigV4Auth``) and credentials (boto3's session and default chain) are
-still botocore's; only the request body, the HTTP exchange and the answer's JSON are done here.
+costs a fraction of that. Signing (botocore's ``SigV4Auth``), credentials (botocore's default chain, or boto3's
+session) and HTTP (the standard library's ``http.client``) stay the libraries'; what is done here is the request
+body and the answer's JSON (orjson), and a pool of keep-alive connections that every thread of the process shares
+(a short-lived thread reuses an idle connection instead of opening one).
 
 :class:`SQSJsonClient` has the boto3 client's method names, keyword arguments and answer shapes for the calls the
 data source makes often (``receive_message``, ``delete_message_batch``, ``change_message_visibility_batch``,
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import http.client
-import json
 import random
 import socket
 import threading
@@ -29,6 +30,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
+
+import orjson
 
 __all__ = ["SQSJsonClient"]
 
@@ -60,6 +63,8 @@ _TRANSIENT = {
 }
 _MAX_BACKOFF_S = 20.0
 _BASE_BACKOFF_S = 0.05
+_MAX_IDLE = 128  # idle keep-alive connections the pool keeps (more are closed when given back)
+_TARGETS: dict[str, str] = {}  # action -> its X-Amz-Target value, built once
 
 
 class _Retry(Exception):
@@ -71,7 +76,8 @@ class _Retry(Exception):
 
 
 class SQSJsonClient:
-    """An SQS client for a few actions over AWS JSON 1.0, thread-safe (one keep-alive connection per thread).
+    """An SQS client for a few actions over AWS JSON 1.0, thread-safe (a pool of keep-alive connections that all
+    threads share: a call takes an idle one or opens one, and gives it back when the answer is read).
 
     ``endpoint_url``: ``http(s)://host[:port]``; ``region``: the signing region; ``credentials``: a function
     returning botocore credentials or None (a boto3 session's ``get_credentials``), called at the first request
@@ -90,8 +96,6 @@ class SQSJsonClient:
         connect_timeout: float = 10.0,
         read_timeout: float = 60.0,
     ) -> None:
-        from botocore.auth import SigV4Auth
-
         parts = urlsplit(endpoint_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"sqs data source: endpoint {endpoint_url!r} is not http(s)://host[:port]")
@@ -99,13 +103,13 @@ class SQSJsonClient:
         self.region = region
         self.max_attempts = max(1, max_attempts)
         self._https = parts.scheme == "https"
-        self._netloc = parts.netloc
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
         self._find_credentials = credentials
         self._credentials: Any = None
-        self._signer_class = SigV4Auth
-        self._local = threading.local()
+        self._netloc = parts.netloc
+        self._idle: list[http.client.HTTPConnection] = []
+        self._idle_lock = threading.Lock()
 
     # ------------------------------------------------------------------ the actions
 
@@ -144,7 +148,7 @@ class SQSJsonClient:
     def call(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
         """One SQS action with its JSON parameters; the decoded answer. Raises ``botocore.exceptions.ClientError``
         for an error answer (after the retries, when it is retryable) and the last connection error otherwise."""
-        body = json.dumps(params, separators=(",", ":")).encode()
+        body = orjson.dumps(params)
         attempt = 0
         while True:
             attempt += 1
@@ -155,12 +159,57 @@ class SQSJsonClient:
                     raise retry.error from None
                 time.sleep(random.random() * min(_MAX_BACKOFF_S, _BASE_BACKOFF_S * 2**attempt))
 
-    def _connection(self) -> http.client.HTTPConnection:
-        connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
-        if connection is None:
-            kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            connection = kind(self._netloc, timeout=self._connect_timeout)
-            self._local.connection = connection
+    def _connection(self, fresh: bool = False) -> tuple[http.client.HTTPConnection, bool]:
+        """An idle keep-alive connection from the pool (the most recently used; not when ``fresh``), or a new one;
+        and whether it was reused."""
+        if not fresh:
+            with self._idle_lock:
+                if self._idle:
+                    return self._idle.pop(), True
+        kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        return kind(self._netloc, timeout=self._connect_timeout), False
+
+    def _give_back(self, connection: http.client.HTTPConnection) -> None:
+        with self._idle_lock:
+            if len(self._idle) < _MAX_IDLE:
+                self._idle.append(connection)
+                return
+        connection.close()
+
+    def close(self) -> None:
+        """Close the idle connections (calls under way close theirs when they end)."""
+        with self._idle_lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
+
+    def _headers(self, action: str, body: bytes) -> dict[str, str]:
+        """The signed headers of a call (botocore's ``SigV4Auth``)."""
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+
+        if self._credentials is None:
+            from botocore.exceptions import NoCredentialsError
+
+            self._credentials = self._find_credentials() if self._find_credentials is not None else None
+            if self._credentials is None:
+                raise NoCredentialsError()
+        target = _TARGETS.get(action)
+        if target is None:
+            target = _TARGETS[action] = f"AmazonSQS.{action}"
+        request = AWSRequest(
+            method="POST",
+            url=self.endpoint_url + "/",
+            data=body,
+            headers={"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": target},
+        )
+        SigV4Auth(self._credentials.get_frozen_credentials(), "sqs", self.region).add_auth(request)
+        return dict(request.headers.items())
+
+    def _exchange(
+        self, connection: http.client.HTTPConnection, headers: dict[str, str], body: bytes
+    ) -> tuple[http.client.HTTPResponse, bytes]:
+        """Send one request on ``connection`` (connecting it first when it is new) and read the whole answer."""
         if connection.sock is None:
             connection.connect()
             # http.client writes the headers and the body in two sends: without TCP_NODELAY, Nagle's algorithm
@@ -168,50 +217,35 @@ class SQSJsonClient:
             sock = connection.sock
             if sock is not None:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return connection
-
-    def _drop_connection(self) -> None:
-        connection = getattr(self._local, "connection", None)
-        self._local.connection = None
-        if connection is not None:
-            connection.close()
-
-    def _headers(self, action: str, body: bytes) -> dict[str, str]:
-        from botocore.awsrequest import AWSRequest
-
-        request = AWSRequest(
-            method="POST",
-            url=self.endpoint_url + "/",
-            data=body,
-            headers={"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": f"AmazonSQS.{action}"},
-        )
-        if self._credentials is None:
-            from botocore.exceptions import NoCredentialsError
-
-            self._credentials = self._find_credentials()
-            if self._credentials is None:
-                raise NoCredentialsError()
-        credentials = self._credentials.get_frozen_credentials()
-        self._signer_class(credentials, "sqs", self.region).add_auth(request)
-        return dict(request.headers.items())
+        connection.request("POST", "/", body=body, headers=headers)
+        if connection.sock is not None:
+            connection.sock.settimeout(self._read_timeout)
+        response = connection.getresponse()
+        return response, response.read()
 
     def _attempt(self, action: str, body: bytes) -> dict[str, Any]:
         headers = self._headers(action, body)
-        try:
-            connection = self._connection()
-            connection.request("POST", "/", body=body, headers=headers)
-            if connection.sock is not None:
-                connection.sock.settimeout(self._read_timeout)
-            response = connection.getresponse()
-            raw = response.read()
-        except (OSError, http.client.HTTPException) as exc:
-            self._drop_connection()
-            raise _Retry(exc) from None
-        if response.getheader("Connection", "").lower() == "close":
-            self._drop_connection()
+        fresh = False
+        while True:
+            connection, reused = self._connection(fresh)
+            try:
+                response, raw = self._exchange(connection, headers, body)
+                break
+            except (OSError, http.client.HTTPException) as exc:
+                connection.close()
+                if reused and isinstance(exc, ConnectionResetError | BrokenPipeError | http.client.RemoteDisconnected):
+                    # An idle connection the server had closed (its keep-alive timeout): the request never got
+                    # an answer; send it again at once on a new connection, without counting an attempt.
+                    fresh = True
+                    continue
+                raise _Retry(exc) from None
+        if response.will_close:
+            connection.close()
+        else:
+            self._give_back(connection)
         status = response.status
         if status == 200:
-            return dict(json.loads(raw)) if raw.strip() else {}
+            return dict(orjson.loads(raw)) if raw.strip() else {}
         error = _client_error(action, status, raw, response.getheader("x-amzn-query-error"))
         code = error.response["Error"]["Code"]
         if status >= 500 or status == 429 or code in _THROTTLING or code in _TRANSIENT:
@@ -224,7 +258,7 @@ def _client_error(action: str, status: int, raw: bytes, query_error: str | None)
     from botocore.exceptions import ClientError
 
     try:
-        document = json.loads(raw) if raw.strip() else {}
+        document = orjson.loads(raw) if raw.strip() else {}
     except ValueError:
         document = {}
     if not isinstance(document, dict):

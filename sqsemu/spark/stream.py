@@ -19,9 +19,12 @@ process that hosts this reader; Spark's executors get the messages by value):
    copy of this reader that shares no memory with the driver. ``read()`` turns them into rows (Arrow record
    batches, built column by column: much cheaper than Spark's conversion of tuples). A partition's
    content is fixed when it is planned, so a retried task, or a stage Spark recomputes, reads the same rows.
-3. **Keep alive**: while received messages are not acknowledged, a daemon thread renews their visibility with
-   ChangeMessageVisibilityBatch (``receiveConcurrency`` calls at once) every third of ``visibilityTimeout``, so a
-   long batch does not see its messages reappear (and be read twice) half way.
+3. **Keep alive**: while received messages are not acknowledged, a daemon thread wakes every third of
+   ``visibilityTimeout`` and renews, with ChangeMessageVisibilityBatch (``receiveConcurrency`` calls at once), the
+   visibility of the held messages that would otherwise turn visible before its wake-up after next (plus a
+   second), so a long batch does not see its messages reappear (and be read twice) half way. Messages whose
+   timeout has that long still to run are left alone: most batches are deleted before their first renewal is
+   due, and renewing them anyway cost as many calls as receiving them.
 4. **Acknowledge**: a batch's messages are deleted (DeleteMessageBatch, ``receiveConcurrency`` calls at once)
    once Spark has committed the batch. Spark calls ``commit(end)`` for batch N only while planning batch N+1,
    never for the last batch of an ``availableNow`` run, and ``stop()`` may never run; but every
@@ -124,12 +127,16 @@ class _DriverState:
         self.attribute_names = names
         self.lock = threading.Lock()
         self.pending: dict[int, list[dict[str, Any]]] = {}  # seq -> received, not yet acknowledged messages
+        # seq -> time.monotonic() by which the batch's messages turn visible unless renewed (a lower bound: taken
+        # from before the receiving started, or before the last renewal)
+        self.expires: dict[int, float] = {}
         self.budget: int | None = None  # availableNow: messages this run may still receive
         # Standard queues: the next batch's messages, received while Spark runs the current one (held, renewed,
         # never deleted before their own batch commits).
         self.prefetcher = ThreadPoolExecutor(1, thread_name_prefix="sqs-prefetch")
         self.prefetch: Future[list[dict[str, Any]]] | None = None
         self.prefetched: list[dict[str, Any]] = []  # what the prefetch received, for the renewals
+        self.prefetch_expires = 0.0  # as ``expires``, for the prefetched messages
         self.stopped = threading.Event()
         self.heartbeat: threading.Thread | None = None
 
@@ -216,11 +223,15 @@ class SQSStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         else:
             wanted = self.options.read.max_messages_per_trigger
 
-        messages = self._take_prefetch(state)
+        expires = time.monotonic() + self.options.read.visibility_timeout
+        messages, prefetch_expires = self._take_prefetch(state)
+        if messages:
+            expires = prefetch_expires
         if len(messages) > wanted:  # the read limit shrank since the prefetch: give the rest back at once
             messages, extra = messages[:wanted], messages[wanted:]
             self._release(state, extra)
         if not messages:  # nothing prefetched (or nothing came): receive now, long-polling first
+            expires = time.monotonic() + self.options.read.visibility_timeout
             messages = self._receive(state, wanted)
         else:
             log.debug("sqs stream reader %s: batch %d from the prefetch (%d)", state.run, seq + 1, len(messages))
@@ -228,6 +239,7 @@ class SQSStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return start
         with state.lock:
             state.pending[seq + 1] = messages
+            state.expires[seq + 1] = expires
         self._ensure_heartbeat(state)
         if not state.fifo and len(messages) >= wanted:
             # The queue had a full batch: receive the next one while Spark runs this one. (FIFO queues do not:
@@ -260,24 +272,29 @@ class SQSStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _start_prefetch(self, state: _DriverState, wanted: int) -> None:
         def prefetch() -> list[dict[str, Any]]:
+            expires = time.monotonic() + self.options.read.visibility_timeout
             messages = self._receive(state, wanted)
             with state.lock:
                 state.prefetched = messages
+                state.prefetch_expires = expires
             return messages
 
         state.prefetch = state.prefetcher.submit(prefetch)
 
-    def _take_prefetch(self, state: _DriverState) -> list[dict[str, Any]]:
-        """The prefetched messages (waiting for the prefetch to finish), or [] when none is under way. A failed
-        prefetch raises here: the planning fails, and whatever it received comes back after the timeout."""
+    def _take_prefetch(self, state: _DriverState) -> tuple[list[dict[str, Any]], float]:
+        """The prefetched messages (waiting for the prefetch to finish), or [] when none is under way, and when
+        they turn visible unless renewed (``time.monotonic()``). A failed prefetch raises here: the planning
+        fails, and whatever it received comes back after the timeout."""
         future, state.prefetch = state.prefetch, None
         if future is None:
-            return []
+            return [], 0.0
         try:
-            return future.result()
+            messages = future.result()
         finally:
             with state.lock:
                 state.prefetched = []
+                expires = state.prefetch_expires
+        return messages, expires
 
     def reportLatestOffset(self) -> dict[str, Any] | None:
         return None
@@ -320,6 +337,8 @@ class SQSStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         with state.lock:
             done = sorted(key for key in state.pending if key <= upto)
             messages = [m for key in done for m in state.pending.pop(key)]
+            for key in done:
+                state.expires.pop(key, None)
         if not messages:
             return
         failures = delete_messages(
@@ -347,23 +366,34 @@ class SQSStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         thread.start()
 
     def _renew(self, state: _DriverState, period: float) -> None:
-        """Every ``period`` seconds, push the held messages' visibility ``visibilityTimeout`` seconds ahead."""
+        """Every ``period`` seconds, :meth:`_renew_due` until the reader stops."""
         while not state.stopped.wait(period):
-            with state.lock:
-                held = [*(m for batch in state.pending.values() for m in batch), *state.prefetched]
-                handles = [m["ReceiptHandle"] for m in held]
-            if not handles:
-                continue
-            try:
-                change_visibility(
-                    state.client,
-                    state.queue_url,
-                    handles,
-                    self.options.read.visibility_timeout,
-                    concurrency=state.concurrency,
-                )
-            except Exception as exc:  # keep renewing; a failed renewal only risks a duplicate
-                log.warning("sqs stream reader %s: renewing visibility failed: %s", state.run, exc)
+            self._renew_due(state, period)
+
+    def _renew_due(self, state: _DriverState, period: float) -> None:
+        """Push ``visibilityTimeout`` seconds ahead the visibility of the held messages that would turn visible
+        within two periods and a second (before the wake-up after next could renew them); leave the others."""
+        timeout = self.options.read.visibility_timeout
+        now = time.monotonic()
+        horizon = now + 2 * period + 1.0
+        with state.lock:
+            due = [seq for seq in state.pending if state.expires.get(seq, 0.0) <= horizon]
+            held = [m for seq in due for m in state.pending[seq]]
+            prefetched = state.prefetched if state.prefetch_expires <= horizon else []
+            handles = [m["ReceiptHandle"] for m in (*held, *prefetched)]
+        if not handles:
+            return
+        try:
+            change_visibility(state.client, state.queue_url, handles, timeout, concurrency=state.concurrency)
+        except Exception as exc:  # keep renewing; a failed renewal only risks a duplicate
+            log.warning("sqs stream reader %s: renewing visibility failed: %s", state.run, exc)
+            return
+        with state.lock:
+            for seq in due:
+                if seq in state.expires:
+                    state.expires[seq] = now + timeout
+            if prefetched and state.prefetched is prefetched:
+                state.prefetch_expires = now + timeout
 
     def _release(self, state: _DriverState, messages: list[dict[str, Any]]) -> None:
         """Make received messages that no batch holds visible again at once (ChangeMessageVisibilityBatch to 0)."""
@@ -386,7 +416,7 @@ class SQSStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return
         state.stopped.set()
         try:
-            self._release(state, self._take_prefetch(state))
+            self._release(state, self._take_prefetch(state)[0])
         except Exception as exc:  # a failed prefetch: whatever it received comes back after the timeout
             log.info("sqs stream reader %s: the prefetch failed: %s", state.run, exc)
         state.prefetcher.shutdown(wait=True)

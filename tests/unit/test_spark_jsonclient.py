@@ -128,3 +128,80 @@ def test_server_errors_and_throttling_are_retried_client_errors_are_not(server: 
     server.inject(action="GetQueueAttributes", queue=name, drop=True, count=1)  # a lost connection: tried again
     assert "Attributes" in lean.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])
     server.clear_faults()
+
+
+def test_threads_share_the_keep_alive_connections(server: SQSServer) -> None:
+    """Calls made one after another from short-lived threads (as the data source's pools make them) reuse one
+    connection instead of opening one per thread."""
+    import threading
+
+    _, lean, url = _clients(server)
+    lean.close()
+    for _ in range(8):
+        thread = threading.Thread(target=lean.receive_message, kwargs={"QueueUrl": url})
+        thread.start()
+        thread.join()
+    ports = {connection.sock.getsockname()[1] for connection in lean._idle}
+    assert len(lean._idle) == 1 and len(ports) == 1
+
+
+def test_without_keys_in_the_options_the_default_chain_signs(
+    server: SQSServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a known endpoint the lean client is built without boto3; credentials left out of the options come
+    from botocore's default chain (here the environment), read at the first call."""
+    boto, _, url = _clients(server)
+    account = url.rstrip("/").split("/")[-2]
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", account)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "from-the-environment")
+    options = parse_options({"queueUrl": url, "endpointUrl": server.endpoint_url, "region": server.region})
+    lean = get_json_client(options.connection, url, max_attempts=2)
+    boto.send_message(QueueUrl=url, MessageBody="chain")
+    assert [m["Body"] for m in lean.receive_message(QueueUrl=url, WaitTimeSeconds=1)["Messages"]] == ["chain"]
+
+
+def test_an_idle_connection_the_server_closed_is_replaced_without_an_error() -> None:
+    """A pooled keep-alive connection that the server closed while it was idle (its keep-alive timeout) costs the
+    call nothing: the request goes again at once on a new connection."""
+    import socket
+    import threading
+
+    from sqsemu.spark.jsonclient import SQSJsonClient
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    connections: list[int] = []
+
+    def serve() -> None:
+        for _ in range(2):
+            conn, _ = listener.accept()
+            connections.append(1)
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                while len(body) < length:
+                    body += conn.recv(65536)
+                answer = b'{"Attributes":{"VisibilityTimeout":"30"}}'
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(answer), answer))
+            # the connection is closed after one answer although the answer kept it alive
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    class Credentials:
+        def get_frozen_credentials(self) -> Any:
+            from botocore.credentials import ReadOnlyCredentials
+
+            return ReadOnlyCredentials("AKID", "secret", None)
+
+    client = SQSJsonClient(f"http://127.0.0.1:{port}", "us-east-1", lambda: Credentials(), max_attempts=1)
+    url = f"http://127.0.0.1:{port}/000000000000/q"
+    for _ in range(2):
+        got = client.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])
+        assert got["Attributes"] == {"VisibilityTimeout": "30"}
+    thread.join(5)
+    listener.close()
+    assert len(connections) == 2

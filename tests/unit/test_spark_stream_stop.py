@@ -66,3 +66,43 @@ def test_stop_gives_back_what_was_received_ahead_and_keeps_the_planned_batch_in_
     reader.stop()
     states = [m["state"] for m in server.peek(url)]
     assert sorted(states) == ["in_flight"] * 10 + ["visible"] * 20  # nothing deleted; only batch 1 still held
+
+
+def test_only_batches_whose_timeout_runs_out_soon_are_renewed(server: SQSServer) -> None:
+    """The renewing thread renews a held batch whose visibility timeout would end before its wake-up after next,
+    and leaves alone one with long enough still to run (a batch that ends early costs no renewal calls)."""
+    import time
+
+    client = server.client()
+    url = client.create_queue(QueueName="stream-renew")["QueueUrl"]
+    for first in (0, 10):
+        entries = [{"Id": str(i), "MessageBody": f"m-{first + i}"} for i in range(10)]
+        client.send_message_batch(QueueUrl=url, Entries=entries)
+    options = parse_options(
+        {
+            "queueUrl": url,
+            "endpointUrl": server.endpoint_url,
+            "region": "us-east-1",
+            "accessKeyId": "test",
+            "secretAccessKey": "test",
+            "waitTimeSeconds": "0",
+            "visibilityTimeout": "60",
+        }
+    )
+    reader = SQSStreamReader(options)
+    reader.initialOffset()
+    state = reader._state
+    assert state is not None
+    soon, later = reader._receive(state, 10), reader._receive(state, 10)
+    assert len(soon) == len(later) == 10
+    now = time.monotonic()
+    state.pending.update({1: soon, 2: later})
+    state.expires.update({1: now + 5, 2: now + 100})  # with a 10 s period, only batch 1 is due
+    time.sleep(2)
+    reader._renew_due(state, 10.0)
+    left = {m["body"]: m["seconds_left"] for m in server.peek(url)}
+    renewed = [left[m["Body"]] for m in soon]
+    untouched = [left[m["Body"]] for m in later]
+    assert min(renewed) > max(untouched) + 1  # batch 1 got 60 s from now; batch 2 still counts from its receipt
+    assert state.expires[1] > now + 60 and state.expires[2] == now + 100
+    reader.stop()
