@@ -100,15 +100,7 @@ def get_json_client(connection: ConnectionOptions, queue_url: str | None = None,
     if endpoint is None:
         return _clients_for(connection, queue_url, max_attempts)[1]
     region = _region_for(connection, queue_url or connection.queue_url)
-    key = (
-        "json",
-        endpoint,
-        region,
-        connection.access_key_id,
-        connection.secret_access_key,
-        connection.session_token,
-        max_attempts,
-    )
+    key = ("json", *_cache_key(connection, endpoint, region, max_attempts))
     with _clients_lock:
         client = _json_clients.get(key)
         if client is None:
@@ -146,10 +138,11 @@ def _default_chain() -> Any:
     return botocore.session.get_session().get_credentials()
 
 
-def _clients_for(connection: ConnectionOptions, queue_url: str | None, max_attempts: int) -> tuple[Any, Any]:
-    endpoint = _endpoint_for(connection, queue_url or connection.queue_url)
-    region = _region_for(connection, queue_url or connection.queue_url)
-    key = (
+def _cache_key(
+    connection: ConnectionOptions, endpoint: str | None, region: str, max_attempts: int
+) -> tuple[str | int | None, ...]:
+    """What a cached client is looked up by: endpoint, region, credentials and retry budget."""
+    return (
         endpoint,
         region,
         connection.access_key_id,
@@ -157,6 +150,12 @@ def _clients_for(connection: ConnectionOptions, queue_url: str | None, max_attem
         connection.session_token,
         max_attempts,
     )
+
+
+def _clients_for(connection: ConnectionOptions, queue_url: str | None, max_attempts: int) -> tuple[Any, Any]:
+    endpoint = _endpoint_for(connection, queue_url or connection.queue_url)
+    region = _region_for(connection, queue_url or connection.queue_url)
+    key = _cache_key(connection, endpoint, region, max_attempts)
     with _clients_lock:
         client = _clients.get(key)
         if client is None:

@@ -21,6 +21,28 @@ def server() -> Iterator[SQSServer]:
         yield srv
 
 
+def _reader_on(server: SQSServer, name: str, messages: int) -> tuple[str, SQSStreamReader]:
+    """A queue ``name`` holding ``messages`` messages (``m-0``, ``m-1``...) and a stream reader on it (short polls,
+    60 s visibility timeout)."""
+    client = server.client()
+    url = client.create_queue(QueueName=name)["QueueUrl"]
+    for first in range(0, messages, 10):
+        entries = [{"Id": str(i), "MessageBody": f"m-{first + i}"} for i in range(10)]
+        client.send_message_batch(QueueUrl=url, Entries=entries)
+    options = parse_options(
+        {
+            "queueUrl": url,
+            "endpointUrl": server.endpoint_url,
+            "region": "us-east-1",
+            "accessKeyId": "test",
+            "secretAccessKey": "test",
+            "waitTimeSeconds": "0",
+            "visibilityTimeout": "60",
+        }
+    )
+    return url, SQSStreamReader(options)
+
+
 def test_stop_ends_and_joins_the_renewing_thread(server: SQSServer) -> None:
     url = server.client().create_queue(QueueName="stream-stop")["QueueUrl"]
     options = parse_options({"queueUrl": url, "endpointUrl": server.endpoint_url, "region": "us-east-1"})
@@ -39,23 +61,7 @@ def test_stop_ends_and_joins_the_renewing_thread(server: SQSServer) -> None:
 def test_stop_gives_back_what_was_received_ahead_and_keeps_the_planned_batch_in_flight(server: SQSServer) -> None:
     from pyspark.sql.streaming.datasource import ReadMaxRows
 
-    client = server.client()
-    url = client.create_queue(QueueName="stream-ahead")["QueueUrl"]
-    for first in range(0, 30, 10):
-        entries = [{"Id": str(i), "MessageBody": f"m-{first + i}"} for i in range(10)]
-        client.send_message_batch(QueueUrl=url, Entries=entries)
-    options = parse_options(
-        {
-            "queueUrl": url,
-            "endpointUrl": server.endpoint_url,
-            "region": "us-east-1",
-            "accessKeyId": "test",
-            "secretAccessKey": "test",
-            "waitTimeSeconds": "0",
-            "visibilityTimeout": "60",
-        }
-    )
-    reader = SQSStreamReader(options)
+    url, reader = _reader_on(server, "stream-ahead", 30)
     start = reader.initialOffset()
     end = reader.latestOffset(start, ReadMaxRows(10))  # batch 1 planned; batch 2 received ahead
     assert end["seq"] == 1
@@ -73,23 +79,7 @@ def test_only_batches_whose_timeout_runs_out_soon_are_renewed(server: SQSServer)
     and leaves alone one with long enough still to run (a batch that ends early costs no renewal calls)."""
     import time
 
-    client = server.client()
-    url = client.create_queue(QueueName="stream-renew")["QueueUrl"]
-    for first in (0, 10):
-        entries = [{"Id": str(i), "MessageBody": f"m-{first + i}"} for i in range(10)]
-        client.send_message_batch(QueueUrl=url, Entries=entries)
-    options = parse_options(
-        {
-            "queueUrl": url,
-            "endpointUrl": server.endpoint_url,
-            "region": "us-east-1",
-            "accessKeyId": "test",
-            "secretAccessKey": "test",
-            "waitTimeSeconds": "0",
-            "visibilityTimeout": "60",
-        }
-    )
-    reader = SQSStreamReader(options)
+    url, reader = _reader_on(server, "stream-renew", 20)
     reader.initialOffset()
     state = reader._state
     assert state is not None
