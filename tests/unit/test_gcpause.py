@@ -31,8 +31,10 @@ def test_pause_then_resume_freezes_what_exists_and_collects_again() -> None:
     assert gc.isenabled()
     frozen = gc.get_freeze_count()
     assert frozen > 0
-    gcpause.resume()  # a second resume changes nothing
-    assert gc.isenabled() and gc.get_freeze_count() == frozen
+    made_after = [[i] for i in range(1000)]  # containers the collector tracks
+    gcpause.resume()  # a second resume freezes nothing more (frozen objects freed by reference counting leave)
+    assert gc.isenabled() and gc.get_freeze_count() <= frozen
+    assert len(made_after) == 1000
 
 
 def test_a_collector_that_was_off_stays_off_and_nothing_is_frozen() -> None:
