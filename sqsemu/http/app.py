@@ -123,6 +123,12 @@ DROP: Answer = (0, [], b"")
 """What :meth:`SQSApp.answer` returns when the connection is to be dropped unanswered (compared by identity)."""
 
 
+def is_admin_path(path: str) -> bool:
+    """Whether ``path`` is served by the admin app (``/health``, ``/metrics``, ``/_sqsemu/...``) rather than as the
+    SQS endpoint."""
+    return path == "/health" or path.startswith("/_sqsemu") or path == METRICS_PATH
+
+
 def _too_large(limit: int) -> InvalidParameterValue:
     return InvalidParameterValue(f"The request body must not be larger than {limit} bytes.")
 
@@ -260,7 +266,7 @@ class SQSApp:
         kind = scope["type"]
         if kind == "http":
             path: str = scope["path"]
-            if path == "/health" or path.startswith("/_sqsemu") or path == METRICS_PATH:
+            if is_admin_path(path):
                 started = perf_counter()
                 status: list[int] = []
                 if self.access is not None:

@@ -40,9 +40,8 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, RequestResponseCycle
 
-from sqsemu.http.app import DROP, Answer, SQSApp
+from sqsemu.http.app import DROP, Answer, SQSApp, is_admin_path
 from sqsemu.http.protocol import GuardedHttpToolsProtocol
-from sqsemu.observability import METRICS_PATH
 
 __all__ = ["FAST_BODY_LIMIT", "FastLaneProtocol", "sqs_app_of"]
 
@@ -95,7 +94,6 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         self._sqs = sqs_app_of(self.app)
         self._opening = False  # inside on_headers_complete: a task start there may be deferred
         self._deferred: RequestResponseCycle | None = None  # cycle waiting for its whole body (fast lane)
-        self._deferred_app: Any = None
         self._gone: asyncio.Future[None] | None = None  # the last long poll's: completed when the connection is lost
 
     # ------------------------------------------------------------------------------------------- deciding
@@ -109,8 +107,7 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         if self._opening and app is self.app and self._qualifies(cycle):
-            self._deferred = cycle
-            self._deferred_app = app
+            self._deferred = cycle  # its app is self.app
             return
         super()._start_asgi_task(cycle, app)
 
@@ -118,15 +115,13 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         scope = cycle.scope
         if scope["method"] != "POST" or cycle.waiting_for_100_continue or self.access_log:
             return False
-        path = scope["path"]
-        return not (path == "/health" or path.startswith("/_sqsemu") or path == METRICS_PATH)
+        return not is_admin_path(scope["path"])
 
     def _take_asgi_way(self) -> None:
         """Hand the deferred request to uvicorn's ASGI cycle, with what was read of it so far."""
-        cycle, app = self._deferred, self._deferred_app
-        self._deferred = self._deferred_app = None
+        cycle, self._deferred = self._deferred, None
         if cycle is not None:
-            super()._start_asgi_task(cycle, app)
+            super()._start_asgi_task(cycle, self.app)
 
     def on_body(self, body: bytes) -> None:
         super().on_body(body)
@@ -143,7 +138,7 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         if not _NOT_FAST.isdisjoint(headers):
             self._take_asgi_way()
             return
-        self._deferred = self._deferred_app = None
+        self._deferred = None
         self._answer(cycle, headers)
 
     # ------------------------------------------------------------------------------------------- answering
