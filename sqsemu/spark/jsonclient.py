@@ -64,7 +64,6 @@ _TRANSIENT = {
 _MAX_BACKOFF_S = 20.0
 _BASE_BACKOFF_S = 0.05
 _MAX_IDLE = 128  # idle keep-alive connections the pool keeps (more are closed when given back)
-_TARGETS: dict[str, str] = {}  # action -> its X-Amz-Target value, built once
 
 
 class _Retry(Exception):
@@ -194,14 +193,11 @@ class SQSJsonClient:
             self._credentials = self._find_credentials() if self._find_credentials is not None else None
             if self._credentials is None:
                 raise NoCredentialsError()
-        target = _TARGETS.get(action)
-        if target is None:
-            target = _TARGETS[action] = f"AmazonSQS.{action}"
         request = AWSRequest(
             method="POST",
             url=self.endpoint_url + "/",
             data=body,
-            headers={"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": target},
+            headers={"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": f"AmazonSQS.{action}"},
         )
         SigV4Auth(self._credentials.get_frozen_credentials(), "sqs", self.region).add_auth(request)
         return dict(request.headers.items())
