@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from sqsemu.testing import SQSServer
-from tests.spark.helpers import send_bodies
+from tests.spark.helpers import send_bodies, sqs_stream, start_available_now
 
 pytestmark = pytest.mark.spark
 
@@ -41,19 +41,8 @@ def test_available_now_with_admission_control_deletes_each_batch_after_its_commi
             }
         )
 
-    query = (
-        spark.readStream.format("sqs")
-        .options(**sqs_options)
-        .option("queueUrl", url)
-        .option("maxMessagesPerTrigger", "10")
-        .option("waitTimeSeconds", "0")
-        .option("numPartitions", "2")
-        .load()
-        .writeStream.foreachBatch(check)
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(availableNow=True)
-        .start()
-    )
+    stream = sqs_stream(spark, sqs_options, url, maxMessagesPerTrigger="10", waitTimeSeconds="0", numPartitions="2")
+    query = start_available_now(stream.writeStream.foreachBatch(check), tmp_path / "checkpoint")
     assert query.awaitTermination(90)
     assert query.exception() is None
 
@@ -84,38 +73,25 @@ def test_stream_to_stream_through_two_queues(
     bodies = [f"event-{i:03d}" for i in range(40)]
     send_bodies(sqs, source, bodies)
 
-    forward = (
-        spark.readStream.format("sqs")
-        .options(**sqs_options)
-        .option("queueUrl", source)
-        .option("maxMessagesPerTrigger", "15")
-        .option("waitTimeSeconds", "0")
-        .load()
+    forward = start_available_now(
+        sqs_stream(spark, sqs_options, source, maxMessagesPerTrigger="15", waitTimeSeconds="0")
         .select(F.upper("body").alias("body"), F.create_map(F.lit("source"), F.col("message_id")).alias("tags"))
         .writeStream.format("sqs")
         .options(**sqs_options)
         .option("queueUrl", target)
-        .option("messageAttributesColumn", "tags")
-        .option("checkpointLocation", str(tmp_path / "forward"))
-        .trigger(availableNow=True)
-        .start()
+        .option("messageAttributesColumn", "tags"),
+        tmp_path / "forward",
     )
     assert forward.awaitTermination(90)
     assert forward.exception() is None
     assert spark_server.peek(source) == []
 
-    collected = (
-        spark.readStream.format("sqs")
-        .options(**sqs_options)
-        .option("queueUrl", target)
-        .option("waitTimeSeconds", "0")
-        .load()
+    collected = start_available_now(
+        sqs_stream(spark, sqs_options, target, waitTimeSeconds="0")
         .select("body", "message_attributes")
         .writeStream.format("memory")
-        .queryName("clean_events")
-        .option("checkpointLocation", str(tmp_path / "collect"))
-        .trigger(availableNow=True)
-        .start()
+        .queryName("clean_events"),
+        tmp_path / "collect",
     )
     assert collected.awaitTermination(90)
     rows = spark.sql("SELECT * FROM clean_events").collect()
@@ -142,18 +118,8 @@ def test_a_long_batch_keeps_its_messages_in_flight(
         time.sleep(4.5)  # more than twice the 2-second visibility timeout
         observed.append(spark_server.peek(url))
 
-    query = (
-        spark.readStream.format("sqs")
-        .options(**sqs_options)
-        .option("queueUrl", url)
-        .option("visibilityTimeout", "2")
-        .option("waitTimeSeconds", "0")
-        .load()
-        .writeStream.foreachBatch(slow)
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(availableNow=True)
-        .start()
-    )
+    stream = sqs_stream(spark, sqs_options, url, visibilityTimeout="2", waitTimeSeconds="0")
+    query = start_available_now(stream.writeStream.foreachBatch(slow), tmp_path / "checkpoint")
     assert query.awaitTermination(90)
     assert query.exception() is None
     [messages] = [batch for batch in observed if batch]
@@ -176,21 +142,15 @@ def test_stream_write_to_fifo_derives_ids_from_query_and_batch(
     source = make_queue("clicks")
     target = make_queue("clicks-ordered.fifo", FifoQueue=True)
     send_bodies(sqs, source, [f"click-{i}" for i in range(12)])
-    query = (
-        spark.readStream.format("sqs")
-        .options(**sqs_options)
-        .option("queueUrl", source)
-        .option("waitTimeSeconds", "0")
-        .load()
+    query = start_available_now(
+        sqs_stream(spark, sqs_options, source, waitTimeSeconds="0")
         .select("body", F.lit("user-1").alias("user"))
         .coalesce(1)
         .writeStream.format("sqs")
         .options(**sqs_options)
         .option("queueUrl", target)
-        .option("groupIdColumn", "user")
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(availableNow=True)
-        .start()
+        .option("groupIdColumn", "user"),
+        tmp_path / "checkpoint",
     )
     assert query.awaitTermination(90)
     assert query.exception() is None

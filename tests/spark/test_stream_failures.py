@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from sqsemu.testing import SQSServer
-from tests.spark.helpers import send_bodies
+from tests.spark.helpers import send_bodies, sqs_stream, start_available_now
 
 pytestmark = pytest.mark.spark
 
@@ -62,20 +62,16 @@ def test_a_query_killed_mid_batch_loses_nothing_and_deletes_nothing_uncommitted(
         sink_done.append(batch_id)
 
     def stream(write: Callable[[Any, int], None]) -> Any:
-        return (
-            spark.readStream.format("sqs")
-            .options(**sqs_options)
-            .option("queueUrl", url)
-            .option("maxMessagesPerTrigger", "20")
-            .option("receiveConcurrency", "4")
-            .option("waitTimeSeconds", "0")
-            .option("visibilityTimeout", "2")
-            .load()
-            .writeStream.foreachBatch(write)
-            .option("checkpointLocation", checkpoint)
-            .trigger(availableNow=True)
-            .start()
+        source = sqs_stream(
+            spark,
+            sqs_options,
+            url,
+            maxMessagesPerTrigger="20",
+            receiveConcurrency="4",
+            waitTimeSeconds="0",
+            visibilityTimeout="2",
         )
+        return start_available_now(source.writeStream.foreachBatch(write), checkpoint)
 
     first = stream(sink)
     try:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from sqsemu.testing import SQSServer
+from tests.spark.helpers import sqs_stream, start_available_now
 
 pytestmark = pytest.mark.spark
 
@@ -46,20 +47,16 @@ def test_fifo_group_order_survives_concurrent_receivers_and_partitions(
             assert group == row.message_group_id
             arrived.append((batch_id, row.p, group, int(index), int(row.sequence_number)))
 
-    query = (
-        spark.readStream.format("sqs")
-        .options(**sqs_options)
-        .option("queueUrl", url)
-        .option("maxMessagesPerTrigger", "35")
-        .option("receiveConcurrency", "4")
-        .option("numPartitions", "3")
-        .option("waitTimeSeconds", "0")
-        .load()
-        .writeStream.foreachBatch(sink)
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(availableNow=True)
-        .start()
+    stream = sqs_stream(
+        spark,
+        sqs_options,
+        url,
+        maxMessagesPerTrigger="35",
+        receiveConcurrency="4",
+        numPartitions="3",
+        waitTimeSeconds="0",
     )
+    query = start_available_now(stream.writeStream.foreachBatch(sink), tmp_path / "checkpoint")
     assert query.awaitTermination(120)
     assert query.exception() is None
 
