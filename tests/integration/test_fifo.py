@@ -13,25 +13,13 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from tests.integration.attributes import FRESH_STANDARD_KEYS
+
 pytestmark = pytest.mark.integration
 
 DEDUP_NEEDED = (
     "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly"
 )
-STANDARD_ALL = {
-    "ApproximateNumberOfMessages",
-    "ApproximateNumberOfMessagesDelayed",
-    "ApproximateNumberOfMessagesNotVisible",
-    "CreatedTimestamp",
-    "DelaySeconds",
-    "LastModifiedTimestamp",
-    "MaximumMessageSize",
-    "MessageRetentionPeriod",
-    "QueueArn",
-    "ReceiveMessageWaitTimeSeconds",
-    "SqsManagedSseEnabled",
-    "VisibilityTimeout",
-}
 FIFO_EXTRA = {"ContentBasedDeduplication", "DeduplicationScope", "FifoQueue", "FifoThroughputLimit"}
 
 
@@ -106,7 +94,7 @@ def queue_attrs(client: Any, url: str, names: list[str]) -> dict[str, str]:
 def test_fifo_queue_get_attributes_all_adds_the_four_fifo_defaults(sqs, make_queue):
     url = fifo(make_queue)
     attrs = queue_attrs(sqs, url, ["All"])
-    assert set(attrs) == STANDARD_ALL | FIFO_EXTRA
+    assert set(attrs) == FRESH_STANDARD_KEYS | FIFO_EXTRA
     assert attrs["FifoQueue"] == "true"
     assert attrs["ContentBasedDeduplication"] == "false"
     assert attrs["DeduplicationScope"] == "queue"

@@ -98,33 +98,28 @@ def test_add_permission_duplicate_label_is_invalid(sqs, make_queue):
     assert len(policy_of(sqs, url)["Statement"]) == 1
 
 
+SEVEN_ACTIONS = [
+    "SendMessage",
+    "ReceiveMessage",
+    "DeleteMessage",
+    "ChangeMessageVisibility",
+    "GetQueueAttributes",
+    "GetQueueUrl",
+    "ListDeadLetterSourceQueues",
+]
+"""Seven actions: the most one AddPermission call may name."""
+
+
 def test_add_permission_accepts_seven_actions(sqs, make_queue):
     url = make_queue()
-    actions = [
-        "SendMessage",
-        "ReceiveMessage",
-        "DeleteMessage",
-        "ChangeMessageVisibility",
-        "GetQueueAttributes",
-        "GetQueueUrl",
-        "ListDeadLetterSourceQueues",
-    ]
+    actions = SEVEN_ACTIONS
     sqs.add_permission(QueueUrl=url, Label="seven", AWSAccountIds=[OTHER], Actions=actions)
     assert sorted(as_list(statements(sqs, url)["seven"]["Action"])) == sorted(f"SQS:{a}" for a in actions)
 
 
 def test_add_permission_with_more_than_seven_actions_is_over_limit(sqs, make_queue):
     url = make_queue()
-    actions = [
-        "SendMessage",
-        "ReceiveMessage",
-        "DeleteMessage",
-        "ChangeMessageVisibility",
-        "GetQueueAttributes",
-        "GetQueueUrl",
-        "ListDeadLetterSourceQueues",
-        "PurgeQueue",
-    ]
+    actions = [*SEVEN_ACTIONS, "PurgeQueue"]
     with pytest.raises(ClientError) as exc:
         sqs.add_permission(QueueUrl=url, Label="eight", AWSAccountIds=[OTHER], Actions=actions)
     assert error_code(exc) == "OverLimit"

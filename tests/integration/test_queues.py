@@ -13,22 +13,10 @@ from urllib.parse import urlparse
 import pytest
 from botocore.exceptions import ClientError
 
+from tests.integration.attributes import FRESH_STANDARD_KEYS
+
 pytestmark = pytest.mark.integration
 
-FRESH_STANDARD_KEYS = {
-    "ApproximateNumberOfMessages",
-    "ApproximateNumberOfMessagesDelayed",
-    "ApproximateNumberOfMessagesNotVisible",
-    "CreatedTimestamp",
-    "DelaySeconds",
-    "LastModifiedTimestamp",
-    "MaximumMessageSize",
-    "MessageRetentionPeriod",
-    "QueueArn",
-    "ReceiveMessageWaitTimeSeconds",
-    "SqsManagedSseEnabled",
-    "VisibilityTimeout",
-}
 
 # settable numeric attributes: (name, min, max)
 RANGES = [
