@@ -14,8 +14,9 @@ Each worker, while the mapping is enabled:
      JSON object, is a complete failure);
    - a function error, an unreachable endpoint or an unknown function: deletes nothing, so the whole batch comes
      back once its visibility timeout ends (and goes to the dead-letter queue through the queue's redrive
-     policy), and the worker backs off: it waits 1 s after a failure, doubling with each consecutive failure of
-     the mapping up to 30 s, before it polls again (sqsemu's reading of "Lambda gradually backs off").
+     policy), and the mapping backs off: none of its workers polls for 1 s after a failure, doubling with each
+     consecutive failure up to 30 s, and a success ends the series (sqsemu's reading of "Lambda gradually backs
+     off, reducing the amount of concurrency").
 
 The number of workers is ``MaximumConcurrency`` (else 5): that many batches in flight at most. On a FIFO queue the
 queue itself keeps one batch per message group in flight: a group's messages are not received again while any of
@@ -130,6 +131,7 @@ class Runner:
         self.parked = 0
         self.waits: set[asyncio.Future[None]] = set()
         self.failures = 0
+        self.paused_until_ms = 0  # back-off: no worker polls before this instant (epoch ms)
         self.closed = False
         self.filter = RecordFilter(mapping.filters)
         self.on_idle: Callable[[], None] | None = None
@@ -178,6 +180,10 @@ class Runner:
     async def _work(self, index: int) -> None:
         try:
             while index < self._target():
+                pause = self.paused_until_ms - self.clock.now_ms()
+                if pause > 0:
+                    await self._sleep(pause / 1000)
+                    continue
                 queue = self.broker.resolve_arn(self.mapping.event_source_arn)
                 if queue is None or queue.deleted:
                     self.mapping.last_processing_result = "PROBLEM: Source queue does not exist"
@@ -284,7 +290,9 @@ class Runner:
             queue.arn,
             error,
         )
-        await self._sleep(min(BACKOFF_FIRST_S * 2 ** (self.failures - 1), BACKOFF_MAX_S))
+        backoff_ms = int(min(BACKOFF_FIRST_S * 2 ** (self.failures - 1), BACKOFF_MAX_S) * 1000)
+        self.paused_until_ms = max(self.paused_until_ms, self.clock.now_ms() + backoff_ms)
+        self.interrupt()  # the other workers' long polls end: none of them polls until the pause is over
 
     def _judge(self, outcome: Outcome, ids: list[str]) -> tuple[str, set[str]]:
         """The outcome's label and the ids left to come back."""
