@@ -272,13 +272,21 @@ class SQSServer:
     def lambda_client(self, account: str | None = None, **kwargs: Any) -> Any:
         """A boto3 ``lambda`` client for this server's event-source-mapping API, acting as ``account`` (as
         :meth:`client`)."""
+        account = account if account is not None else self.account_id
+        return self.lambda_client_for(self.endpoint_url, account, self.region, **kwargs)
+
+    @staticmethod
+    def lambda_client_for(
+        endpoint_url: str, account: str = "000000000000", region: str = "us-east-1", **kwargs: Any
+    ) -> Any:
+        """A boto3 ``lambda`` client for the sqsemu server at ``endpoint_url`` (one not started by this class,
+        too), acting as ``account`` in ``region``; retries off, dummy secret."""
         import boto3
         from botocore.config import Config as BotoConfig
 
-        account = account if account is not None else self.account_id
         options: dict[str, Any] = {
-            "endpoint_url": self.endpoint_url,
-            "region_name": self.region,
+            "endpoint_url": endpoint_url,
+            "region_name": region,
             "aws_access_key_id": account,
             "aws_secret_access_key": DUMMY_SECRET,
             "config": BotoConfig(retries={"total_max_attempts": 1, "mode": "standard"}),

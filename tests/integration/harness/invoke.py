@@ -93,7 +93,7 @@ class InvokeEndpoint:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self._app, log_level="warning", lifespan="on")
+        config = uvicorn.Config(self._app, log_level="warning", lifespan="on", interface="asgi3")
         self._server = uvicorn.Server(config)
         server = self._server
         self._thread = threading.Thread(target=lambda: server.run(sockets=[sock]), daemon=True)
