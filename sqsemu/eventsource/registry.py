@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import uuid as uuidlib
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,13 @@ RECENT = 10
 """Invocations remembered per mapping (the console shows them)."""
 BATCH_SIZE_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 
+_of_broker: weakref.WeakKeyDictionary[Broker, EventSources] = weakref.WeakKeyDictionary()
+
+
+def event_sources_for(broker: Broker) -> EventSources | None:
+    """The event source mappings of the server whose broker is ``broker`` (the web console shows them), or None."""
+    return _of_broker.get(broker)
+
 
 class EventSources:
     """The mappings, their runners and their functions. Methods run on the server's event loop thread, except
@@ -66,6 +74,7 @@ class EventSources:
         self.recent: dict[str, collections.deque[Invocation]] = {}
         self.access_log = config.access_log
         self.save_path = Path(config.data_dir) / SAVE_FILE if config.data_dir else None
+        _of_broker[broker] = self
 
     # ------------------------------------------------------------------ life cycle
 
@@ -300,6 +309,40 @@ class EventSources:
     def of_queue(self, arn: str) -> list[Mapping]:
         """The mappings reading the queue ``arn`` (the console shows them)."""
         return [m for m in self.mappings.values() if m.event_source_arn == arn]
+
+    def queue_view(self, arn: str) -> list[dict[str, Any]]:
+        """What the console shows of the mappings reading ``arn``: each mapping's ``uuid``, ``function``, ``target``
+        (where the function runs), ``state``, ``batch_size``, ``window_s``, ``concurrency``, ``reports_failures``,
+        ``filters``, ``last_result`` and ``recent`` (its last invocations, newest first: ``at_ms``, ``messages``,
+        ``failed``, ``outcome``, ``error``)."""
+        out = []
+        for mapping in self.of_queue(arn):
+            recent = [
+                {
+                    "at_ms": i.at_ms,
+                    "messages": len(i.message_ids),
+                    "failed": len(i.failed),
+                    "outcome": i.outcome,
+                    "error": i.error,
+                }
+                for i in reversed(self.recent.get(mapping.uuid, ()))
+            ]
+            out.append(
+                {
+                    "uuid": mapping.uuid,
+                    "function": mapping.function,
+                    "target": self.functions.describe(mapping.function),
+                    "state": mapping.state,
+                    "batch_size": mapping.batch_size,
+                    "window_s": mapping.batching_window_s,
+                    "concurrency": mapping.pollers,
+                    "reports_failures": mapping.reports_item_failures,
+                    "filters": len(mapping.filters),
+                    "last_result": mapping.last_processing_result,
+                    "recent": recent,
+                }
+            )
+        return out
 
     def quiet(self) -> bool:
         """Whether every worker of every mapping waits for a message or for the clock."""
