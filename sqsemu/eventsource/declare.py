@@ -21,7 +21,6 @@ reads them again when the server starts. Errors are ``ValueError`` naming the en
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -133,6 +132,8 @@ def check_document(document: Mapping[str, Any]) -> Declarations:
 
 def load_declarations(path: str) -> Declarations:
     """The mappings and endpoints the config file at ``path`` declares."""
+    import tomllib
+
     with open(path, "rb") as source:
         return check_document(tomllib.load(source))
 

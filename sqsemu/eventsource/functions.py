@@ -21,9 +21,6 @@ import inspect
 import json
 import logging
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -36,8 +33,6 @@ Handler = Callable[[dict[str, Any], Any], Any]
 
 INVOKE_TIMEOUT_S = 900.0
 """Longest wait for an Invoke endpoint's answer (seconds): Lambda's largest function timeout."""
-
-_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,18 +139,24 @@ async def _call_python(handler: Handler, name: str, arn: str, event: dict[str, A
             result = await asyncio.to_thread(handler, fresh, context)
         payload = json.loads(json.dumps(result))
     except Exception as exc:  # noqa: BLE001 - the function's own failure is its outcome
-        return Outcome("function_error", error=f"{type(exc).__name__}: {exc}")
+        first_line = str(exc).strip().split("\n", 1)[0]
+        return Outcome("function_error", error=f"{type(exc).__name__}: {first_line}")
     return Outcome("ok", payload)
 
 
 def _post(endpoint: Endpoint, name: str, body: bytes, timeout_s: float) -> Outcome:
-    """One Invoke call over HTTP (in a worker thread)."""
+    """One Invoke call over HTTP (in a worker thread; urllib is imported at the first call, not at start-up)."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never send loopback calls to a proxy
     url = f"{endpoint.url.rstrip('/')}/2015-03-31/functions/{urllib.parse.quote(name, safe='')}/invocations"
     request = urllib.request.Request(url, data=body, method="POST")
     request.add_header("Content-Type", "application/json")
     request.add_header("X-Amz-Invocation-Type", "RequestResponse")
     try:
-        with _opener.open(request, timeout=timeout_s) as response:
+        with opener.open(request, timeout=timeout_s) as response:
             raw = response.read()
             function_error = response.headers.get("X-Amz-Function-Error")
     except urllib.error.HTTPError as exc:

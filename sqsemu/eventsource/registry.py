@@ -57,12 +57,14 @@ class EventSources:
     :meth:`settle_threadsafe` and :meth:`register_function`, which any thread may call."""
 
     def __init__(self, config: Config, broker: Broker, clock: Clock) -> None:
-        from sqsemu.eventsource.declare import load_declarations
-
         self.config = config
         self.broker = broker
         self.clock = clock
-        declared = load_declarations(config.config) if config.config else None
+        declared = None
+        if config.config:
+            from sqsemu.eventsource.declare import load_declarations
+
+            declared = load_declarations(config.config)
         self.declared = declared.mappings if declared is not None else ()
         self.functions = Functions(config.lambda_endpoint, declared.endpoints if declared is not None else None)
         self.mappings: dict[str, Mapping] = {}
