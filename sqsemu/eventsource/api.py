@@ -12,7 +12,8 @@ The caller's account and region come from the SigV4 credential, as for SQS calls
 account). Errors: ``sqsemu.eventsource.errors``; a body that is not a JSON object is InvalidParameterValueException
 (400); any other path under ``/2015-03-31/`` is 404 ``UnknownOperationException``. In durable mode a change is
 answered once written (``registry``). With ``--auth sigv4`` the request's signature is not checked here: the
-Lambda API is for local infrastructure code and tests.
+Lambda API is for local infrastructure code and tests. A browser's cross-site request is refused (403
+``AccessDeniedException``) by the same rule as SQS calls (``--cors-origins``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from urllib.parse import parse_qs, unquote
 from sqsemu.eventsource.errors import InvalidParameterValue, LambdaError
 from sqsemu.eventsource.registry import EventSources
 from sqsemu.protocol.urls import caller_namespace, credential_from_authorization
+from sqsemu.security.crosssite import CrossSitePolicy
+from sqsemu.security.errors import CrossSiteRefused
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -46,16 +49,38 @@ class UnknownOperation(LambdaError):
     fault = "User"
 
 
-class LambdaAPI:
-    """The ASGI app of the Lambda REST API over one :class:`EventSources`."""
+class AccessDenied(LambdaError):
+    """A browser's cross-site request (``sqsemu.security.crosssite``), refused as the SQS endpoint refuses it."""
 
-    def __init__(self, sources: EventSources) -> None:
+    code = "AccessDeniedException"
+    status = 403
+    fault = "User"
+
+
+class LambdaAPI:
+    """The ASGI app of the Lambda REST API over one :class:`EventSources`; a browser's request (``Origin`` or
+    ``Sec-Fetch-Site``) goes through the server's cross-site rule first (``cross_site``, None: none)."""
+
+    def __init__(self, sources: EventSources, cross_site: CrossSitePolicy | None = None) -> None:
         self.sources = sources
+        self.cross_site = cross_site
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         request_id = str(uuid.uuid4())
+        cors: list[tuple[bytes, bytes]] = []
         try:
+            if self.cross_site is not None and ("origin" in headers or "sec-fetch-site" in headers):
+                origin, site = headers.get("origin"), headers.get("sec-fetch-site")
+                try:
+                    cors = self.cross_site.decide(
+                        None if origin is None else origin.encode("latin-1"),
+                        None if site is None else site.encode("latin-1"),
+                        scope.get("scheme", "http"),
+                        headers.get("host"),
+                    )
+                except CrossSiteRefused as refused:
+                    raise AccessDenied(refused.message) from None
             body = await _read(receive)
             status, answer = self._dispatch(scope, headers, body)
         except LambdaError as exc:
@@ -73,6 +98,7 @@ class LambdaAPI:
             (b"content-length", str(len(payload)).encode()),
             (b"x-amzn-requestid", request_id.encode()),
             *extra,
+            *cors,
         ]
         await send({"type": "http.response.start", "status": status, "headers": response_headers})
         await send({"type": "http.response.body", "body": payload})

@@ -297,7 +297,7 @@ class SQSApp:
         if self._lambda_api is None:
             from sqsemu.eventsource.api import LambdaAPI
 
-            self._lambda_api = LambdaAPI(self.event_sources)
+            self._lambda_api = LambdaAPI(self.event_sources, self.cross_site)
         return self._lambda_api
 
     @staticmethod

@@ -221,9 +221,13 @@ def test_boto3_errors(lam: Any, sqs: Any, account: str) -> None:
         assert _error(exc)[:2] == ("ResourceNotFoundException", 404)
 
 
-def _raw(server: SQSServer, method: str, path: str, body: bytes | None) -> tuple[int, str, dict[str, Any]]:
+def _raw(
+    server: SQSServer, method: str, path: str, body: bytes | None, **headers: str
+) -> tuple[int, str, dict[str, Any]]:
     request = urllib.request.Request(server.endpoint_url + path, data=body, method=method)
     request.add_header("Content-Type", "application/json")
+    for name, value in headers.items():
+        request.add_header(name.replace("_", "-"), value)
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, "", json.loads(response.read())
@@ -316,3 +320,16 @@ def test_aws_cli(server: SQSServer, sqs: Any, account: str) -> None:
     )
     assert "InvalidParameterValueException" in stderr
     assert "Maximum batch window in seconds must be greater than 0" in stderr
+
+
+def test_a_browsers_cross_site_request_is_refused(server: SQSServer, sqs: Any) -> None:
+    """As for SQS calls (docs/behaviour.md, security): a page of another site cannot create mappings."""
+    arn = _queue(sqs, "browser")
+    body = json.dumps({"EventSourceArn": arn, "FunctionName": "worker"}).encode()
+    path = "/2015-03-31/event-source-mappings/"
+    status, code, _ = _raw(server, "POST", path, body, Origin="http://evil.example")
+    assert (status, code) == (403, "AccessDeniedException")
+    status, code, _ = _raw(server, "GET", path, None, Sec_Fetch_Site="cross-site")
+    assert (status, code) == (403, "AccessDeniedException")
+    status, _, answer = _raw(server, "GET", path, None, Sec_Fetch_Site="same-origin")
+    assert status == 200 and "EventSourceMappings" in answer
