@@ -2,8 +2,9 @@
 check them, and its ``EventSourceMappingConfiguration`` shape (botocore's Lambda service model; the rules of the
 "CreateEventSourceMapping" API reference and "Using Lambda with Amazon SQS").
 
-SQS sources only: ``BatchSize`` 1 to 10 for a FIFO queue, 1 to 10,000 for a standard queue, above 10 only with
-``MaximumBatchingWindowInSeconds`` of at least 1 (0 to 300); ``ScalingConfig.MaximumConcurrency`` 2 to 1,000;
+SQS sources only ("Lambda parameters for Amazon SQS event source mappings"): ``BatchSize`` 1 to 10 for a FIFO
+queue, 1 to 10,000 for a standard queue, above 10 only with ``MaximumBatchingWindowInSeconds`` of at least 1 (0 to
+300; no batching window for FIFO queues); ``ScalingConfig.MaximumConcurrency`` 2 to 1,000;
 ``FunctionResponseTypes`` empty or ``["ReportBatchItemFailures"]``; ``FilterCriteria`` (``sqsemu.eventsource
 .filters``); ``Enabled``. The stream-only parameters (``StartingPosition``, ``ParallelizationFactor``...) are refused
 for SQS, as Lambda refuses them.
@@ -193,6 +194,8 @@ def apply_parameters(mapping: Mapping, params: dict[str, Any], fifo: bool, creat
         raise InvalidParameterValue(f"BatchSize must be between 1 and {MAX_BATCH_SIZE_STANDARD}.")
     if not 0 <= new_window <= MAX_BATCHING_WINDOW_S:
         raise InvalidParameterValue(f"MaximumBatchingWindowInSeconds must be between 0 and {MAX_BATCHING_WINDOW_S}.")
+    if fifo and new_window > 0:
+        raise InvalidParameterValue("Batching window is not supported for FIFO queues.")
     if new_batch > MAX_BATCH_SIZE_WITHOUT_WINDOW and new_window < 1:
         raise InvalidParameterValue(
             "Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10"

@@ -187,6 +187,9 @@ def test_boto3_errors(lam: Any, sqs: Any, account: str) -> None:
         )
     assert _error(exc)[:2] == ("InvalidParameterValueException", 400)
     with pytest.raises(ClientError) as exc:
+        lam.create_event_source_mapping(EventSourceArn=fifo, FunctionName="worker", MaximumBatchingWindowInSeconds=1)
+    assert _error(exc) == ("InvalidParameterValueException", 400, "Batching window is not supported for FIFO queues.")
+    with pytest.raises(ClientError) as exc:
         lam.create_event_source_mapping(EventSourceArn=arn.replace("errs", "missing"), FunctionName="worker")
     assert _error(exc)[:2] == ("InvalidParameterValueException", 400)
     with pytest.raises(ClientError) as exc:

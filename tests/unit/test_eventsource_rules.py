@@ -123,6 +123,7 @@ def _mapping() -> Mapping:
         ({"BatchSize": 11}, False),
         ({"BatchSize": 10_001, "MaximumBatchingWindowInSeconds": 1}, False),
         ({"BatchSize": 11, "MaximumBatchingWindowInSeconds": 1}, True),
+        ({"MaximumBatchingWindowInSeconds": 1}, True),
         ({"MaximumBatchingWindowInSeconds": 301}, False),
         ({"ScalingConfig": {"MaximumConcurrency": 1}}, False),
         ({"ScalingConfig": {"MaximumConcurrency": 1001}}, False),
