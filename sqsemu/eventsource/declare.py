@@ -115,7 +115,9 @@ def check_document(document: Mapping[str, Any]) -> Declarations:
             if key in entry and not all(isinstance(v, str) for v in entry[key]):
                 raise ValueError(f"{where}: {key} must be a list of strings")
         values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
-        mappings.append(DeclaredMapping(**values))
+        declared = DeclaredMapping(**values)
+        _check_parameters(declared, where)
+        mappings.append(declared)
     raw_functions = document.get("functions", {})
     if not isinstance(raw_functions, dict):
         raise ValueError("functions must be a table of tables ([functions.NAME])")
@@ -128,6 +130,19 @@ def check_document(document: Mapping[str, Any]) -> Declarations:
             raise ValueError(f"{where}: endpoint must be an http:// or https:// URL")
         endpoints[name] = Endpoint(url, entry.get("function_name"))
     return Declarations(tuple(mappings), endpoints)
+
+
+def _check_parameters(declared: DeclaredMapping, where: str) -> None:
+    """The entry's settings checked as CreateEventSourceMapping checks them (a queue named ``*.fifo`` is FIFO)."""
+    from sqsemu.eventsource.errors import InvalidParameterValue
+    from sqsemu.eventsource.mapping import Mapping, apply_parameters, function_name
+
+    source = declared.event_source_arn or declared.queue or ""
+    try:
+        scratch = Mapping("", "", "", source, function_name(declared.function))
+        apply_parameters(scratch, declared.parameters(), source.endswith(".fifo"), creating=True)
+    except InvalidParameterValue as exc:
+        raise ValueError(f"{where}: {exc.message}") from None
 
 
 def load_declarations(path: str) -> Declarations:

@@ -229,6 +229,9 @@ def test_config_file_errors_are_refused_at_start(tmp_path: Path) -> None:
     config.write_text('[[event_source_mappings]]\nqueue = "q"\nfunction = "f"\nbatch_sise = 3\n')
     with pytest.raises(ConfigFileError, match="batch_sise"):
         Config.from_file(str(config))
+    config.write_text('[[event_source_mappings]]\nqueue = "q.fifo"\nfunction = "f"\nbatch_size = 11\n')
+    with pytest.raises(ConfigFileError, match="BatchSize must be between 1 and 10 for FIFO queues"):
+        Config.from_file(str(config))
     config.write_text('[functions.f]\nendpoint = "ftp://nope"\n')
     with pytest.raises(ConfigFileError, match="endpoint"):
         Config.from_file(str(config))
