@@ -54,11 +54,18 @@ class World:
         self.account = new_account()
         self.sqs = client_for(server.endpoint_url, protocol, access_key_id=self.account)
         self.lam = server.lambda_client(self.account)
+        self.fifo_urls: set[str] = set()
 
-    def queue(self, name: str, **attributes: Any) -> tuple[str, str]:
-        """``(url, arn)`` of a new queue."""
+    def queue(self, name: str, kind: str = "standard", **attributes: Any) -> tuple[str, str]:
+        """``(url, arn)`` of a new queue; ``kind`` ``fifo`` makes a FIFO queue with content-based deduplication,
+        whose messages :meth:`send` puts in one message group unless told otherwise."""
+        if kind == "fifo":
+            name += ".fifo"
+            attributes.update(FifoQueue=True, ContentBasedDeduplication=True)
         attrs = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in attributes.items()}
         url = self.sqs.create_queue(QueueName=name, Attributes=attrs)["QueueUrl"]
+        if kind == "fifo":
+            self.fifo_urls.add(url)
         arn = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         return url, arn
 
@@ -75,6 +82,8 @@ class World:
         return str(uid)
 
     def send(self, url: str, *bodies: str, **extra: Any) -> None:
+        if url in self.fifo_urls:
+            extra.setdefault("MessageGroupId", "g")
         for start in range(0, len(bodies), 10):
             entries = [
                 {"Id": str(n), "MessageBody": body, **extra} for n, body in enumerate(bodies[start : start + 10])
@@ -95,6 +104,12 @@ class World:
             self.lam.delete_event_source_mapping(UUID=mapping["UUID"])
         self.server.settle()
         self.sqs.close()
+
+
+@pytest.fixture(params=["standard", "fifo"])
+def kind(request: pytest.FixtureRequest) -> str:
+    """The kind of the queue a test maps: ``standard`` or ``fifo``."""
+    return str(request.param)
 
 
 @pytest.fixture
@@ -140,8 +155,8 @@ def test_event_shape_and_delete_on_success(world: World) -> None:
     assert world.server.peek(url, world.account) == []  # a successful invocation deletes the batch
 
 
-def test_function_error_returns_the_whole_batch_after_its_visibility_timeout(world: World) -> None:
-    url, arn = world.queue("errors", VisibilityTimeout=30)
+def test_function_error_returns_the_whole_batch_after_its_visibility_timeout(world: World, kind: str) -> None:
+    url, arn = world.queue("errors", kind, VisibilityTimeout=30)
     calls = 0
 
     def flaky(event: dict[str, Any]) -> None:
@@ -176,8 +191,8 @@ def _fail_bodies(*bodies: str) -> Callable[[dict[str, Any]], Any]:
     return respond
 
 
-def test_report_batch_item_failures_returns_only_the_listed_items(world: World) -> None:
-    url, arn = world.queue("partial", VisibilityTimeout=10)
+def test_report_batch_item_failures_returns_only_the_listed_items(world: World, kind: str) -> None:
+    url, arn = world.queue("partial", kind, VisibilityTimeout=10)
     fn = Recorder(_fail_bodies("b", "d"))
     world.send(url, "a", "b", "c", "d", "e")
     world.map(arn, fn, FunctionResponseTypes=["ReportBatchItemFailures"])
@@ -213,10 +228,10 @@ def test_report_batch_item_failures_returns_only_the_listed_items(world: World) 
         "not-an-object",
     ],
 )
-def test_partial_batch_response_outcomes(world: World, answer: Any, left: set[str]) -> None:
+def test_partial_batch_response_outcomes(world: World, kind: str, answer: Any, left: set[str]) -> None:
     """Complete success for an empty or null list or response; complete failure for an empty, null or unknown
     itemIdentifier or a bad key ("Implementing partial batch responses")."""
-    url, arn = world.queue("outcomes")
+    url, arn = world.queue("outcomes", kind)
     fn = Recorder(lambda event: answer)
     world.send(url, "a", "b")
     world.map(arn, fn, FunctionResponseTypes=["ReportBatchItemFailures"])
@@ -224,18 +239,18 @@ def test_partial_batch_response_outcomes(world: World, answer: Any, left: set[st
     assert set(world.states(url)) == left
 
 
-def test_without_report_batch_item_failures_the_response_is_ignored(world: World) -> None:
-    url, arn = world.queue("ignored")
+def test_without_report_batch_item_failures_the_response_is_ignored(world: World, kind: str) -> None:
+    url, arn = world.queue("ignored", kind)
     fn = Recorder(_fail_bodies("a"))
     world.send(url, "a", "b")
     world.map(arn, fn)
     assert world.states(url) == {}
 
 
-def test_dead_letter_queue_through_the_redrive_policy(world: World) -> None:
-    dlq_url, dlq_arn = world.queue("esm-dlq")
+def test_dead_letter_queue_through_the_redrive_policy(world: World, kind: str) -> None:
+    dlq_url, dlq_arn = world.queue("esm-dlq", kind)
     policy = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2})
-    url, arn = world.queue("esm-src", VisibilityTimeout=30, RedrivePolicy=policy)
+    url, arn = world.queue("esm-src", kind, VisibilityTimeout=30, RedrivePolicy=policy)
 
     def always(event: dict[str, Any]) -> None:
         raise ValueError("poison")
