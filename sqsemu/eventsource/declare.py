@@ -140,7 +140,7 @@ def _check_parameters(declared: DeclaredMapping, where: str) -> None:
     source = declared.event_source_arn or declared.queue or ""
     try:
         scratch = Mapping("", "", "", source, function_name(declared.function))
-        apply_parameters(scratch, declared.parameters(), source.endswith(".fifo"), creating=True)
+        apply_parameters(scratch, declared.parameters(), source.endswith(".fifo"))
     except InvalidParameterValue as exc:
         raise ValueError(f"{where}: {exc.message}") from None
 

@@ -178,7 +178,7 @@ def _int(params: dict[str, Any], name: str) -> int | None:
     return value
 
 
-def apply_parameters(mapping: Mapping, params: dict[str, Any], fifo: bool, creating: bool) -> None:
+def apply_parameters(mapping: Mapping, params: dict[str, Any], fifo: bool) -> None:
     """Check ``params`` (the request's JSON members) and set them on ``mapping``; nothing is changed when one is
     wrong. ``fifo``: whether the source queue is a FIFO queue. Raises ``InvalidParameterValue``."""
     for name in STREAM_ONLY:

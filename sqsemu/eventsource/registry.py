@@ -114,7 +114,7 @@ class EventSources:
         mapping = Mapping(str(uuidlib.uuid4()), caller.account_id, caller.region, queue.arn, name)
         if not self.functions.known(name):
             raise ResourceNotFound(f"Function not found: {mapping.function_arn}")
-        apply_parameters(mapping, params, queue.fifo, creating=True)
+        apply_parameters(mapping, params, queue.fifo)
         self._check_unique(mapping)
         mapping.last_modified = self.clock.now_ms() / 1000
         self.mappings[mapping.uuid] = mapping
@@ -168,7 +168,7 @@ class EventSources:
             changed.function = function_name(params["FunctionName"])
             if not self.functions.known(changed.function):
                 raise ResourceNotFound(f"Function not found: {changed.function_arn}")
-        apply_parameters(changed, params, queue.fifo, creating=False)
+        apply_parameters(changed, params, queue.fifo)
         self._check_unique(changed)
         state = "Updating"
         if changed.enabled != mapping.enabled:
@@ -274,7 +274,7 @@ class EventSources:
         key = uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"sqsemu:{arn}:{declared.function}")
         mapping = self.mappings.get(str(key)) or Mapping(str(key), ns.account_id, ns.region, arn, declared.function)
         try:
-            apply_parameters(mapping, declared.parameters(), queue.fifo, creating=True)
+            apply_parameters(mapping, declared.parameters(), queue.fifo)
         except InvalidParameterValue as exc:
             raise ValueError(f"event_source_mappings ({arn} -> {declared.function}): {exc.message}") from None
         mapping.state = mapping.steady_state()

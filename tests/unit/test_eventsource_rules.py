@@ -136,7 +136,7 @@ def _mapping() -> Mapping:
 def test_parameter_rules(params: dict[str, Any], fifo: bool) -> None:
     mapping = _mapping()
     with pytest.raises(InvalidParameterValue):
-        apply_parameters(mapping, params, fifo, creating=True)
+        apply_parameters(mapping, params, fifo)
     assert mapping.batch_size == 10  # nothing changed
 
 
@@ -146,7 +146,6 @@ def test_parameters_accepted() -> None:
         mapping,
         {"BatchSize": 10_000, "MaximumBatchingWindowInSeconds": 300, "ScalingConfig": {"MaximumConcurrency": 2}},
         False,
-        creating=True,
     )
     assert (mapping.batch_size, mapping.batching_window_s, mapping.pollers) == (10_000, 300, 2)
 
