@@ -268,6 +268,17 @@ class Config:
             metavar="N",
         ),
     )
+    lambda_endpoint: str = field(
+        default="",
+        metadata=option(
+            "Lambda Invoke API endpoint (`http://host:port`) that event source mappings invoke their functions at "
+            "(`sam local start-lambda`, serverless-offline, the runtime interface emulator); the config file's "
+            "`[functions.NAME]` tables name one per function.",
+            readme="See [docs/lambda.md](docs/lambda.md).",
+            default_text="none: in-process Python functions only",
+            metavar="URL",
+        ),
+    )
     config: str = field(
         default="",
         metadata=option(
@@ -299,6 +310,8 @@ class Config:
             from sqsemu.engine.realism import parse_spec
 
             parse_spec(self.realism)  # RealismSpecError is a ValueError naming the effect at fault
+        if self.lambda_endpoint and not re.match(r"^https?://[^/?#\s]+/?$", self.lambda_endpoint):
+            raise ValueError(f"lambda_endpoint must look like http://host:port (no path), got {self.lambda_endpoint!r}")
         if self.base_url and not re.match(r"^https?://[^/]+$", self.base_url):
             raise ValueError(f"base_url must look like http://host:port (no path), got {self.base_url!r}")
         # Lists are accepted for convenience and stored as tuples (the dataclass is frozen and hashable).

@@ -71,7 +71,7 @@ __all__ = [
     "parse_document",
 ]
 
-TOP_KEYS = ("server", "queues", "faults", "credentials")
+TOP_KEYS = ("server", "queues", "faults", "credentials", "event_source_mappings", "functions")
 QUEUE_KEYS = ("name", "account", "region", "attributes", "tags", "dead_letter_queue", "max_receive_count", "realism")
 CREDENTIAL_KEYS = ("access_key_id", "secret_access_key", "account")
 _PROBE_CREDENTIAL = Credential("probe", "probe")  # lets [server] auth = "sigv4" be checked on its own
@@ -152,6 +152,13 @@ def parse_document(document: Mapping[str, Any], source: str, base_dir: Path | No
     if unknown:
         raise ConfigFileError(f"{prefix}: unknown key(s) {_names(unknown)} (allowed: {', '.join(TOP_KEYS)})")
     server = _parse_server(document.get("server", {}), prefix, base_dir)
+    if "event_source_mappings" in document or "functions" in document:  # checked by their own module
+        from sqsemu.eventsource.declare import check_document
+
+        try:
+            check_document(document)
+        except ValueError as exc:
+            raise ConfigFileError(f"{prefix}: {exc}") from None
     queues_raw = document.get("queues", [])
     if not isinstance(queues_raw, list):
         raise ConfigFileError(f"{prefix}: queues must be an array of tables ([[queues]])")

@@ -328,8 +328,22 @@ class Console:
             dlq=link_to_arn(self.broker, queue.redrive[0]) if queue.redrive else None,
             redrive=queue.redrive,
             dlq_candidates=[(q.arn, q.name) for q in candidates],
+            mappings=self.mappings_of(queue),
         )
         return self.page(request, "queue.html", context, status, error)
+
+    def mappings_of(self, queue: Queue) -> list[dict[str, Any]]:
+        """The event source mappings reading ``queue`` (docs/lambda.md), their last invocations' times formatted."""
+        from sqsemu.eventsource.registry import event_sources_for
+
+        sources = event_sources_for(self.broker)
+        if sources is None:
+            return []
+        rows = sources.queue_view(queue.arn)
+        for row in rows:
+            for invocation in row["recent"]:
+                invocation["when"] = fmt_time(invocation["at_ms"])
+        return rows
 
     async def queue_action(self, request: Request) -> Response:
         """POST ``.../{action}``: one of the queue's forms, run through the operations table."""

@@ -62,6 +62,7 @@ from sqsemu.config import Config
 from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterValue, SQSError, UnknownOperation
 from sqsemu.engine.realism import Realism
+from sqsemu.eventsource import LAMBDA_API_PREFIX
 from sqsemu.observability import METRICS_PATH
 from sqsemu.observability.accesslog import AccessLog
 from sqsemu.observability.banner import Banner
@@ -124,9 +125,9 @@ DROP: Answer = (0, [], b"")
 
 
 def is_admin_path(path: str) -> bool:
-    """Whether ``path`` is served by the admin app (``/health``, ``/metrics``, ``/_sqsemu/...``) rather than as the
-    SQS endpoint."""
-    return path == "/health" or path.startswith("/_sqsemu") or path == METRICS_PATH
+    """Whether ``path`` is served by a sub-app rather than as the SQS endpoint: the admin app (``/health``,
+    ``/metrics``, ``/_sqsemu/...``) or the Lambda API of event source mappings (``/2015-03-31/...``)."""
+    return path == "/health" or path.startswith(("/_sqsemu", LAMBDA_API_PREFIX)) or path == METRICS_PATH
 
 
 def _too_large(limit: int) -> InvalidParameterValue:
@@ -249,6 +250,12 @@ class SQSApp:
         self.observed = self.access is not None or self.metrics is not None
         self.admin = AdminGate(config, AdminApp(config, broker, clock, self.metrics), self.cross_site)
         self.console_home = config.console and config.admin
+        from sqsemu.eventsource.registry import EventSources  # the Lambda API and event source mappings
+
+        self.event_sources = EventSources(config, broker, clock)
+        self._lambda_api: ASGIApp | None = None
+        if self.metrics is not None:
+            self.metrics.collectors.append(self.event_sources.collector())
 
     def listening(self, port: int, connections: Callable[[], int] | None = None) -> None:
         """The server listens on ``port``: log the start-up banner; ``connections`` gives the number of open
@@ -274,7 +281,7 @@ class SQSApp:
                 if self.store is not None and path != METRICS_PATH:
                     send = self._after_commit(send)
                 try:
-                    await self.admin(scope, receive, send)
+                    await (self._lambda(path) or self.admin)(scope, receive, send)
                 finally:
                     if self.access is not None:
                         self.access.admin(scope["method"], path, status[0] if status else 0, perf_counter() - started)
@@ -282,6 +289,16 @@ class SQSApp:
                 await self._sqs(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
+
+    def _lambda(self, path: str) -> ASGIApp | None:
+        """The Lambda API app (made at its first request) for a path under ``/2015-03-31/``, else None."""
+        if not path.startswith(LAMBDA_API_PREFIX):
+            return None
+        if self._lambda_api is None:
+            from sqsemu.eventsource.api import LambdaAPI
+
+            self._lambda_api = LambdaAPI(self.event_sources, self.cross_site)
+        return self._lambda_api
 
     @staticmethod
     def _status_of(send: Send, status: list[int]) -> Send:
@@ -327,6 +344,7 @@ class SQSApp:
             if message["type"] == "lifespan.startup":
                 try:
                     self.broker.start()
+                    self.event_sources.start()
                 except Exception as exc:
                     logger.exception("broker failed to start")
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
@@ -334,6 +352,7 @@ class SQSApp:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 try:
+                    self.event_sources.close()
                     self.broker.close()
                     if self.store is not None:
                         self.store.close()

@@ -40,7 +40,7 @@ Starlette with the admin app (:mod:`sqsemu.admin.health`); what the hot path rec
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sqsemu.engine.message import MessageState
 from sqsemu.observability.histogram import Histogram
@@ -105,6 +105,7 @@ class Metrics:
             self.commit_changes = Histogram(COMMIT_CHANGES_BUCKETS)
             store.on_commit = self.committed
         self.connections: Callable[[], int] | None = None
+        self.collectors: list[Any] = []  # further prometheus-client collectors (event source mappings' own)
         self._registry: CollectorRegistry | None = None  # made at the first scrape: prometheus-client is imported then
 
     @property
@@ -115,6 +116,8 @@ class Metrics:
 
             registry = CollectorRegistry(auto_describe=False)
             registry.register(SqsemuCollector(self))
+            for collector in self.collectors:
+                registry.register(collector)
             ProcessCollector(registry=registry)
             self._registry = registry
         return self._registry

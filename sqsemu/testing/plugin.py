@@ -14,6 +14,9 @@ Fixtures:
   dummy secret, retries off).
 - ``sqs_clock`` (function): the server clock, ``.advance(seconds)`` (fires every timer due: visibility timeouts,
   delays, retention, long-poll timeouts) and ``.now_ms()`` (epoch ms). Time is shared by every test of the run.
+- ``sqs_lambda`` (function): a boto3 ``lambda`` client for the event-source-mapping API acting as ``sqs_account``
+  (docs/lambda.md); functions are Python callables registered with ``sqs_server.function(name, handler)``, and
+  ``sqs_server.settle()`` waits until the mappings' invocations are over.
 
 Marker: ``@pytest.mark.sqs_realism("duplicates=0.1", seed=7)`` runs the test with the server's realism mode set to
 that spec and seed (docs/realism.md), and puts the previous setting back afterwards. Queue names and the seed decide
@@ -118,3 +121,19 @@ def sqs(sqs_server: SQSServer, sqs_account: str) -> Iterator[Any]:
 def sqs_clock(sqs_server: SQSServer) -> ServerClock:
     """The server clock: ``advance(seconds)`` -> new epoch ms, ``now_ms()`` -> epoch ms."""
     return sqs_server.clock
+
+
+@pytest.fixture
+def sqs_lambda(sqs_server: SQSServer, sqs_account: str) -> Iterator[Any]:
+    """A boto3 ``lambda`` client for ``sqs_server``'s event-source-mapping API acting as ``sqs_account``; the
+    account's mappings are deleted afterwards. Register functions with ``sqs_server.function(name, handler)``."""
+    client = sqs_server.lambda_client(sqs_account)
+    yield client
+    try:
+        for mapping in client.list_event_source_mappings()["EventSourceMappings"]:
+            client.delete_event_source_mapping(UUID=mapping["UUID"])
+    except Exception:  # noqa: BLE001 - the server is gone already; nothing to clean
+        pass
+    close = getattr(client, "close", None)
+    if close is not None:
+        close()

@@ -14,6 +14,7 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -135,11 +136,17 @@ class SQSServer:
     """
 
     def __init__(
-        self, clock: str = "manual", region: str = "us-east-1", account_id: str = "000000000000", **config: Any
+        self,
+        clock: str = "manual",
+        region: str = "us-east-1",
+        account_id: str = "000000000000",
+        functions: Mapping[str, Callable[[dict[str, Any], Any], Any]] | None = None,
+        **config: Any,
     ) -> None:
         config.setdefault("host", "127.0.0.1")
         config.setdefault("log_level", "warning")
         self.config = Config(clock=clock, region=region, account_id=account_id, **config)
+        self._functions = dict(functions or {})
         self._thread: ServerThread | None = None
         self._clock: ServerClock | None = None
 
@@ -153,6 +160,8 @@ class SQSServer:
 
         self._thread = ServerThread(self.config).start()
         self._clock = ServerClock(self._thread.endpoint_url, self.config.admin_token)
+        for name, handler in self._functions.items():
+            self.function(name, handler)
         return self
 
     def stop(self) -> None:
@@ -246,6 +255,66 @@ class SQSServer:
             if credential.account_for(self.account_id) == account:
                 return credential.access_key_id, credential.secret_access_key
         raise ValueError(f"no configured credential acts as account {account!r} (auth is sigv4)")
+
+    # ----------------------------------------------------------------- Lambda: event source mappings
+
+    def _event_sources(self) -> Any:
+        if self._thread is None:
+            raise RuntimeError("SQSServer is not running")
+        return getattr(self._thread.app, "event_sources")  # noqa: B009 - the app's public attribute
+
+    def function(self, name: str, handler: Callable[[dict[str, Any], Any], Any]) -> None:
+        """Make the Lambda function ``name`` the Python callable ``handler(event, context)``, run in this process
+        (in a worker thread; a coroutine function on the server's loop) whenever an event source mapping invokes
+        ``name`` (docs/lambda.md)."""
+        self._event_sources().register_function(name, handler)
+
+    def lambda_client(self, account: str | None = None, **kwargs: Any) -> Any:
+        """A boto3 ``lambda`` client for this server's event-source-mapping API, acting as ``account`` (as
+        :meth:`client`)."""
+        account = account if account is not None else self.account_id
+        return self.lambda_client_for(self.endpoint_url, account, self.region, **kwargs)
+
+    @staticmethod
+    def lambda_client_for(
+        endpoint_url: str, account: str = "000000000000", region: str = "us-east-1", **kwargs: Any
+    ) -> Any:
+        """A boto3 ``lambda`` client for the sqsemu server at ``endpoint_url`` (one not started by this class,
+        too), acting as ``account`` in ``region``; retries off, dummy secret."""
+        import boto3
+        from botocore.config import Config as BotoConfig
+
+        options: dict[str, Any] = {
+            "endpoint_url": endpoint_url,
+            "region_name": region,
+            "aws_access_key_id": account,
+            "aws_secret_access_key": DUMMY_SECRET,
+            "config": BotoConfig(retries={"total_max_attempts": 1, "mode": "standard"}),
+        }
+        options.update(kwargs)
+        return boto3.session.Session().client("lambda", **options)
+
+    def map_queue(self, queue: str, function: str, account: str | None = None, **parameters: Any) -> str:
+        """Create an event source mapping from ``queue`` (a queue URL, ARN or name in ``account``) to ``function``
+        with CreateEventSourceMapping's ``parameters`` (``BatchSize=10``, ``FunctionResponseTypes=[...]``...);
+        returns its UUID."""
+        account = account if account is not None else self.account_id
+        if queue.startswith("arn:"):
+            arn = queue
+        else:
+            if "/" in queue:
+                parts = [p for p in urllib.parse.urlsplit(queue).path.split("/") if p]
+                account, queue = parts[-2], parts[-1]
+            arn = f"arn:aws:sqs:{self.region}:{account}:{queue}"
+        client = self.lambda_client(account)
+        answer = client.create_event_source_mapping(EventSourceArn=arn, FunctionName=function, **parameters)
+        return str(answer["UUID"])
+
+    def settle(self, timeout: float = 10.0) -> None:
+        """Wait until every event source mapping is idle: each of its pollers waits for a message or for the
+        clock, and no function is running. Call it after sending or :meth:`advance` to let the invocations those
+        cause finish. Raises ``TimeoutError`` after ``timeout`` real seconds."""
+        self._event_sources().settle_threadsafe(timeout)
 
     # ----------------------------------------------------------------- admin API
 

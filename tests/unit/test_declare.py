@@ -122,7 +122,10 @@ def test_the_docker_example_file_loads_and_checks() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("port = 1", "unknown key(s) 'port' (allowed: server, queues, faults, credentials)"),
+        (
+            "port = 1",
+            "unknown key(s) 'port' (allowed: server, queues, faults, credentials, event_source_mappings, functions)",
+        ),
         ("[server]\nprot = 1", "[server] unknown key(s) 'prot'"),
         ("[server]\nconfig = 'x.toml'", "[server] unknown key(s) 'config'"),
         ("[server]\nport = '9324'", "[server] port must be an integer, got '9324'"),

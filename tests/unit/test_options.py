@@ -43,6 +43,7 @@ STRING_SAMPLES: dict[str, tuple[str, str]] = {
     "cors_origins": ("*", "http://localhost:3000,https://app.example.com"),
     "admin_token": ("token-a", "token-b"),
     "realism": ("duplicates=0.1", "reorder=0.2,reorder_window=4"),
+    "lambda_endpoint": ("http://127.0.0.1:3001", "http://lambda.test:9000"),
 }
 """Two valid values, both not the default, of each free-text option whose values Config checks by a pattern (a
 new one is tried with "value-a"/"value-b" unless listed here)."""

@@ -1,0 +1,20 @@
+"""Event source mappings: queues delivered to functions, as AWS Lambda's SQS poller does (docs/lambda.md).
+
+A layer beside ``sqsemu.admin`` (docs/architecture.md, principle 14): it receives, deletes and leaves messages
+through the broker's public calls, exactly as a client would, and knows nothing of the HTTP hot path.
+
+- ``errors``: Lambda's error shapes (code, HTTP status, message).
+- ``mapping``: one event source mapping, its parameters checked as CreateEventSourceMapping and
+  UpdateEventSourceMapping check them, and its JSON shape.
+- ``filters``: Lambda's event filtering patterns (FilterCriteria).
+- ``event``: the SQS event a function receives (``Records``).
+- ``functions``: what a function name invokes: a Python callable, or a Lambda Invoke API endpoint over HTTP.
+- ``poller``: the workers of one mapping (batching window, batch size, maximum concurrency, back-off, partial
+  batch responses).
+- ``registry``: every mapping of a server, kept in durable mode, declared in the config file.
+- ``api``: the REST API under ``/2015-03-31/event-source-mappings``.
+- ``declare``: the config file's ``[[event_source_mappings]]`` and ``[functions.NAME]`` tables.
+"""
+
+LAMBDA_API_PREFIX = "/2015-03-31/"
+"""The path prefix of the Lambda REST API (the API version of every Lambda operation's path)."""

@@ -1,0 +1,162 @@
+"""The event-source-mapping part of the Lambda REST API (REST-JSON, botocore's Lambda service model 2015-03-31):
+
+==========================  ======  ===============================================  ======
+CreateEventSourceMapping    POST    /2015-03-31/event-source-mappings/               202
+ListEventSourceMappings     GET     /2015-03-31/event-source-mappings/               200
+GetEventSourceMapping       GET     /2015-03-31/event-source-mappings/{UUID}         200
+UpdateEventSourceMapping    PUT     /2015-03-31/event-source-mappings/{UUID}         202
+DeleteEventSourceMapping    DELETE  /2015-03-31/event-source-mappings/{UUID}         202
+==========================  ======  ===============================================  ======
+
+The caller's account and region come from the SigV4 credential, as for SQS calls (a 12-digit access key id is the
+account). Errors: ``sqsemu.eventsource.errors``; a body that is not a JSON object is InvalidParameterValueException
+(400); any other path under ``/2015-03-31/`` is 404 ``UnknownOperationException``. In durable mode a change is
+answered once written (``registry``). With ``--auth sigv4`` the request's signature is not checked here: the
+Lambda API is for local infrastructure code and tests. A browser's cross-site request is refused (403
+``AccessDeniedException``) by the same rule as SQS calls (``--cors-origins``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import parse_qs, unquote
+
+from sqsemu.eventsource.errors import InvalidParameterValue, LambdaError
+from sqsemu.eventsource.registry import EventSources
+from sqsemu.protocol.urls import caller_namespace, credential_from_authorization
+from sqsemu.security.crosssite import CrossSitePolicy
+from sqsemu.security.errors import CrossSiteRefused
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+logger = logging.getLogger("sqsemu.eventsource")
+
+MAPPINGS_PATH = "/2015-03-31/event-source-mappings"
+MAX_BODY_BYTES = 6 * 1024 * 1024
+
+
+class UnknownOperation(LambdaError):
+    """No Lambda operation sqsemu serves has this method and path."""
+
+    code = "UnknownOperationException"
+    status = 404
+    fault = "User"
+
+
+class AccessDenied(LambdaError):
+    """A browser's cross-site request (``sqsemu.security.crosssite``), refused as the SQS endpoint refuses it."""
+
+    code = "AccessDeniedException"
+    status = 403
+    fault = "User"
+
+
+class LambdaAPI:
+    """The ASGI app of the Lambda REST API over one :class:`EventSources`; a browser's request (``Origin`` or
+    ``Sec-Fetch-Site``) goes through the server's cross-site rule first (``cross_site``, None: none)."""
+
+    def __init__(self, sources: EventSources, cross_site: CrossSitePolicy | None = None) -> None:
+        self.sources = sources
+        self.cross_site = cross_site
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        request_id = str(uuid.uuid4())
+        cors: list[tuple[bytes, bytes]] = []
+        try:
+            if self.cross_site is not None and ("origin" in headers or "sec-fetch-site" in headers):
+                origin, site = headers.get("origin"), headers.get("sec-fetch-site")
+                try:
+                    cors = self.cross_site.decide(
+                        None if origin is None else origin.encode("latin-1"),
+                        None if site is None else site.encode("latin-1"),
+                        scope.get("scheme", "http"),
+                        headers.get("host"),
+                    )
+                except CrossSiteRefused as refused:
+                    raise AccessDenied(refused.message) from None
+            body = await _read(receive)
+            status, answer = self._dispatch(scope, headers, body)
+        except LambdaError as exc:
+            status, answer = exc.status, exc.body()
+            extra = [(b"x-amzn-errortype", exc.code.encode())]
+        except Exception:
+            logger.exception("Lambda API request failed")
+            status, answer = 500, {"Type": "Service", "Message": "An internal error occurred."}
+            extra = [(b"x-amzn-errortype", b"ServiceException")]
+        else:
+            extra = []
+        payload = json.dumps(answer).encode()
+        response_headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(payload)).encode()),
+            (b"x-amzn-requestid", request_id.encode()),
+            *extra,
+            *cors,
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": response_headers})
+        await send({"type": "http.response.body", "body": payload})
+
+    def _dispatch(self, scope: Scope, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
+        method = scope["method"]
+        path: str = scope["path"].rstrip("/")
+        sources = self.sources
+        credential = credential_from_authorization(headers.get("authorization", ""))
+        caller = caller_namespace(credential, sources.config)
+        if path == MAPPINGS_PATH:
+            if method == "POST":
+                return 202, sources.create(_json(body), caller)
+            if method == "GET":
+                query = {k: v[-1] for k, v in parse_qs(scope.get("query_string", b"").decode("latin-1")).items()}
+                max_items: Any = query.get("MaxItems")
+                if max_items is not None:
+                    try:
+                        max_items = int(max_items)
+                    except ValueError:
+                        raise InvalidParameterValue("MaxItems must be an integer.") from None
+                return 200, sources.list_mappings(
+                    caller, query.get("EventSourceArn"), query.get("FunctionName"), query.get("Marker"), max_items
+                )
+        elif path.startswith(MAPPINGS_PATH + "/") and "/" not in path[len(MAPPINGS_PATH) + 1 :]:
+            mapping_id = unquote(path[len(MAPPINGS_PATH) + 1 :])
+            if method == "GET":
+                return 200, sources.get(mapping_id)
+            if method == "PUT":
+                return 202, sources.update(mapping_id, _json(body))
+            if method == "DELETE":
+                return 202, sources.delete(mapping_id)
+        raise UnknownOperation(f"No Lambda operation is served at {method} {scope['path']}.")
+
+
+async def _read(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise InvalidParameterValue("The request body is too large.")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _json(body: bytes) -> dict[str, Any]:
+    if not body.strip():
+        return {}
+    try:
+        document = json.loads(body)
+    except ValueError:
+        raise InvalidParameterValue("The request body is not valid JSON.") from None
+    if not isinstance(document, dict):
+        raise InvalidParameterValue("The request body must be a JSON object.")
+    return document

@@ -1,0 +1,162 @@
+"""The config file's tables for event source mappings (``sqsemu --config FILE``)::
+
+    [[event_source_mappings]]
+    queue = "orders"                      # a queue of the server's account and region, or
+    # event_source_arn = "arn:aws:sqs:us-east-1:000000000000:orders"
+    function = "process-orders"
+    batch_size = 10                       # optional, as CreateEventSourceMapping's parameters
+    maximum_batching_window = 0
+    function_response_types = ["ReportBatchItemFailures"]
+    maximum_concurrency = 5
+    filter_patterns = ['{"body": {"kind": ["order"]}}']
+    enabled = true
+
+    [functions.process-orders]            # where a function is invoked (else --lambda-endpoint)
+    endpoint = "http://127.0.0.1:9001"
+    function_name = "function"            # the name to invoke there (the runtime interface emulator's)
+
+:func:`check_document` checks both tables when ``sqsemu.declare`` reads the file; :func:`load_declarations`
+reads them again when the server starts. Errors are ``ValueError`` naming the entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqsemu.eventsource.functions import Endpoint
+
+TABLES = ("event_source_mappings", "functions")
+"""The top-level keys of the config file this module reads."""
+
+MAPPING_KEYS = {
+    "queue": str,
+    "account": str,
+    "region": str,
+    "event_source_arn": str,
+    "function": str,
+    "batch_size": int,
+    "maximum_batching_window": int,
+    "function_response_types": list,
+    "maximum_concurrency": int,
+    "filter_patterns": list,
+    "enabled": bool,
+}
+FUNCTION_KEYS = {"endpoint": str, "function_name": str}
+
+
+@dataclass(frozen=True)
+class DeclaredMapping:
+    """One ``[[event_source_mappings]]`` entry."""
+
+    function: str
+    queue: str | None = None
+    account: str | None = None
+    region: str | None = None
+    event_source_arn: str | None = None
+    batch_size: int | None = None
+    maximum_batching_window: int | None = None
+    function_response_types: tuple[str, ...] | None = None
+    maximum_concurrency: int | None = None
+    filter_patterns: tuple[str, ...] | None = None
+    enabled: bool = True
+
+    def parameters(self) -> dict[str, Any]:
+        """The entry as CreateEventSourceMapping's parameters."""
+        out: dict[str, Any] = {"Enabled": self.enabled}
+        if self.batch_size is not None:
+            out["BatchSize"] = self.batch_size
+        if self.maximum_batching_window is not None:
+            out["MaximumBatchingWindowInSeconds"] = self.maximum_batching_window
+        if self.function_response_types is not None:
+            out["FunctionResponseTypes"] = list(self.function_response_types)
+        if self.maximum_concurrency is not None:
+            out["ScalingConfig"] = {"MaximumConcurrency": self.maximum_concurrency}
+        if self.filter_patterns is not None:
+            out["FilterCriteria"] = {"Filters": [{"Pattern": p} for p in self.filter_patterns]}
+        return out
+
+
+@dataclass(frozen=True)
+class Declarations:
+    """The file's mappings and function endpoints."""
+
+    mappings: tuple[DeclaredMapping, ...]
+    endpoints: dict[str, Endpoint]
+
+
+def _typed(entry: Mapping[str, Any], keys: Mapping[str, type], where: str) -> None:
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where} must be a table")
+    unknown = sorted(set(entry) - set(keys))
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(keys)})")
+    for key, value in entry.items():
+        kind = keys[key]
+        if (kind is int and isinstance(value, bool)) or not isinstance(value, kind):
+            raise ValueError(f"{where}: {key} must be a {kind.__name__}, got {value!r}")
+
+
+def check_document(document: Mapping[str, Any]) -> Declarations:
+    """The two tables of a parsed config file, checked. Raises ``ValueError``."""
+    raw_mappings = document.get("event_source_mappings", [])
+    if not isinstance(raw_mappings, list):
+        raise ValueError("event_source_mappings must be an array of tables ([[event_source_mappings]])")
+    mappings = []
+    for n, entry in enumerate(raw_mappings, 1):
+        where = f"[[event_source_mappings]] #{n}"
+        _typed(entry, MAPPING_KEYS, where)
+        if "function" not in entry:
+            raise ValueError(f"{where}: function is required")
+        if ("queue" in entry) == ("event_source_arn" in entry):
+            raise ValueError(f"{where}: give either queue or event_source_arn")
+        for key in ("function_response_types", "filter_patterns"):
+            if key in entry and not all(isinstance(v, str) for v in entry[key]):
+                raise ValueError(f"{where}: {key} must be a list of strings")
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
+        declared = DeclaredMapping(**values)
+        _check_parameters(declared, where)
+        mappings.append(declared)
+    raw_functions = document.get("functions", {})
+    if not isinstance(raw_functions, dict):
+        raise ValueError("functions must be a table of tables ([functions.NAME])")
+    endpoints = {}
+    for name, entry in raw_functions.items():
+        where = f"[functions.{name}]"
+        _typed(entry, FUNCTION_KEYS, where)
+        url = entry.get("endpoint")
+        if not url or not url.startswith(("http://", "https://")):
+            raise ValueError(f"{where}: endpoint must be an http:// or https:// URL")
+        endpoints[name] = Endpoint(url, entry.get("function_name"))
+    return Declarations(tuple(mappings), endpoints)
+
+
+def _check_parameters(declared: DeclaredMapping, where: str) -> None:
+    """The entry's settings checked as CreateEventSourceMapping checks them (a queue named ``*.fifo`` is FIFO)."""
+    from sqsemu.eventsource.errors import InvalidParameterValue
+    from sqsemu.eventsource.mapping import Mapping, apply_parameters, function_name
+
+    source = declared.event_source_arn or declared.queue or ""
+    try:
+        scratch = Mapping("", "", "", source, function_name(declared.function))
+        apply_parameters(scratch, declared.parameters(), source.endswith(".fifo"))
+    except InvalidParameterValue as exc:
+        raise ValueError(f"{where}: {exc.message}") from None
+
+
+def load_declarations(path: str) -> Declarations:
+    """The mappings and endpoints the config file at ``path`` declares."""
+    import tomllib
+
+    with open(path, "rb") as source:
+        return check_document(tomllib.load(source))
+
+
+def declared_arn(declared: DeclaredMapping, config: Any) -> str:
+    """The queue ARN a declared mapping names (``queue`` in the server's, or the given, account and region)."""
+    if declared.event_source_arn:
+        return declared.event_source_arn
+    region = declared.region or config.region
+    account = declared.account or config.account_id
+    return f"arn:aws:sqs:{region}:{account}:{declared.queue}"

@@ -1,0 +1,64 @@
+"""Lambda's errors as the REST API answers them (botocore's Lambda service model, ``service-2.json``, 2015-03-31).
+
+Each error is answered with its HTTP status, the ``X-Amzn-ErrorType`` header naming the code and a JSON body
+``{"Type": "User", "message": ...}`` (``Message`` for the shapes whose member is spelled so), which botocore's
+REST-JSON parser turns into ``ClientError`` with that code and message.
+"""
+
+from __future__ import annotations
+
+
+class LambdaError(Exception):
+    """A Lambda API error: ``code`` (the error shape's name), ``status`` (HTTP), ``message``; ``member`` is the
+    spelling of the message member in the shape (``message`` or ``Message``), ``fault`` ``User`` or ``Service``."""
+
+    code = "ServiceException"
+    status = 500
+    member = "Message"
+    fault = "Service"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def body(self) -> dict[str, str]:
+        """The JSON body of the answer."""
+        return {"Type": self.fault, self.member: self.message}
+
+
+class InvalidParameterValue(LambdaError):
+    """``InvalidParameterValueException`` (HTTP 400): a parameter is missing, out of range or not allowed."""
+
+    code = "InvalidParameterValueException"
+    status = 400
+    member = "message"
+    fault = "User"
+
+
+class ResourceNotFound(LambdaError):
+    """``ResourceNotFoundException`` (HTTP 404): no such mapping, function or queue."""
+
+    code = "ResourceNotFoundException"
+    status = 404
+    fault = "User"
+
+
+class ResourceConflict(LambdaError):
+    """``ResourceConflictException`` (HTTP 409): a mapping of that queue to that function exists already."""
+
+    code = "ResourceConflictException"
+    status = 409
+    member = "message"
+    fault = "User"
+
+
+class ResourceInUse(LambdaError):
+    """``ResourceInUseException`` (HTTP 400): the mapping is being deleted."""
+
+    code = "ResourceInUseException"
+    status = 400
+    fault = "User"
+
+
+NOT_FOUND_MESSAGE = "The resource you requested does not exist."
+"""Lambda's message for a mapping UUID that names nothing."""

@@ -1,0 +1,174 @@
+"""What a mapping's function name invokes, and what came back.
+
+A function is, in this order: a Python callable registered in-process (``handler(event, context)``, as a Lambda
+Python runtime calls it; a coroutine function is awaited), a per-function Lambda Invoke API endpoint (config file
+``[functions.NAME] endpoint``), or the server's ``--lambda-endpoint``. An endpoint is called as Lambda's Invoke
+API is ("Invoke", AWS Lambda API Reference): ``POST {endpoint}/2015-03-31/functions/{FunctionName}/invocations``
+with the event as the JSON body and ``X-Amz-Invocation-Type: RequestResponse``; HTTP 200 with an
+``X-Amz-Function-Error`` header is a function error, HTTP 200 without one a result (the body, JSON). The runtime
+interface emulator of Lambda's container images serves one function, named ``function``: give it as the
+endpoint's ``function_name`` in the config file.
+
+Outcomes (:class:`Outcome`): ``ok`` (a result), ``function_error`` (the handler raised, or the endpoint said
+so), ``unreachable`` (no answer from the endpoint: refused, timed out, or an HTTP error status), and
+``no_function`` (nothing to invoke for that name).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+logger = logging.getLogger("sqsemu.eventsource")
+
+Handler = Callable[[dict[str, Any], Any], Any]
+"""A Python function in Lambda's form: ``handler(event, context)`` returning a JSON-serialisable value."""
+
+INVOKE_TIMEOUT_S = 900.0
+"""Longest wait for an Invoke endpoint's answer (seconds): Lambda's largest function timeout."""
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """A Lambda Invoke API endpoint (``http://host:port``) and the function name to invoke there (None: the
+    mapping's own)."""
+
+    url: str
+    function_name: str | None = None
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One invocation's result: ``kind`` (``ok``, ``function_error``, ``unreachable``, ``no_function``),
+    ``payload`` (the function's result, decoded JSON; ``INVALID`` when it was not JSON) and ``error`` (a line
+    saying what went wrong, for logs and ``LastProcessingResult``)."""
+
+    kind: str
+    payload: Any = None
+    error: str = ""
+
+
+INVALID = object()
+"""The payload of an answer that was not JSON."""
+
+
+class LambdaContext:
+    """The context object a Python handler receives: the attributes of Lambda's Python runtime context
+    ("Using the Lambda context object to retrieve Python function information")."""
+
+    def __init__(self, function_name: str, function_arn: str, deadline_s: float) -> None:
+        self.function_name = function_name
+        self.function_version = "$LATEST"
+        self.invoked_function_arn = function_arn
+        self.memory_limit_in_mb = 128
+        self.aws_request_id = str(uuid.uuid4())
+        self.log_group_name = f"/aws/lambda/{function_name}"
+        self.log_stream_name = f"sqsemu/{self.aws_request_id}"
+        self.identity = None
+        self.client_context = None
+        self._deadline = deadline_s
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Milliseconds left before the invocation's deadline (wall-clock)."""
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+class Functions:
+    """The function names this server can invoke: in-process callables, per-function endpoints, the default
+    endpoint (``--lambda-endpoint``)."""
+
+    def __init__(self, default_endpoint: str = "", endpoints: Mapping[str, Endpoint] | None = None) -> None:
+        self.default_endpoint = default_endpoint.rstrip("/")
+        self.endpoints: dict[str, Endpoint] = dict(endpoints or {})
+        self.handlers: dict[str, Handler] = {}
+
+    def register(self, name: str, handler: Handler) -> None:
+        """Make ``name`` invoke ``handler`` in-process (replacing what it invoked before)."""
+        if not callable(handler):
+            raise TypeError(f"the function {name!r} must be callable, got {type(handler).__name__}")
+        self.handlers[name] = handler
+
+    def unregister(self, name: str) -> None:
+        """Forget the in-process handler of ``name`` (nothing if none)."""
+        self.handlers.pop(name, None)
+
+    def known(self, name: str) -> bool:
+        """Whether invoking ``name`` would reach something."""
+        return name in self.handlers or name in self.endpoints or bool(self.default_endpoint)
+
+    def describe(self, name: str) -> str:
+        """Where ``name`` goes: ``python:<qualified name>``, the endpoint URL, or ``none``."""
+        handler = self.handlers.get(name)
+        if handler is not None:
+            return f"python:{getattr(handler, '__qualname__', type(handler).__name__)}"
+        endpoint = self.endpoints.get(name)
+        if endpoint is not None:
+            return endpoint.url
+        return self.default_endpoint or "none"
+
+    async def invoke(self, name: str, arn: str, event: dict[str, Any], timeout_s: float) -> Outcome:
+        """Invoke ``name`` with ``event``; never raises for the function's own failures (see :class:`Outcome`)."""
+        handler = self.handlers.get(name)
+        if handler is not None:
+            return await _call_python(handler, name, arn, event, timeout_s)
+        endpoint = self.endpoints.get(name)
+        if endpoint is None and self.default_endpoint:
+            endpoint = Endpoint(self.default_endpoint)
+        if endpoint is None:
+            return Outcome("no_function", error=f"Function not found: {arn}")
+        body = json.dumps(event).encode()
+        return await asyncio.to_thread(_post, endpoint, endpoint.function_name or name, body, timeout_s)
+
+
+async def _call_python(handler: Handler, name: str, arn: str, event: dict[str, Any], timeout_s: float) -> Outcome:
+    """The handler called with a fresh copy of the event (as a runtime decodes it), its result passed through JSON
+    as a runtime encodes it; an exception (or a result JSON cannot encode) is a function error."""
+    fresh = json.loads(json.dumps(event))
+    context = LambdaContext(name, arn, time.monotonic() + timeout_s)
+    try:
+        if inspect.iscoroutinefunction(handler):
+            result = await handler(fresh, context)
+        else:
+            result = await asyncio.to_thread(handler, fresh, context)
+        payload = json.loads(json.dumps(result))
+    except Exception as exc:  # noqa: BLE001 - the function's own failure is its outcome
+        first_line = str(exc).strip().split("\n", 1)[0]
+        return Outcome("function_error", error=f"{type(exc).__name__}: {first_line}")
+    return Outcome("ok", payload)
+
+
+def _post(endpoint: Endpoint, name: str, body: bytes, timeout_s: float) -> Outcome:
+    """One Invoke call over HTTP (in a worker thread; urllib is imported at the first call, not at start-up)."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never send loopback calls to a proxy
+    url = f"{endpoint.url.rstrip('/')}/2015-03-31/functions/{urllib.parse.quote(name, safe='')}/invocations"
+    request = urllib.request.Request(url, data=body, method="POST")
+    request.add_header("Content-Type", "application/json")
+    request.add_header("X-Amz-Invocation-Type", "RequestResponse")
+    try:
+        with opener.open(request, timeout=timeout_s) as response:
+            raw = response.read()
+            function_error = response.headers.get("X-Amz-Function-Error")
+    except urllib.error.HTTPError as exc:
+        detail = exc.read()[:200].decode("utf-8", "replace")
+        return Outcome("unreachable", error=f"Invoke answered HTTP {exc.code}: {detail}")
+    except (OSError, urllib.error.URLError) as exc:
+        return Outcome("unreachable", error=f"Invoke endpoint {endpoint.url} unreachable: {exc}")
+    try:
+        payload: Any = json.loads(raw) if raw.strip() else None
+    except ValueError:
+        payload = INVALID
+    if function_error:
+        message = payload.get("errorMessage", "") if isinstance(payload, dict) else ""
+        return Outcome("function_error", payload, f"{function_error}: {message}".rstrip(": "))
+    return Outcome("ok", payload)

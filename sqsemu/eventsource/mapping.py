@@ -1,0 +1,235 @@
+"""One event source mapping: its parameters as CreateEventSourceMapping and UpdateEventSourceMapping take and
+check them, and its ``EventSourceMappingConfiguration`` shape (botocore's Lambda service model; the rules of the
+"CreateEventSourceMapping" API reference and "Using Lambda with Amazon SQS").
+
+SQS sources only ("Lambda parameters for Amazon SQS event source mappings"): ``BatchSize`` 1 to 10 for a FIFO
+queue, 1 to 10,000 for a standard queue, above 10 only with ``MaximumBatchingWindowInSeconds`` of at least 1 (0 to
+300; no batching window for FIFO queues); ``ScalingConfig.MaximumConcurrency`` 2 to 1,000;
+``FunctionResponseTypes`` empty or ``["ReportBatchItemFailures"]``; ``FilterCriteria`` (``sqsemu.eventsource
+.filters``); ``Enabled``. The stream-only parameters (``StartingPosition``, ``ParallelizationFactor``...) are refused
+for SQS, as Lambda refuses them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqsemu.eventsource.errors import InvalidParameterValue
+from sqsemu.eventsource.filters import parse_filters
+
+DEFAULT_BATCH_SIZE = 10
+MAX_BATCH_SIZE_STANDARD = 10_000
+MAX_BATCH_SIZE_FIFO = 10
+MAX_BATCH_SIZE_WITHOUT_WINDOW = 10
+MAX_BATCHING_WINDOW_S = 300
+MIN_CONCURRENCY, MAX_CONCURRENCY = 2, 1000
+REPORT_BATCH_ITEM_FAILURES = "ReportBatchItemFailures"
+DEFAULT_POLLERS = 5
+"""Concurrent batches without ``MaximumConcurrency``: the five Lambda starts polling with ("Using Lambda with Amazon
+SQS", scaling); sqsemu does not scale beyond them."""
+
+STREAM_ONLY = (
+    "StartingPosition",
+    "StartingPositionTimestamp",
+    "ParallelizationFactor",
+    "BisectBatchOnFunctionError",
+    "MaximumRetryAttempts",
+    "MaximumRecordAgeInSeconds",
+    "TumblingWindowInSeconds",
+    "DestinationConfig",
+    "Topics",
+    "Queues",
+    "SelfManagedEventSource",
+    "AmazonManagedKafkaEventSourceConfig",
+    "SelfManagedKafkaEventSourceConfig",
+    "DocumentDBEventSourceConfig",
+)
+"""Parameters of stream and broker sources that an SQS mapping does not take."""
+
+_FUNCTION_NAME = re.compile(
+    r"^(arn:(aws[a-zA-Z-]*)?:lambda:)?([a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d:)?(\d{12}:)?(function:)?"
+    r"([a-zA-Z0-9_-]+)(:(\$LATEST|[a-zA-Z0-9_-]+))?$"
+)
+"""``FunctionName`` as the service model's ``NamespacedFunctionName`` pattern allows: a name, a partial ARN or an
+ARN, with an optional qualifier."""
+
+
+def function_name(value: Any) -> str:
+    """The bare function name of a ``FunctionName`` value (name, ``account:function:name``, full ARN, with or
+    without ``:qualifier``). Raises ``InvalidParameterValue``."""
+    if not isinstance(value, str) or not value or len(value) > 140:
+        raise InvalidParameterValue("FunctionName must be 1 to 140 characters.")
+    match = _FUNCTION_NAME.match(value)
+    if match is None:
+        raise InvalidParameterValue(
+            f"1 validation error detected: Value '{value}' at 'functionName' failed to satisfy constraint: Member "
+            "must satisfy regular expression pattern: " + _FUNCTION_NAME.pattern
+        )
+    return match.group(7)
+
+
+def function_arn(region: str, account: str, name: str) -> str:
+    """``arn:aws:lambda:<region>:<account>:function:<name>``."""
+    return f"arn:aws:lambda:{region}:{account}:function:{name}"
+
+
+@dataclass
+class Mapping:
+    """An event source mapping's settings and state.
+
+    ``state``: ``Creating``, ``Enabled``, ``Disabled``, ``Updating``, ``Enabling``, ``Disabling``, ``Deleting``;
+    ``last_modified``: epoch seconds; ``filters``: the pattern strings.
+    """
+
+    uuid: str
+    account: str
+    region: str
+    event_source_arn: str
+    function: str
+    batch_size: int = DEFAULT_BATCH_SIZE
+    batching_window_s: int = 0
+    response_types: list[str] = field(default_factory=list)
+    maximum_concurrency: int | None = None
+    filters: list[str] = field(default_factory=list)
+    enabled: bool = True
+    state: str = "Creating"
+    last_modified: float = 0.0
+    last_processing_result: str = "No records processed"
+    state_transition_reason: str = "USER_INITIATED"
+
+    @property
+    def function_arn(self) -> str:
+        """The function's ARN in the mapping's account and region."""
+        return function_arn(self.region, self.account, self.function)
+
+    @property
+    def arn(self) -> str:
+        """``arn:aws:lambda:<region>:<account>:event-source-mapping:<uuid>``."""
+        return f"arn:aws:lambda:{self.region}:{self.account}:event-source-mapping:{self.uuid}"
+
+    @property
+    def reports_item_failures(self) -> bool:
+        """Whether ``FunctionResponseTypes`` holds ``ReportBatchItemFailures``."""
+        return REPORT_BATCH_ITEM_FAILURES in self.response_types
+
+    @property
+    def pollers(self) -> int:
+        """How many batches may be in flight at once: ``MaximumConcurrency``, else :data:`DEFAULT_POLLERS`."""
+        return self.maximum_concurrency or DEFAULT_POLLERS
+
+    def steady_state(self) -> str:
+        """``Enabled`` or ``Disabled``."""
+        return "Enabled" if self.enabled else "Disabled"
+
+    def configuration(self, state: str | None = None) -> dict[str, Any]:
+        """The ``EventSourceMappingConfiguration`` document (``state`` overrides the state shown)."""
+        out: dict[str, Any] = {
+            "UUID": self.uuid,
+            "BatchSize": self.batch_size,
+            "MaximumBatchingWindowInSeconds": self.batching_window_s,
+            "EventSourceArn": self.event_source_arn,
+            "FunctionArn": self.function_arn,
+            "LastModified": self.last_modified,
+            "LastProcessingResult": self.last_processing_result,
+            "State": state or self.state,
+            "StateTransitionReason": self.state_transition_reason,
+            "FunctionResponseTypes": list(self.response_types),
+            "EventSourceMappingArn": self.arn,
+        }
+        if self.filters:
+            out["FilterCriteria"] = {"Filters": [{"Pattern": p} for p in self.filters]}
+        if self.maximum_concurrency is not None:
+            out["ScalingConfig"] = {"MaximumConcurrency": self.maximum_concurrency}
+        return out
+
+    def saved(self) -> dict[str, Any]:
+        """What durable mode keeps of the mapping (see :meth:`from_saved`)."""
+        return {
+            "uuid": self.uuid,
+            "account": self.account,
+            "region": self.region,
+            "event_source_arn": self.event_source_arn,
+            "function": self.function,
+            "batch_size": self.batch_size,
+            "batching_window_s": self.batching_window_s,
+            "response_types": list(self.response_types),
+            "maximum_concurrency": self.maximum_concurrency,
+            "filters": list(self.filters),
+            "enabled": self.enabled,
+            "last_modified": self.last_modified,
+        }
+
+    @classmethod
+    def from_saved(cls, saved: dict[str, Any]) -> Mapping:
+        """A mapping as :meth:`saved` kept it."""
+        mapping = cls(**saved)
+        mapping.state = mapping.steady_state()
+        return mapping
+
+
+def _int(params: dict[str, Any], name: str) -> int | None:
+    value = params.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidParameterValue(f"{name} must be an integer.")
+    return value
+
+
+def apply_parameters(mapping: Mapping, params: dict[str, Any], fifo: bool) -> None:
+    """Check ``params`` (the request's JSON members) and set them on ``mapping``; nothing is changed when one is
+    wrong. ``fifo``: whether the source queue is a FIFO queue. Raises ``InvalidParameterValue``."""
+    for name in STREAM_ONLY:
+        if params.get(name) is not None:
+            raise InvalidParameterValue(f"{name} is not valid for SQS event sources.")
+    batch_size = _int(params, "BatchSize")
+    window = _int(params, "MaximumBatchingWindowInSeconds")
+    new_batch = mapping.batch_size if batch_size is None else batch_size
+    new_window = mapping.batching_window_s if window is None else window
+    if not 1 <= new_batch <= (MAX_BATCH_SIZE_FIFO if fifo else MAX_BATCH_SIZE_STANDARD):
+        if fifo:
+            raise InvalidParameterValue(f"BatchSize must be between 1 and {MAX_BATCH_SIZE_FIFO} for FIFO queues.")
+        raise InvalidParameterValue(f"BatchSize must be between 1 and {MAX_BATCH_SIZE_STANDARD}.")
+    if not 0 <= new_window <= MAX_BATCHING_WINDOW_S:
+        raise InvalidParameterValue(f"MaximumBatchingWindowInSeconds must be between 0 and {MAX_BATCHING_WINDOW_S}.")
+    if fifo and new_window > 0:
+        raise InvalidParameterValue("Batching window is not supported for FIFO queues.")
+    if new_batch > MAX_BATCH_SIZE_WITHOUT_WINDOW and new_window < 1:
+        raise InvalidParameterValue(
+            "Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10"
+        )
+    response_types = params.get("FunctionResponseTypes")
+    if response_types is not None:
+        if not isinstance(response_types, list) or any(t != REPORT_BATCH_ITEM_FAILURES for t in response_types):
+            raise InvalidParameterValue(
+                f"FunctionResponseTypes may only hold {REPORT_BATCH_ITEM_FAILURES}, got {response_types!r}."
+            )
+    concurrency = mapping.maximum_concurrency
+    scaling = params.get("ScalingConfig")
+    if scaling is not None:
+        if not isinstance(scaling, dict):
+            raise InvalidParameterValue("ScalingConfig must be an object.")
+        concurrency = _int(scaling, "MaximumConcurrency")
+        if concurrency is not None and not MIN_CONCURRENCY <= concurrency <= MAX_CONCURRENCY:
+            raise InvalidParameterValue(
+                f"MaximumConcurrency must be between {MIN_CONCURRENCY} and {MAX_CONCURRENCY}, got {concurrency}."
+            )
+    filters = mapping.filters
+    criteria = params.get("FilterCriteria")
+    if criteria is not None:
+        if not isinstance(criteria, dict):
+            raise InvalidParameterValue("FilterCriteria must be an object.")
+        filters = parse_filters(criteria.get("Filters"))
+    enabled = params.get("Enabled")
+    if enabled is not None and not isinstance(enabled, bool):
+        raise InvalidParameterValue("Enabled must be true or false.")
+    mapping.batch_size = new_batch
+    mapping.batching_window_s = new_window
+    if response_types is not None:
+        mapping.response_types = list(dict.fromkeys(response_types))
+    mapping.maximum_concurrency = concurrency
+    mapping.filters = filters
+    if enabled is not None:
+        mapping.enabled = enabled

@@ -1,0 +1,323 @@
+"""The workers of one event source mapping: Lambda's SQS poller ("Using Lambda with Amazon SQS", "Handling errors
+for an SQS event source in Lambda", "Implementing partial batch responses"), on the broker's public calls.
+
+Each worker, while the mapping is enabled:
+
+1. long-polls the queue (ReceiveMessage, 20 s, at most 10 messages a call, the queue's visibility timeout);
+2. with ``MaximumBatchingWindowInSeconds`` above 0 keeps receiving until the batch holds ``BatchSize`` messages or
+   the window, counted from the first message, has passed (on the server's clock);
+3. deletes the messages no filter matches, without an invocation (``FilterCriteria``);
+4. invokes the function with the rest (``sqsemu.eventsource.event``), and then
+   - a result: deletes the batch; with ``ReportBatchItemFailures`` deletes all but the items listed in
+     ``batchItemFailures`` (an empty or null list, or an empty or null response, is a complete success; an
+     ``itemIdentifier`` that is empty, null, missing or not a message of the batch, or a response that is not a
+     JSON object, is a complete failure);
+   - a function error, an unreachable endpoint or an unknown function: deletes nothing, so the whole batch comes
+     back once its visibility timeout ends (and goes to the dead-letter queue through the queue's redrive
+     policy), and the mapping backs off: none of its workers polls for 1 s after a failure, doubling with each
+     consecutive failure up to 30 s, and a success ends the series (sqsemu's reading of "Lambda gradually backs
+     off, reducing the amount of concurrency").
+
+The number of workers is ``MaximumConcurrency`` (else 5): that many batches in flight at most. On a FIFO queue the
+queue itself keeps one batch per message group in flight: a group's messages are not received again while any of
+them is in flight. Every wait (long poll, batching window, back-off) is on the injected clock, so ``--clock
+manual`` tests see retries without waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Callable, Sequence
+from time import perf_counter
+from typing import Any
+
+from sqsemu.clock import Clock
+from sqsemu.engine.broker import Broker
+from sqsemu.engine.errors import SQSError
+from sqsemu.engine.message import ReceiptEntry
+from sqsemu.engine.queue import Queue, Received
+from sqsemu.eventsource.event import record, sqs_event
+from sqsemu.eventsource.filters import RecordFilter
+from sqsemu.eventsource.functions import INVALID, Functions, Outcome
+from sqsemu.eventsource.mapping import Mapping
+
+logger = logging.getLogger("sqsemu.eventsource")
+
+LONG_POLL_S = 20
+RECEIVE_MAX = 10
+BACKOFF_FIRST_S = 1.0
+BACKOFF_MAX_S = 30.0
+MISSING_QUEUE_RETRY_S = 10.0
+MIN_INVOKE_TIMEOUT_S = 60.0
+
+# Outcome labels (the metric's ``outcome`` label and the access line's).
+SUCCESS = "success"
+PARTIAL = "partial_failure"
+FUNCTION_ERROR = "function_error"
+INVALID_RESPONSE = "invalid_response"
+UNREACHABLE = "unreachable"
+NO_FUNCTION = "no_function"
+
+
+class Invocation:
+    """What one invocation was: the mapping, ``outcome`` (a label above), the message ids it received, those that
+    were left to come back (``failed``), its duration (seconds) and an error line."""
+
+    __slots__ = ("mapping", "outcome", "message_ids", "failed", "duration_s", "error", "at_ms")
+
+    def __init__(
+        self,
+        mapping: Mapping,
+        outcome: str,
+        message_ids: list[str],
+        failed: list[str],
+        duration_s: float,
+        error: str,
+        at_ms: int,
+    ) -> None:
+        self.mapping = mapping
+        self.outcome = outcome
+        self.message_ids = message_ids
+        self.failed = failed
+        self.duration_s = duration_s
+        self.error = error
+        self.at_ms = at_ms
+
+
+Observer = Callable[[Invocation], None]
+
+
+def item_failures(payload: Any, ids: Sequence[str]) -> set[str] | None:
+    """The message ids a ``ReportBatchItemFailures`` response lists; an empty set for a complete success, None for
+    a complete failure ("Implementing partial batch responses", success and failure conditions)."""
+    if payload is None:
+        return set()
+    if not isinstance(payload, dict):
+        return None  # not a JSON object: an invalid response (INVALID included)
+    listed = payload.get("batchItemFailures")
+    if listed is None:
+        return set()
+    if not isinstance(listed, list):
+        return None
+    known = set(ids)
+    failed: set[str] = set()
+    for item in listed:
+        identifier = item.get("itemIdentifier") if isinstance(item, dict) else None
+        if not isinstance(identifier, str) or not identifier or identifier not in known:
+            return None
+        failed.add(identifier)
+    return failed
+
+
+def _resolve(future: asyncio.Future[None], _due: int) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class Runner:
+    """The workers of one mapping; :meth:`sync` after every change of the mapping, :meth:`close` to stop."""
+
+    def __init__(
+        self, mapping: Mapping, broker: Broker, clock: Clock, functions: Functions, observer: Observer
+    ) -> None:
+        self.mapping = mapping
+        self.broker = broker
+        self.clock = clock
+        self.functions = functions
+        self.observer = observer
+        self.workers: dict[int, asyncio.Task[None]] = {}
+        self.parked = 0
+        self.waits: set[asyncio.Future[None]] = set()
+        self.failures = 0
+        self.paused_until_ms = 0  # back-off: no worker polls before this instant (epoch ms)
+        self.closed = False
+        self.filter = RecordFilter(mapping.filters)
+        self.on_idle: Callable[[], None] | None = None
+
+    # ------------------------------------------------------------------ life cycle
+
+    def sync(self) -> None:
+        """Match the workers to the mapping: as many as its concurrency while enabled, none otherwise (workers
+        beyond the count finish their batch first). Wakes parked workers so they see the change."""
+        self.filter = RecordFilter(self.mapping.filters)
+        target = self._target()
+        loop = asyncio.get_running_loop()
+        for index in range(target):
+            if index not in self.workers:
+                self.workers[index] = loop.create_task(self._work(index), name=f"esm-{self.mapping.uuid}-{index}")
+        self.interrupt()
+        if not self.workers and self.on_idle is not None:
+            self.on_idle()
+
+    def _target(self) -> int:
+        mapping = self.mapping
+        if self.closed or self.broker.stopping or not mapping.enabled or mapping.state == "Deleting":
+            return 0
+        return mapping.pollers
+
+    def interrupt(self) -> None:
+        """End every wait of the workers now (they then look at the mapping again)."""
+        for future in list(self.waits):
+            if not future.done():
+                future.set_result(None)
+
+    def close(self) -> None:
+        """Stop the workers (server shutdown): waits end, tasks are cancelled."""
+        self.closed = True
+        self.interrupt()
+        for task in list(self.workers.values()):
+            task.cancel()
+
+    def quiet(self) -> bool:
+        """Whether every worker is waiting (a long poll, a batching window, a back-off): nothing happens until a
+        message arrives or the clock moves."""
+        return self.parked == len(self.workers)
+
+    # ------------------------------------------------------------------ one worker
+
+    async def _work(self, index: int) -> None:
+        try:
+            while index < self._target():
+                pause = self.paused_until_ms - self.clock.now_ms()
+                if pause > 0:
+                    await self._sleep(pause / 1000)
+                    continue
+                queue = self.broker.resolve_arn(self.mapping.event_source_arn)
+                if queue is None or queue.deleted:
+                    self.mapping.last_processing_result = "PROBLEM: Source queue does not exist"
+                    await self._sleep(MISSING_QUEUE_RETRY_S)
+                    continue
+                try:
+                    batch = await self._gather(queue)
+                except SQSError as exc:
+                    self.mapping.last_processing_result = f"PROBLEM: {exc.message}"
+                    await self._sleep(MISSING_QUEUE_RETRY_S)
+                    continue
+                if batch:
+                    await self._deliver(queue, batch)
+        finally:
+            self.workers.pop(index, None)
+            if not self.workers and self.on_idle is not None:
+                self.on_idle()
+
+    async def _wait_future(self, future: asyncio.Future[None]) -> None:
+        self.waits.add(future)
+        self.parked += 1
+        try:
+            await future
+        finally:
+            self.parked -= 1
+            self.waits.discard(future)
+
+    async def _sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` on the server's clock (or until interrupted)."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.broker.schedule(self.clock.now_ms() + int(seconds * 1000), _resolve, future)
+        await self._wait_future(future)
+
+    async def _receive(self, queue: Queue, count: int, deadline_ms: int | None) -> list[Received]:
+        stop: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        wait = LONG_POLL_S
+        if deadline_ms is not None:
+            left = deadline_ms - self.clock.now_ms()
+            if left <= 0:
+                return []
+            wait = min(LONG_POLL_S, math.ceil(left / 1000))
+            self.broker.schedule(deadline_ms, _resolve, stop)
+        self.waits.add(stop)
+        self.parked += 1
+        try:
+            return await self.broker.receive_message(
+                queue, max_number_of_messages=count, wait_time_seconds=wait, disconnected=stop
+            )
+        finally:
+            self.parked -= 1
+            self.waits.discard(stop)
+            if not stop.done():
+                stop.set_result(None)
+
+    async def _gather(self, queue: Queue) -> list[Received]:
+        """A batch: the first receive waits for messages; with a batching window, more receives until the batch is
+        full or the window has passed."""
+        mapping = self.mapping
+        wanted = mapping.batch_size
+        got = await self._receive(queue, min(RECEIVE_MAX, wanted), None)
+        if not got or mapping.batching_window_s == 0:
+            return got
+        deadline = self.clock.now_ms() + mapping.batching_window_s * 1000
+        while len(got) < wanted and not self.broker.stopping and not self.closed:
+            more = await self._receive(queue, min(RECEIVE_MAX, wanted - len(got)), deadline)
+            if not more and (self.clock.now_ms() >= deadline or not self._target()):
+                break
+            got.extend(more)
+        return got
+
+    async def _deliver(self, queue: Queue, batch: list[Received]) -> None:
+        mapping = self.mapping
+        records = [record(queue, received) for received in batch]
+        if self.filter:
+            keep = [self.filter.matches(r) for r in records]
+            self._delete(queue, [b for b, k in zip(batch, keep, strict=True) if not k])
+            batch = [b for b, k in zip(batch, keep, strict=True) if k]
+            records = [r for r, k in zip(records, keep, strict=True) if k]
+            if not batch:
+                return
+        ids = [r["messageId"] for r in records]
+        started = perf_counter()
+        at_ms = self.clock.now_ms()
+        timeout = max(float(queue.visibility_timeout), MIN_INVOKE_TIMEOUT_S)
+        event = sqs_event(records)
+        outcome: Outcome = await self.functions.invoke(mapping.function, mapping.function_arn, event, timeout)
+        duration = perf_counter() - started
+        label, failed = self._judge(outcome, ids)
+        self._delete(queue, [b for b, i in zip(batch, ids, strict=True) if i not in failed])
+        error = outcome.error
+        if label == INVALID_RESPONSE and not error:
+            error = "Invalid partial batch response"
+        mapping.last_processing_result = "OK" if label in (SUCCESS, PARTIAL) else f"PROBLEM: {error}"
+        self.observer(Invocation(mapping, label, ids, [i for i in ids if i in failed], duration, error, at_ms))
+        if label in (SUCCESS, PARTIAL):
+            self.failures = 0
+            return
+        self.failures += 1
+        logger.warning(
+            "event source mapping %s: %s for %d message(s) of %s (%s); they return after their visibility timeout",
+            mapping.uuid,
+            label,
+            len(ids),
+            queue.arn,
+            error,
+        )
+        backoff_ms = int(min(BACKOFF_FIRST_S * 2 ** (self.failures - 1), BACKOFF_MAX_S) * 1000)
+        self.paused_until_ms = max(self.paused_until_ms, self.clock.now_ms() + backoff_ms)
+        self.interrupt()  # the other workers' long polls end: none of them polls until the pause is over
+
+    def _judge(self, outcome: Outcome, ids: list[str]) -> tuple[str, set[str]]:
+        """The outcome's label and the ids left to come back."""
+        everything = set(ids)
+        if outcome.kind == "function_error":
+            return FUNCTION_ERROR, everything
+        if outcome.kind == "unreachable":
+            return UNREACHABLE, everything
+        if outcome.kind == "no_function":
+            return NO_FUNCTION, everything
+        if not self.mapping.reports_item_failures:
+            return SUCCESS, set()
+        if outcome.payload is INVALID:
+            return INVALID_RESPONSE, everything
+        failed = item_failures(outcome.payload, ids)
+        if failed is None:
+            return INVALID_RESPONSE, everything
+        return (PARTIAL if failed else SUCCESS), failed
+
+    def _delete(self, queue: Queue, batch: Sequence[Received]) -> None:
+        for start in range(0, len(batch), RECEIVE_MAX):
+            chunk = batch[start : start + RECEIVE_MAX]
+            entries = [ReceiptEntry(str(n), handle) for n, (_message, handle) in enumerate(chunk)]
+            try:
+                self.broker.delete_message_batch(queue, entries)
+            except SQSError as exc:  # the queue went away meanwhile
+                logger.warning("event source mapping %s: delete failed: %s", self.mapping.uuid, exc.message)
+                return

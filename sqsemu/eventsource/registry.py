@@ -1,0 +1,385 @@
+"""Every event source mapping of one server: the operations of the REST API, the runners, durable mode, the
+config file's declarations, and what observability reads (invocation counts, batch sizes, recent results).
+
+Durable mode (``--data-dir``): the mappings are kept in ``event-source-mappings.json`` in the data folder, written
+whole (a temporary file, fsync, rename) before the API answers a change, and restored at start-up. The config
+file's ``[[event_source_mappings]]`` are applied after that: a declared mapping (its UUID derived from its queue
+and function) is created, or set to the declared settings when it exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import logging
+import os
+import uuid as uuidlib
+import weakref
+from pathlib import Path
+from typing import Any
+
+from sqsemu.clock import Clock
+from sqsemu.config import Config
+from sqsemu.engine.broker import Broker, Namespace, parse_arn
+from sqsemu.eventsource.errors import (
+    NOT_FOUND_MESSAGE,
+    InvalidParameterValue,
+    ResourceConflict,
+    ResourceInUse,
+    ResourceNotFound,
+)
+from sqsemu.eventsource.functions import Functions, Handler
+from sqsemu.eventsource.mapping import Mapping, apply_parameters, function_name
+from sqsemu.eventsource.poller import Invocation, Runner
+from sqsemu.observability.accesslog import logfmt
+
+logger = logging.getLogger("sqsemu.eventsource")
+access_logger = logging.getLogger("sqsemu.access.lambda")
+
+SAVE_FILE = "event-source-mappings.json"
+DEFAULT_MAX_ITEMS = 100
+MAX_ITEMS = 10_000
+RECENT = 10
+"""Invocations remembered per mapping (the console shows them)."""
+BATCH_SIZE_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+
+_of_broker: weakref.WeakKeyDictionary[Broker, EventSources] = weakref.WeakKeyDictionary()
+
+
+def event_sources_for(broker: Broker) -> EventSources | None:
+    """The event source mappings of the server whose broker is ``broker`` (the web console shows them), or None."""
+    return _of_broker.get(broker)
+
+
+class EventSources:
+    """The mappings, their runners and their functions. Methods run on the server's event loop thread, except
+    :meth:`settle_threadsafe` and :meth:`register_function`, which any thread may call."""
+
+    def __init__(self, config: Config, broker: Broker, clock: Clock) -> None:
+        self.config = config
+        self.broker = broker
+        self.clock = clock
+        declared = None
+        if config.config:
+            from sqsemu.eventsource.declare import load_declarations
+
+            declared = load_declarations(config.config)
+        self.declared = declared.mappings if declared is not None else ()
+        self.functions = Functions(config.lambda_endpoint, declared.endpoints if declared is not None else None)
+        self.mappings: dict[str, Mapping] = {}
+        self.runners: dict[str, Runner] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.invocations: collections.Counter[tuple[str, str]] = collections.Counter()
+        self.batch_sizes = [0] * (len(BATCH_SIZE_BUCKETS) + 1)
+        self.batch_size_sum = 0
+        self.recent: dict[str, collections.deque[Invocation]] = {}
+        self.access_log = config.access_log
+        self.save_path = Path(config.data_dir) / SAVE_FILE if config.data_dir else None
+        _of_broker[broker] = self
+
+    # ------------------------------------------------------------------ life cycle
+
+    def start(self) -> None:
+        """Restore the saved mappings, apply the declared ones and start their workers (inside the running loop,
+        after the broker started). Raises ``ValueError`` for a declared mapping that cannot be applied."""
+        self.loop = asyncio.get_running_loop()
+        if self.save_path is not None and self.save_path.exists():
+            for saved in json.loads(self.save_path.read_text())["mappings"]:
+                mapping = Mapping.from_saved(saved)
+                self.mappings[mapping.uuid] = mapping
+        for declared in self.declared:
+            self._apply_declared(declared)
+        for mapping in self.mappings.values():
+            self._run(mapping)
+        if self.declared:
+            self._save()
+
+    def close(self) -> None:
+        """Stop every worker (server shutdown)."""
+        for runner in self.runners.values():
+            runner.close()
+
+    def register_function(self, name: str, handler: Handler) -> None:
+        """Make the function ``name`` a Python callable ``handler(event, context)`` run in this process."""
+        self.functions.register(name, handler)
+
+    # ------------------------------------------------------------------ the API's operations
+
+    def create(self, params: dict[str, Any], caller: Namespace) -> dict[str, Any]:
+        """CreateEventSourceMapping → the configuration (``State`` ``Creating``)."""
+        name = function_name(params.get("FunctionName"))
+        arn = params.get("EventSourceArn")
+        queue = self._source_queue(arn)
+        mapping = Mapping(str(uuidlib.uuid4()), caller.account_id, caller.region, queue.arn, name)
+        if not self.functions.known(name):
+            raise ResourceNotFound(f"Function not found: {mapping.function_arn}")
+        apply_parameters(mapping, params, queue.fifo)
+        self._check_unique(mapping)
+        mapping.last_modified = self.clock.now_ms() / 1000
+        self.mappings[mapping.uuid] = mapping
+        self._save()
+        answer = mapping.configuration("Creating")
+        mapping.state = mapping.steady_state()
+        self._run(mapping)
+        return answer
+
+    def get(self, uuid: str) -> dict[str, Any]:
+        """GetEventSourceMapping."""
+        return self._mapping(uuid).configuration()
+
+    def list_mappings(
+        self, caller: Namespace, source_arn: str | None, function: str | None, marker: str | None, max_items: Any
+    ) -> dict[str, Any]:
+        """ListEventSourceMappings: the caller's mappings in creation order, filtered by ``EventSourceArn`` and
+        ``FunctionName``; ``Marker`` is the ``NextMarker`` of the page before."""
+        size = DEFAULT_MAX_ITEMS if max_items is None else max_items
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_ITEMS:
+            raise InvalidParameterValue(f"MaxItems must be between 1 and {MAX_ITEMS}.")
+        wanted_function = function_name(function) if function else None
+        chosen = [
+            m
+            for m in self.mappings.values()
+            if m.account == caller.account_id
+            and m.region == caller.region
+            and (source_arn is None or m.event_source_arn == source_arn)
+            and (wanted_function is None or m.function == wanted_function)
+        ]
+        start = 0
+        if marker:
+            ids = [m.uuid for m in chosen]
+            if marker not in ids:
+                raise InvalidParameterValue("Invalid Marker.")
+            start = ids.index(marker)
+        page = chosen[start : start + size]
+        out: dict[str, Any] = {"EventSourceMappings": [m.configuration() for m in page]}
+        if start + size < len(chosen):
+            out["NextMarker"] = chosen[start + size].uuid
+        return out
+
+    def update(self, uuid: str, params: dict[str, Any]) -> dict[str, Any]:
+        """UpdateEventSourceMapping → the configuration (``State`` ``Updating``, ``Enabling`` or ``Disabling``)."""
+        mapping = self._mapping(uuid)
+        if mapping.state == "Deleting":
+            raise ResourceInUse(f"Cannot update the event source mapping {uuid} because it is in use.")
+        queue = self._source_queue(mapping.event_source_arn)
+        changed = Mapping(**{k: getattr(mapping, k) for k in mapping.__dataclass_fields__})
+        if params.get("FunctionName") is not None:
+            changed.function = function_name(params["FunctionName"])
+            if not self.functions.known(changed.function):
+                raise ResourceNotFound(f"Function not found: {changed.function_arn}")
+        apply_parameters(changed, params, queue.fifo)
+        self._check_unique(changed)
+        state = "Updating"
+        if changed.enabled != mapping.enabled:
+            state = "Enabling" if changed.enabled else "Disabling"
+        for key in mapping.__dataclass_fields__:
+            setattr(mapping, key, getattr(changed, key))
+        mapping.last_modified = self.clock.now_ms() / 1000
+        self._save()
+        answer = mapping.configuration(state)
+        mapping.state = mapping.steady_state()
+        self.runners[uuid].sync()
+        return answer
+
+    def delete(self, uuid: str) -> dict[str, Any]:
+        """DeleteEventSourceMapping → the configuration (``State`` ``Deleting``); the mapping is gone once its
+        workers have finished their batches."""
+        mapping = self._mapping(uuid)
+        if mapping.state == "Deleting":
+            raise ResourceInUse(f"Cannot delete the event source mapping {uuid} because it is in use.")
+        mapping.state = "Deleting"
+        self._save()
+        answer = mapping.configuration()
+        runner = self.runners.get(uuid)
+        if runner is None:
+            self._forget(uuid)
+        else:
+            runner.on_idle = lambda: self._forget(uuid)
+            runner.sync()
+        return answer
+
+    # ------------------------------------------------------------------ helpers
+
+    def _mapping(self, uuid: str) -> Mapping:
+        mapping = self.mappings.get(uuid)
+        if mapping is None:
+            raise ResourceNotFound(NOT_FOUND_MESSAGE)
+        return mapping
+
+    def _source_queue(self, arn: Any) -> Any:
+        if not isinstance(arn, str) or not arn:
+            raise InvalidParameterValue("EventSourceArn is required: sqsemu maps SQS queues (arn:aws:sqs:...).")
+        if parse_arn(arn) is None:
+            raise InvalidParameterValue(f"Unrecognized event source {arn!r}: sqsemu maps SQS queues only.")
+        queue = self.broker.resolve_arn(arn)
+        if queue is None:
+            raise InvalidParameterValue(
+                "Error occurred while ReceiveMessage. SQS Error Code: AWS.SimpleQueueService.NonExistentQueue. "
+                "SQS Error Message: The specified queue does not exist."
+            )
+        return queue
+
+    def _check_unique(self, mapping: Mapping) -> None:
+        for other in self.mappings.values():
+            if (
+                other.uuid != mapping.uuid
+                and other.event_source_arn == mapping.event_source_arn
+                and other.function_arn == mapping.function_arn
+                and other.state != "Deleting"
+            ):
+                raise ResourceConflict(
+                    f'An event source mapping with SQS arn (" {mapping.event_source_arn} ") and function '
+                    f'(" {mapping.function} ") already exists. Please update or delete the existing mapping with '
+                    f"UUID {other.uuid}"
+                )
+
+    def _run(self, mapping: Mapping) -> None:
+        runner = Runner(mapping, self.broker, self.clock, self.functions, self._observed)
+        self.runners[mapping.uuid] = runner
+        runner.sync()
+
+    def _forget(self, uuid: str) -> None:
+        if self.mappings.pop(uuid, None) is not None:
+            self.runners.pop(uuid, None)
+            self.recent.pop(uuid, None)
+            self._save()
+
+    def _save(self) -> None:
+        """Write the mappings whole (durable mode), before the change is answered."""
+        path = self.save_path
+        if path is None:
+            return
+        data = json.dumps({"version": 1, "mappings": [m.saved() for m in self.mappings.values()]}, indent=1)
+        temporary = path.with_suffix(".tmp")
+        with open(temporary, "w") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+    def _apply_declared(self, declared: Any) -> None:
+        from sqsemu.eventsource.declare import declared_arn
+
+        arn = declared_arn(declared, self.config)
+        queue = self.broker.resolve_arn(arn)
+        if queue is None:
+            raise ValueError(f"event_source_mappings: the queue {arn} does not exist (declare it in [[queues]])")
+        ns = Namespace(queue.namespace.account_id, queue.namespace.region)
+        key = uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"sqsemu:{arn}:{declared.function}")
+        mapping = self.mappings.get(str(key)) or Mapping(str(key), ns.account_id, ns.region, arn, declared.function)
+        try:
+            apply_parameters(mapping, declared.parameters(), queue.fifo)
+        except InvalidParameterValue as exc:
+            raise ValueError(f"event_source_mappings ({arn} -> {declared.function}): {exc.message}") from None
+        mapping.state = mapping.steady_state()
+        mapping.last_modified = mapping.last_modified or self.clock.now_ms() / 1000
+        self.mappings[mapping.uuid] = mapping
+
+    # ------------------------------------------------------------------ observability and tests
+
+    def _observed(self, invocation: Invocation) -> None:
+        mapping = invocation.mapping
+        self.invocations[(mapping.function, invocation.outcome)] += 1
+        size = len(invocation.message_ids)
+        self.batch_size_sum += size
+        index = next((i for i, bound in enumerate(BATCH_SIZE_BUCKETS) if size <= bound), len(BATCH_SIZE_BUCKETS))
+        self.batch_sizes[index] += 1
+        self.recent.setdefault(mapping.uuid, collections.deque(maxlen=RECENT)).append(invocation)
+        if self.access_log:
+            access_logger.info(
+                logfmt(
+                    {
+                        "action": "Invoke",
+                        "function": mapping.function,
+                        "mapping": mapping.uuid,
+                        "queue": mapping.event_source_arn,
+                        "messages": size,
+                        "failed": len(invocation.failed),
+                        "outcome": invocation.outcome,
+                        "error": invocation.error or None,
+                        "latency_ms": round(invocation.duration_s * 1000, 3),
+                    }
+                )
+            )
+
+    def of_queue(self, arn: str) -> list[Mapping]:
+        """The mappings reading the queue ``arn`` (the console shows them)."""
+        return [m for m in self.mappings.values() if m.event_source_arn == arn]
+
+    def queue_view(self, arn: str) -> list[dict[str, Any]]:
+        """What the console shows of the mappings reading ``arn``: each mapping's ``uuid``, ``function``, ``target``
+        (where the function runs), ``state``, ``batch_size``, ``window_s``, ``concurrency``, ``reports_failures``,
+        ``filters``, ``last_result`` and ``recent`` (its last invocations, newest first: ``at_ms``, ``messages``,
+        ``failed``, ``outcome``, ``error``)."""
+        out = []
+        for mapping in self.of_queue(arn):
+            recent = [
+                {
+                    "at_ms": i.at_ms,
+                    "messages": len(i.message_ids),
+                    "failed": len(i.failed),
+                    "outcome": i.outcome,
+                    "error": i.error,
+                }
+                for i in reversed(self.recent.get(mapping.uuid, ()))
+            ]
+            out.append(
+                {
+                    "uuid": mapping.uuid,
+                    "function": mapping.function,
+                    "target": self.functions.describe(mapping.function),
+                    "state": mapping.state,
+                    "batch_size": mapping.batch_size,
+                    "window_s": mapping.batching_window_s,
+                    "concurrency": mapping.pollers,
+                    "reports_failures": mapping.reports_item_failures,
+                    "filters": len(mapping.filters),
+                    "last_result": mapping.last_processing_result,
+                    "recent": recent,
+                }
+            )
+        return out
+
+    def quiet(self) -> bool:
+        """Whether every worker of every mapping waits for a message or for the clock."""
+        return all(runner.quiet() for runner in self.runners.values())
+
+    async def settle(self, timeout_s: float = 10.0) -> None:
+        """Return once every worker waits (for a message or the clock) and nothing is being invoked: after a send
+        or ``advance``, the invocations those caused are over. Raises ``TimeoutError`` after ``timeout_s`` real
+        seconds."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout_s
+        rounds = 0
+        while rounds < 5:
+            if self.quiet():
+                rounds += 1
+                await asyncio.sleep(0)
+                continue
+            rounds = 0
+            if loop.time() > end:
+                raise TimeoutError("event source mappings still busy")
+            await asyncio.sleep(0.001)
+
+    def settle_threadsafe(self, timeout_s: float = 10.0) -> None:
+        """:meth:`settle` from another thread (a test's)."""
+        loop = self.loop
+        if loop is None:
+            raise RuntimeError("the event source mappings have not started")
+        asyncio.run_coroutine_threadsafe(self.settle(timeout_s), loop).result(timeout_s + 5)
+
+    def collector(self) -> Any:
+        """The prometheus-client collector of these mappings (``sqsemu.eventsource.metrics``)."""
+        from sqsemu.eventsource.metrics import EventSourceCollector
+
+        return EventSourceCollector(self)
+
+    def counts(self) -> list[tuple[tuple[str, str], int]]:
+        """``((function, outcome), invocations)`` pairs, sorted."""
+        return sorted(self.invocations.items())

@@ -1,0 +1,442 @@
+"""The poller of an event source mapping as "Using Lambda with Amazon SQS", "Handling errors for an SQS event
+source in Lambda" and "Implementing partial batch responses" describe it, with in-process Python functions
+(``SQSServer(functions=...)``) on the manual clock. Messages are sent over both SQS wire protocols; after each send
+or ``advance`` the test waits for the mapping to be idle (``settle``), never for time."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from harness import client_for
+
+from sqsemu.testing import SQSServer, new_account
+
+pytestmark = pytest.mark.integration
+
+_names = itertools.count(1)
+
+
+class Recorder:
+    """A Lambda function that records each event and answers as ``respond(event)`` says (raise to fail)."""
+
+    def __init__(self, respond: Callable[[dict[str, Any]], Any] | None = None) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.respond = respond
+        self.lock = threading.Lock()
+
+    def __call__(self, event: dict[str, Any], context: Any) -> Any:
+        with self.lock:
+            self.events.append(event)
+        return None if self.respond is None else self.respond(event)
+
+    def bodies(self) -> list[list[str]]:
+        """The bodies of each invocation's records."""
+        return [[r["body"] for r in e["Records"]] for e in self.events]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[SQSServer]:
+    with SQSServer() as srv:
+        yield srv
+
+
+class World:
+    """One test's account on the module's server: SQS client over ``protocol``, queues, functions, mappings."""
+
+    def __init__(self, server: SQSServer, protocol: str) -> None:
+        self.server = server
+        self.account = new_account()
+        self.sqs = client_for(server.endpoint_url, protocol, access_key_id=self.account)
+        self.lam = server.lambda_client(self.account)
+        self.fifo_urls: set[str] = set()
+
+    def queue(self, name: str, kind: str = "standard", **attributes: Any) -> tuple[str, str]:
+        """``(url, arn)`` of a new queue; ``kind`` ``fifo`` makes a FIFO queue with content-based deduplication,
+        whose messages :meth:`send` puts in one message group unless told otherwise."""
+        if kind == "fifo":
+            name += ".fifo"
+            attributes.update(FifoQueue=True, ContentBasedDeduplication=True)
+        attrs = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in attributes.items()}
+        url = self.sqs.create_queue(QueueName=name, Attributes=attrs)["QueueUrl"]
+        if kind == "fifo":
+            self.fifo_urls.add(url)
+        arn = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        return url, arn
+
+    def function(self, handler: Callable[[dict[str, Any], Any], Any]) -> str:
+        name = f"fn-{next(_names)}"
+        self.server.function(name, handler)
+        return name
+
+    def map(self, arn: str, handler: Callable[[dict[str, Any], Any], Any], **parameters: Any) -> str:
+        uid = self.lam.create_event_source_mapping(
+            EventSourceArn=arn, FunctionName=self.function(handler), **parameters
+        )["UUID"]
+        self.server.settle()
+        return str(uid)
+
+    def send(self, url: str, *bodies: str, **extra: Any) -> None:
+        if url in self.fifo_urls:
+            extra.setdefault("MessageGroupId", "g")
+        for start in range(0, len(bodies), 10):
+            entries = [
+                {"Id": str(n), "MessageBody": body, **extra} for n, body in enumerate(bodies[start : start + 10])
+            ]
+            answer = self.sqs.send_message_batch(QueueUrl=url, Entries=entries)
+            assert not answer.get("Failed")
+        self.server.settle()
+
+    def advance(self, seconds: float) -> None:
+        self.server.advance(seconds)
+        self.server.settle()
+
+    def states(self, url: str) -> dict[str, str]:
+        return {m["body"]: m["state"] for m in self.server.peek(url, self.account)}
+
+    def close(self) -> None:
+        for mapping in self.lam.list_event_source_mappings()["EventSourceMappings"]:
+            self.lam.delete_event_source_mapping(UUID=mapping["UUID"])
+        self.server.settle()
+        self.sqs.close()
+
+
+@pytest.fixture(params=["standard", "fifo"])
+def kind(request: pytest.FixtureRequest) -> str:
+    """The kind of the queue a test maps: ``standard`` or ``fifo``."""
+    return str(request.param)
+
+
+@pytest.fixture
+def world(server: SQSServer, protocol: str) -> Iterator[World]:
+    w = World(server, protocol)
+    yield w
+    w.close()
+
+
+def test_event_shape_and_delete_on_success(world: World) -> None:
+    url, arn = world.queue("shape")
+    fn = Recorder()
+    world.map(arn, fn)
+    world.sqs.send_message(
+        QueueUrl=url,
+        MessageBody='{"order": 1}',
+        MessageAttributes={
+            "kind": {"DataType": "String", "StringValue": "order"},
+            "count": {"DataType": "Number", "StringValue": "3"},
+            "blob": {"DataType": "Binary", "BinaryValue": b"\x00\x01"},
+        },
+    )
+    world.server.settle()
+    assert len(fn.events) == 1
+    (record,) = fn.events[0]["Records"]
+    assert set(record) == {
+        "messageId", "receiptHandle", "body", "attributes", "messageAttributes", "md5OfMessageAttributes",
+        "md5OfBody", "eventSource", "eventSourceARN", "awsRegion",
+    }  # fmt: skip
+    assert record["body"] == '{"order": 1}'
+    assert record["md5OfBody"] == hashlib.md5(b'{"order": 1}').hexdigest()
+    assert record["eventSource"] == "aws:sqs" and record["eventSourceARN"] == arn
+    assert record["awsRegion"] == "us-east-1"
+    assert set(record["attributes"]) == {
+        "ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp",
+    }  # fmt: skip
+    assert record["attributes"]["ApproximateReceiveCount"] == "1"
+    assert record["messageAttributes"] == {
+        "kind": {"stringValue": "order", "stringListValues": [], "binaryListValues": [], "dataType": "String"},
+        "count": {"stringValue": "3", "stringListValues": [], "binaryListValues": [], "dataType": "Number"},
+        "blob": {"binaryValue": "AAE=", "stringListValues": [], "binaryListValues": [], "dataType": "Binary"},
+    }
+    assert world.server.peek(url, world.account) == []  # a successful invocation deletes the batch
+
+
+def test_function_error_returns_the_whole_batch_after_its_visibility_timeout(world: World, kind: str) -> None:
+    url, arn = world.queue("errors", kind, VisibilityTimeout=30)
+    calls = 0
+
+    def flaky(event: dict[str, Any]) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("first call fails")
+
+    fn = Recorder(flaky)
+    world.send(url, "a", "b", "c")
+    world.map(arn, fn)
+    assert fn.bodies() == [["a", "b", "c"]]
+    assert set(world.states(url).values()) == {"in_flight"}
+    world.advance(29)
+    assert len(fn.events) == 1  # not before the visibility timeout ends (and the back-off is over)
+    world.advance(1)
+    assert fn.bodies() == [["a", "b", "c"], ["a", "b", "c"]]
+    assert [r["attributes"]["ApproximateReceiveCount"] for r in fn.events[1]["Records"]] == ["2", "2", "2"]
+    assert world.states(url) == {}
+    state = world.lam.get_event_source_mapping(
+        UUID=world.lam.list_event_source_mappings()["EventSourceMappings"][0]["UUID"]
+    )
+    assert state["LastProcessingResult"] == "OK"
+
+
+def _fail_bodies(*bodies: str) -> Callable[[dict[str, Any]], Any]:
+    def respond(event: dict[str, Any]) -> Any:
+        return {
+            "batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"] if r["body"] in bodies]
+        }
+
+    return respond
+
+
+def test_report_batch_item_failures_returns_only_the_listed_items(world: World, kind: str) -> None:
+    url, arn = world.queue("partial", kind, VisibilityTimeout=10)
+    fn = Recorder(_fail_bodies("b", "d"))
+    world.send(url, "a", "b", "c", "d", "e")
+    world.map(arn, fn, FunctionResponseTypes=["ReportBatchItemFailures"])
+    assert fn.bodies() == [["a", "b", "c", "d", "e"]]
+    assert world.states(url) == {"b": "in_flight", "d": "in_flight"}
+    world.advance(10)
+    assert fn.bodies()[1:] == [["b", "d"]]  # and they fail again
+    assert world.states(url) == {"b": "in_flight", "d": "in_flight"}
+
+
+@pytest.mark.parametrize(
+    ("answer", "left"),
+    [
+        ({"batchItemFailures": []}, set()),
+        ({"batchItemFailures": None}, set()),
+        ({}, set()),
+        (None, set()),
+        ({"batchItemFailures": [{"itemIdentifier": ""}]}, {"a", "b"}),
+        ({"batchItemFailures": [{"itemIdentifier": None}]}, {"a", "b"}),
+        ({"batchItemFailures": [{"messageId": "x"}]}, {"a", "b"}),
+        ({"batchItemFailures": [{"itemIdentifier": "not-in-the-batch"}]}, {"a", "b"}),
+        ("not an object", {"a", "b"}),
+    ],
+    ids=[
+        "empty-list",
+        "null-list",
+        "empty-response",
+        "null-response",
+        "empty-id",
+        "null-id",
+        "bad-key",
+        "unknown-id",
+        "not-an-object",
+    ],
+)
+def test_partial_batch_response_outcomes(world: World, kind: str, answer: Any, left: set[str]) -> None:
+    """Complete success for an empty or null list or response; complete failure for an empty, null or unknown
+    itemIdentifier or a bad key ("Implementing partial batch responses")."""
+    url, arn = world.queue("outcomes", kind)
+    fn = Recorder(lambda event: answer)
+    world.send(url, "a", "b")
+    world.map(arn, fn, FunctionResponseTypes=["ReportBatchItemFailures"])
+    assert len(fn.events) == 1
+    assert set(world.states(url)) == left
+
+
+def test_without_report_batch_item_failures_the_response_is_ignored(world: World, kind: str) -> None:
+    url, arn = world.queue("ignored", kind)
+    fn = Recorder(_fail_bodies("a"))
+    world.send(url, "a", "b")
+    world.map(arn, fn)
+    assert world.states(url) == {}
+
+
+def test_dead_letter_queue_through_the_redrive_policy(world: World, kind: str) -> None:
+    dlq_url, dlq_arn = world.queue("esm-dlq", kind)
+    policy = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2})
+    url, arn = world.queue("esm-src", kind, VisibilityTimeout=30, RedrivePolicy=policy)
+
+    def always(event: dict[str, Any]) -> None:
+        raise ValueError("poison")
+
+    fn = Recorder(always)
+    world.send(url, "poison")
+    world.map(arn, fn)
+    world.advance(30)
+    assert len(fn.events) == 2
+    world.advance(30)  # the third receive moves it to the dead-letter queue instead of invoking
+    assert len(fn.events) == 2
+    assert world.states(url) == {}
+    (moved,) = world.server.peek(dlq_url, world.account)
+    assert moved["body"] == "poison" and moved["dead_letter_source_arn"] == arn
+
+
+def test_fifo_group_order_and_one_batch_per_group_in_flight(world: World) -> None:
+    url, arn = world.queue("groups.fifo", FifoQueue=True, ContentBasedDeduplication=True, VisibilityTimeout=5)
+    active: set[str] = set()
+    overlaps: list[str] = []
+    both_started = threading.Barrier(2, timeout=10)
+    lock = threading.Lock()
+    order: list[str] = []
+
+    def handler(event: dict[str, Any], context: Any) -> None:
+        groups = {r["attributes"]["MessageGroupId"] for r in event["Records"]}
+        with lock:
+            overlaps.extend(groups & active)
+            active.update(groups)
+            order.extend(r["body"] for r in event["Records"])
+            first = len(order) <= 2
+        if first:
+            both_started.wait()  # A1 and B1 are in flight together: different groups
+        with lock:
+            active.difference_update(groups)
+
+    world.map(arn, handler, BatchSize=1)
+    entries = [("A", "A1"), ("A", "A2"), ("B", "B1"), ("A", "A3"), ("B", "B2")]
+    answer = world.sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[{"Id": str(n), "MessageBody": b, "MessageGroupId": g} for n, (g, b) in enumerate(entries)],
+    )
+    assert not answer.get("Failed")
+    world.server.settle()
+    assert overlaps == []
+    assert [b for b in order if b[0] == "A"] == ["A1", "A2", "A3"]
+    assert [b for b in order if b[0] == "B"] == ["B1", "B2"]
+    assert world.states(url) == {}
+
+
+def test_fifo_partial_failure_keeps_the_group_order(world: World) -> None:
+    url, arn = world.queue("retry.fifo", FifoQueue=True, ContentBasedDeduplication=True, VisibilityTimeout=5)
+    calls = 0
+
+    def respond(event: dict[str, Any]) -> Any:
+        nonlocal calls
+        calls += 1
+        records = event["Records"]
+        if calls > 1:
+            return {"batchItemFailures": []}
+        # as Powertools' SqsFifoPartialProcessor does: the failed item and everything after it in the batch
+        at = next(i for i, r in enumerate(records) if r["body"] == "A2")
+        return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in records[at:]]}
+
+    fn = Recorder(respond)
+    world.send(url, "A1", "A2", "A3", MessageGroupId="A")
+    world.map(arn, fn, FunctionResponseTypes=["ReportBatchItemFailures"])
+    assert fn.bodies() == [["A1", "A2", "A3"]]
+    world.advance(5)
+    assert fn.bodies() == [["A1", "A2", "A3"], ["A2", "A3"]]
+    assert world.states(url) == {}
+
+
+def test_batching_window_and_batch_size(world: World) -> None:
+    url, arn = world.queue("window")
+    fn = Recorder()
+    world.send(url, *[f"m{n}" for n in range(12)])
+    world.map(arn, fn, BatchSize=25, MaximumBatchingWindowInSeconds=10)
+    assert fn.events == []  # 12 of 25: the window stays open
+    world.advance(9)
+    assert fn.events == []
+    world.advance(1)
+    assert [len(b) for b in fn.bodies()] == [12]
+
+    url2, arn2 = world.queue("full")
+    fn2 = Recorder()
+    world.send(url2, *[f"m{n}" for n in range(30)])
+    world.map(arn2, fn2, BatchSize=25, MaximumBatchingWindowInSeconds=300)
+    assert [len(b) for b in fn2.bodies()] == [25]  # a full batch does not wait for the window
+    world.advance(300)
+    assert [len(b) for b in fn2.bodies()] == [25, 5]
+    assert sorted(b for batch in fn2.bodies() for b in batch) == sorted(f"m{n}" for n in range(30))
+
+
+def test_without_a_window_what_is_there_is_delivered_at_once(world: World) -> None:
+    url, arn = world.queue("nowindow")
+    fn = Recorder()
+    world.map(arn, fn, BatchSize=10)
+    world.send(url, "x", "y", "z")
+    assert fn.bodies() == [["x", "y", "z"]]
+
+
+def test_maximum_concurrency(world: World) -> None:
+    url, arn = world.queue("concurrency")
+    started = threading.Condition()
+    running = 0
+    peak = 0
+
+    def handler(event: dict[str, Any], context: Any) -> None:
+        nonlocal running, peak
+        with started:
+            running += 1
+            peak = max(peak, running)
+            started.notify_all()
+            # wait (bounded) for a third invocation to run alongside: with MaximumConcurrency 2 none may
+            started.wait_for(lambda: running >= 3, timeout=1.0)
+            running -= 1
+            started.notify_all()
+
+    world.map(arn, handler, BatchSize=1, ScalingConfig={"MaximumConcurrency": 2})
+    world.send(url, *[f"m{n}" for n in range(6)])
+    assert peak == 2
+    assert world.states(url) == {}
+
+
+def test_back_off_after_function_errors(world: World) -> None:
+    url, arn = world.queue("backoff", VisibilityTimeout=1)
+
+    def always(event: dict[str, Any]) -> None:
+        raise RuntimeError("down")
+
+    fn = Recorder(always)
+    world.send(url, "m")
+    world.map(arn, fn)
+    counts = [len(fn.events)]
+    for _ in range(8):
+        world.advance(1)
+        counts.append(len(fn.events))
+    # invocations at 0 s, then after pauses of 1, 2 and 4 s: at 1, 3 and 7 s (the message is back after 1 s)
+    assert counts == [1, 2, 2, 3, 3, 3, 3, 4, 4]
+
+
+def test_filter_criteria_deletes_what_no_pattern_matches(world: World) -> None:
+    url, arn = world.queue("filtered")
+    fn = Recorder()
+    patterns = [
+        '{"body": {"kind": ["order"], "amount": [{"numeric": [">", 100]}]}}',
+        '{"messageAttributes": {"priority": {"stringValue": ["high"]}}}',
+    ]
+    world.map(arn, fn, FilterCriteria={"Filters": [{"Pattern": p} for p in patterns]})
+    world.sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"kind": "order", "amount": 150}))
+    world.sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"kind": "order", "amount": 50}))
+    world.sqs.send_message(QueueUrl=url, MessageBody="plain text")
+    world.sqs.send_message(
+        QueueUrl=url,
+        MessageBody="urgent",
+        MessageAttributes={"priority": {"DataType": "String", "StringValue": "high"}},
+    )
+    world.server.settle()
+    delivered = [b for batch in fn.bodies() for b in batch]
+    assert sorted(delivered) == sorted(['{"kind": "order", "amount": 150}', "urgent"])
+    assert world.states(url) == {}  # the others were deleted without an invocation
+
+
+def test_disabled_mapping_delivers_nothing_until_enabled(world: World) -> None:
+    url, arn = world.queue("toggle")
+    fn = Recorder()
+    uid = world.map(arn, fn, Enabled=False)
+    world.send(url, "held")
+    assert fn.events == [] and world.states(url) == {"held": "visible"}
+    world.lam.update_event_source_mapping(UUID=uid, Enabled=True)
+    world.server.settle()
+    assert fn.bodies() == [["held"]]
+
+
+def test_metrics_count_invocations(world: World) -> None:
+    import urllib.request
+
+    url, arn = world.queue("metered", VisibilityTimeout=5)
+    fn = Recorder(_fail_bodies("bad"))
+    name = world.function(fn)
+    world.lam.create_event_source_mapping(
+        EventSourceArn=arn, FunctionName=name, FunctionResponseTypes=["ReportBatchItemFailures"]
+    )
+    world.send(url, "good", "bad")
+    with urllib.request.urlopen(world.server.endpoint_url + "/metrics", timeout=30) as response:
+        text = response.read().decode()
+    assert f'sqsemu_lambda_invocations_total{{function="{name}",outcome="partial_failure"}} 1.0' in text
+    assert "sqsemu_lambda_batch_size_bucket" in text
