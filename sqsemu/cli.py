@@ -34,8 +34,8 @@ import click
 from click.core import ParameterSource
 
 from sqsemu import __version__
-from sqsemu.config import Config
-from sqsemu.options import Option, config_options
+from sqsemu.config import Config, config_options
+from sqsemu.optionspec import Option
 
 _LOADED = "sqsemu.config_file"  # ctx.meta key of the LoadedFile read by --config
 EXIT_STATUSES = (

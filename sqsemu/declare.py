@@ -2,7 +2,7 @@
 
 The file is TOML (read with the standard library's ``tomllib``) with four optional top-level entries::
 
-    [server]                      # keys are Config's option field names (see sqsemu.options)
+    [server]                      # keys are Config's option field names (see sqsemu.optionspec)
     region = "eu-west-1"
     fidelity = "strict"
 
@@ -35,7 +35,8 @@ paths in ``[server]`` (``faults``, ``data_dir``) are taken from the file's folde
 
 Two steps, two error types:
 
-- :func:`load_file` reads and checks the file on its own (types, unknown keys, fault rules) and returns a
+- :func:`config_from_file` is the Config a file gives (what ``--config`` gives the command line); :func:`load_file`
+  reads and checks the file on its own (types, unknown keys, fault rules) and returns a
   :class:`LoadedFile`; every problem is a :class:`ConfigFileError` naming the file and the key.
 - :func:`apply_declarations` creates the declared queues in a broker at start-up (after a durable store restored
   its state) and adds the fault rules. It is idempotent: a queue that exists with the declared attribute values is
@@ -54,8 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqsemu.config import Config, Credential, QueueDeclaration
-from sqsemu.options import config_options
+from sqsemu.config import Config, Credential, QueueDeclaration, config_options
 
 if TYPE_CHECKING:
     from sqsemu.engine.broker import Broker
@@ -139,6 +139,21 @@ def load_file(path: str | Path) -> LoadedFile:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigFileError(f"config file {source!r}: not valid TOML: {exc}") from None
     return parse_document(document, source, Path(path).parent)
+
+
+def config_from_file(path: str | Path, **overrides: Any) -> Config:
+    """The :class:`~sqsemu.config.Config` a TOML file declares: its ``[server]`` values (``overrides`` win over
+    them, as the command line's flags do), its queues, fault rules and credentials; ``config`` is ``path``.
+
+    Raises :class:`ConfigFileError` (a ``ValueError``) naming the file and the key at fault, and ``ValueError`` for
+    an override Config refuses. Documented in docs/configuration.md, "Configuration file".
+    """
+    loaded = load_file(path)
+    values: dict[str, Any] = {**loaded.server, "config": str(path), "queues": loaded.queues}
+    values["fault_rules"] = loaded.fault_rules
+    values["credentials"] = loaded.credentials
+    values.update(overrides)
+    return Config(**values)
 
 
 def parse_document(document: Mapping[str, Any], source: str, base_dir: Path | None = None) -> LoadedFile:

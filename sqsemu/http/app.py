@@ -56,12 +56,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 from sqsemu.admin.faults import injector_for
-from sqsemu.admin.health import AdminApp, package_version
+from sqsemu.admin.health import package_version
 from sqsemu.clock import Clock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterValue, SQSError, UnknownOperation
 from sqsemu.engine.realism import Realism
+from sqsemu.http.adminapp import AdminApp
 from sqsemu.observability import METRICS_PATH
 from sqsemu.observability.accesslog import AccessLog
 from sqsemu.observability.banner import Banner

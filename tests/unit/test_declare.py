@@ -22,6 +22,7 @@ from sqsemu.declare import (
     DeclarationError,
     apply_declarations,
     check_declarations,
+    config_from_file,
     load_file,
     parse_document,
     plan,
@@ -39,7 +40,7 @@ def write(tmp_path: Path, text: str, name: str = "sqsemu.toml") -> Path:
 
 
 def config_of(text: str, tmp_path: Path, **overrides: Any) -> Config:
-    return Config.from_file(str(write(tmp_path, text)), **overrides)
+    return config_from_file(str(write(tmp_path, text)), **overrides)
 
 
 @pytest.fixture
@@ -113,7 +114,7 @@ def test_an_empty_file_declares_nothing(tmp_path: Path) -> None:
 
 
 def test_the_docker_example_file_loads_and_checks() -> None:
-    config = Config.from_file(str(EXAMPLE))
+    config = config_from_file(str(EXAMPLE))
     assert config.queues, "the example declares no queues"
     check_declarations(config)
     assert any(q.dead_letter_queue for q in config.queues)

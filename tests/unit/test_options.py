@@ -1,6 +1,6 @@
-"""Options declared once (sqsemu.options): every Config option field has complete metadata, and its flag, its
-SQSEMU_* variable, its [server] key and its README row all follow from it. No sockets: click's CliRunner with the
-server's ``run`` replaced."""
+"""Options declared once (sqsemu.optionspec, sqsemu.options): every Config option field has complete metadata, and
+its flag, its SQSEMU_* variable, its [server] key and its row in the documentation's options table all follow from
+it. No sockets: click's CliRunner with the server's ``run`` replaced."""
 
 from __future__ import annotations
 
@@ -18,16 +18,16 @@ from sqsemu import cli
 from sqsemu.config import Config
 from sqsemu.declare import PATH_KEYS, server_keys
 from sqsemu.options import (
-    README_END,
-    README_START,
+    TABLE_END,
+    TABLE_START,
     Option,
     config_options,
     main,
     option,
     options_of,
-    readme_section,
-    readme_table,
-    replace_readme_table,
+    options_table,
+    replace_options_table,
+    table_section,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,7 +72,7 @@ def test_every_option_has_complete_metadata(name: str) -> None:
     assert spec.help and spec.help[0] == spec.help[0].upper() or spec.help.startswith("`"), spec.help
     assert spec.help.endswith("."), spec.help
     assert not spec.readme or spec.readme.endswith("."), spec.readme
-    assert "](" not in spec.help, "links are README-only: put them in readme="
+    assert "](" not in spec.help, "links are for the documentation's table only: put them in readme="
     if spec.choices:
         assert item.type is str and item.default in spec.choices and len(set(spec.choices)) == len(spec.choices)
     else:
@@ -257,33 +257,36 @@ def test_a_bad_value_names_the_flag_whatever_checks_it() -> None:
         assert message in " ".join(result.output.split()), result.output
 
 
-# ------------------------------------------------------------------------------------------ the README
+# ------------------------------------------------------------------------------------------ the documentation
 
 
-def test_the_readme_options_table_is_the_generated_one() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    expected = readme_table()
-    assert readme_section(text) == expected, (
-        "README.md's options table differs from Config's fields: run `python -m sqsemu.options --update-readme`, "
-        "or paste this between the options-table markers:\n\n" + expected
+def test_the_documented_options_table_is_the_generated_one() -> None:
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    expected = options_table()
+    assert table_section(text) == expected, (
+        "docs/configuration.md's options table differs from Config's fields: run "
+        "`python -m sqsemu.options --update-docs`, or paste this between the options-table markers:\n\n" + expected
     )
 
 
-def test_the_readme_table_has_one_row_per_option_in_field_order() -> None:
-    rows = readme_table().splitlines()[2:]
+def test_the_table_has_one_row_per_option_in_field_order() -> None:
+    rows = options_table().splitlines()[2:]
     assert [row.split(" | ")[0] for row in rows] == [f"| `{item.flag}`" for item in config_options()]
-    assert all(row.count(" | ") == 3 for row in rows)
 
 
-def test_python_m_sqsemu_options_prints_and_writes_the_table(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["--readme-table"]) == 0
-    assert capsys.readouterr().out == readme_table()
-    readme = tmp_path / "README.md"
-    readme.write_text(f"# x\n\n{README_START}\n| old |\n{README_END}\n\nafter\n")
-    assert main(["--update-readme", str(readme)]) == 0
-    assert readme.read_text() == f"# x\n\n{README_START}\n{readme_table()}{README_END}\n\nafter\n"
-    assert replace_readme_table(readme.read_text()) == readme.read_text()
-    with pytest.raises(ValueError, match="no .* section"):
-        readme_section("# no table\n")
+def test_the_table_is_printed_and_written(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["--table"]) == 0
+    assert capsys.readouterr().out == options_table()
+    page = tmp_path / "configuration.md"
+    for flag in ("--update-docs", "--update-readme"):  # the older spelling still works
+        page.write_text(f"# x\n\n{TABLE_START}\n| old |\n{TABLE_END}\n\nafter\n")
+        assert main([flag, str(page)]) == 0
+        assert page.read_text() == f"# x\n\n{TABLE_START}\n{options_table()}{TABLE_END}\n\nafter\n"
+    assert replace_options_table(page.read_text()) == page.read_text()
+    with pytest.raises(ValueError, match="no"):
+        table_section("# no table\n")
+
+
+def test_the_readme_keeps_no_copy_of_the_table() -> None:
+    """One source of truth: the table is generated into docs/configuration.md only."""
+    assert TABLE_START not in (ROOT / "README.md").read_text(encoding="utf-8")

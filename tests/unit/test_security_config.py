@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import sqsemu.server
 from sqsemu import cli
 from sqsemu.config import Config, Credential
-from sqsemu.declare import ConfigFileError, load_file
+from sqsemu.declare import ConfigFileError, config_from_file, load_file
 
 CREDENTIALS = """
 [[credentials]]
@@ -78,7 +78,7 @@ def test_the_file_declares_credentials_and_auth(tmp_path: Path) -> None:
         Credential("AKIDSQSEMU", "secret", "123456789012"),
         Credential("111122223333", "other", None),
     )
-    config = Config.from_file(str(tmp_path / "sqsemu.toml"))
+    config = config_from_file(str(tmp_path / "sqsemu.toml"))
     assert config.auth == "sigv4" and len(config.credentials) == 2
     assert config.credentials[1].account_for(config.account_id) == "111122223333"
 
