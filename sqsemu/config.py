@@ -352,7 +352,7 @@ class Config:
             value = getattr(self, item.name)
             name = item.name
             if item.type is int and (isinstance(value, bool) or not isinstance(value, int)):
-                raise ValueError(f"{name} must be an integer, got {value!r}")
+                raise ValueError(item.bad_integer(value))
             if item.type is not int and not isinstance(value, item.type):
                 raise ValueError(f"{name} must be a {item.type.__name__}, got {value!r}")
 
@@ -370,8 +370,7 @@ class Config:
             if spec.bounds is not None:
                 low, high = spec.bounds
                 if not low <= value <= high:
-                    unit = f" {spec.unit}" if spec.unit else ""
-                    raise ValueError(f"{item.name} must be {low}..{high}{unit}, got {value}")
+                    raise ValueError(item.bad_integer(value))
 
     @classmethod
     def field_names(cls) -> list[str]:

@@ -196,26 +196,32 @@ def _parse_server(table: Any, prefix: str, base_dir: Path | None) -> dict[str, A
     unknown = sorted(set(table) - set(allowed))
     if unknown:
         raise ConfigFileError(f"{prefix}: [server] unknown key(s) {_names(unknown)} (allowed: {', '.join(allowed)})")
-    types = {item.name: item.type for item in config_options()}
+    options = {item.name: item for item in config_options()}
     values: dict[str, Any] = {}
     for key, value in table.items():
-        expected = types[key]
+        expected = options[key].type
         where = f"{prefix}: [server] {key}"
         if expected is bool and not isinstance(value, bool):
             raise ConfigFileError(f"{where} must be true or false, got {value!r}")
         if expected is int and (not isinstance(value, int) or isinstance(value, bool)):
-            raise ConfigFileError(f"{where} must be an integer, got {value!r}")
+            raise ConfigFileError(f"{prefix}: [server] {options[key].bad_integer(value)}")
         if expected is str and not isinstance(value, str):
             hint = ' (quote it: account_id = "000000000000")' if key == "account_id" else ""
             raise ConfigFileError(f"{where} must be a string, got {value!r}{hint}")
         try:
             Config(**{key: value}, credentials=(_PROBE_CREDENTIAL,) if key == "auth" else ())
         except ValueError as exc:
-            raise ConfigFileError(f"{where}: {exc}") from None
+            raise ConfigFileError(f"{prefix}: [server] {_about(key, str(exc))}") from None
         if key in PATH_KEYS and value and base_dir is not None and not Path(value).is_absolute():
             value = str(base_dir / value)
         values[key] = value
     return values
+
+
+def _about(key: str, message: str) -> str:
+    """``message`` about the option ``key``, starting with its name once (``port must be ...``), whether Config's
+    message names it already or not."""
+    return message if message.startswith(f"{key} ") else f"{key}: {message}"
 
 
 def _attribute_value(name: str, value: Any) -> str | None:

@@ -107,6 +107,16 @@ class Option:
         dashed = self.name.replace("_", "-")
         return f"--{dashed}/--no-{dashed}" if self.type is bool else f"--{dashed}"
 
+    def bad_integer(self, value: object) -> str:
+        """The one message for a value of an int option that is not an integer or out of its ``bounds``, as Config,
+        the command line and the configuration file all say it: ``port must be an integer from 0 to 65535, got
+        70000`` (the unit, when there is one, after the range)."""
+        if self.spec.bounds is None:
+            return f"{self.name} must be an integer, got {value!r}"
+        low, high = self.spec.bounds
+        unit = f" ({self.spec.unit})" if self.spec.unit else ""
+        return f"{self.name} must be an integer from {low} to {high}{unit}, got {value!r}"
+
     @property
     def envvar(self) -> str:
         """The environment variable: ``SQSEMU_<FIELD>``."""
@@ -114,11 +124,13 @@ class Option:
 
     @property
     def cli_help(self) -> str:
-        """The help ``--help`` shows (click adds the variable, the default and the range)."""
-        text = _plain(self.spec.help)
-        if self.spec.default_text:
-            text += f"  [default: {_plain(self.spec.default_text)}]"
-        return text
+        """The help ``--help`` shows (the command line adds the variable and the default)."""
+        return _plain(self.spec.help)
+
+    @property
+    def cli_default_text(self) -> str:
+        """The default as ``--help`` says it in words (``default_text`` without Markdown), or ``""``."""
+        return _plain(self.spec.default_text)
 
     @property
     def readme_default(self) -> str:

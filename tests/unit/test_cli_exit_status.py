@@ -91,7 +91,7 @@ def test_a_faults_file_named_in_the_config_file_is_blamed_on_the_config_file(tmp
     assert result.exit_code == 2, result.output
     text = _flat(result.output)
     assert "Invalid value for '--config'" in text
-    assert f"config file {str(config)!r}: [server] faults: faults file" in text
+    assert f"config file {str(config)!r}: [server] faults file" in text
     assert "missing.json" in text
     assert "--faults" not in text and "SQSEMU_FAULTS" not in text
 

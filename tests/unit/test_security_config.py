@@ -87,8 +87,8 @@ def test_the_file_declares_credentials_and_auth(tmp_path: Path) -> None:
     ("text", "expected"),
     [
         ('[server]\nauth = "sigv4"', '[server] auth = "sigv4" needs at least one [[credentials]] entry'),
-        ('[server]\nauth = "basic"', "[server] auth: auth must be one of none, sigv4"),
-        ('[server]\ncors_origins = "localhost:3000"', "[server] cors_origins: cors_origins must be"),
+        ('[server]\nauth = "basic"', "[server] auth must be one of none, sigv4"),
+        ('[server]\ncors_origins = "localhost:3000"', "[server] cors_origins must be"),
         ("[server]\nadmin = 'no'", "[server] admin must be true or false"),
         ("credentials = 1", "credentials must be an array of tables"),
         ("[[credentials]]\nsecret_access_key = 'x'", "[[credentials]] #1: access_key_id is required"),
