@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqsemu.admin.health import HEALTH_PATH, health_body
 from sqsemu.clock import Clock
+from sqsemu.observability.history import QueueHistory
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
@@ -46,6 +47,13 @@ class AdminApp:
         self.broker = broker
         self.clock = clock
         self.metrics = metrics
+        # The console's charts and GET /_sqsemu/queues/{account}/{name}/history: sampled from the start, on the
+        # server's clock, from what the metrics count (sqsemu.observability.history). With --no-metrics nothing is
+        # counted and nothing subscribes to the engine's events: no history either.
+        self.history: QueueHistory | None = None
+        if config.admin and metrics is not None:
+            self.history = QueueHistory(broker, metrics.queues)
+            self.history.start()
         self._app: ASGIApp | None = None
         body = health_body(clock)  # the clock's kind and the version never change
         self._health_headers = ((b"content-length", str(len(body)).encode()), (b"content-type", b"application/json"))
@@ -58,10 +66,14 @@ class AdminApp:
             from sqsemu.admin.app import admin_app
 
             extra: list[BaseRoute] = []
+            if self.history is not None:
+                from sqsemu.admin.history import routes as history_routes
+
+                extra += history_routes(self.config, self.broker, self.clock, self.history)
             if self.config.console:
                 from sqsemu.console.routes import routes as console_routes
 
-                extra += console_routes(self.config, self.broker, self.clock)
+                extra += console_routes(self.config, self.broker, self.clock, self.history)
             if self.metrics is not None:
                 extra.append(self.metrics.route())
             self._app = admin_app(self.config, self.broker, self.clock, extra)

@@ -237,7 +237,7 @@ def test_the_queue_page_peeks_messages_without_changing_them(console: Console) -
     assert message.receive_count == 1
     assert queue.counts[MessageState.IN_FLIGHT] == 1 and queue.counts[MessageState.DELAYED] == 1
     again = console.get(page_of(queue) + "?live=1").json()
-    assert set(again) == {"counts", "messages", "tasks", "header-clock"}
+    assert set(again) == {"counts", "charts", "messages", "tasks", "header-clock"}
     assert 'data-receive-count="1"' in again["messages"]
 
 
