@@ -13,7 +13,7 @@ command-line flag > environment variable > configuration file > default (click's
 file by the eager ``--config`` option before the other options are read). A bad value that came from the file is
 reported against ``--config``, naming the file and the key, not against the flag it fills.
 
-Exit statuses, one rule (:data:`EXIT_STATUSES`, also in ``--help`` and the README's "Options"):
+Exit statuses, one rule (:data:`EXIT_STATUSES`, also in ``--help`` and docs/configuration.md, "Options"):
 
 - 0: stopped by Ctrl-C or SIGTERM (``docker stop``), after a clean shutdown;
 - 1: could not start with valid settings: the address cannot be listened on (port in use, a host that is not this

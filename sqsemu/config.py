@@ -85,7 +85,7 @@ class Config:
 
     Each option field carries its help text, choices, bounds... in its metadata (``option(...)``, see
     :mod:`sqsemu.options`), from which the ``--flag``, the ``SQSEMU_*`` variable, the ``[server]`` key and the
-    README's options table follow. Notes the help texts leave out:
+    options table of docs/configuration.md follow. Notes the help texts leave out:
 
     - ``port=0`` picks a free port; ``log_level`` is stored in lower case.
     - ``faults``: the rules are the objects ``POST /_sqsemu/faults`` takes (see ``sqsemu.admin.faults``), loaded

@@ -4,7 +4,7 @@ other admin module, so the admin routes, the console and the HTTP layer all read
 ``/health`` answers ``{"status": "ok", "version": "<sqsemu version>", "clock": "system"|"manual"}`` (HTTP 200,
 ``Content-Type: application/json``), the same document and headers the admin app's own ``/health`` route answers
 (it serves the requests this shortcut leaves to it: other methods (405) and requests with a body, which the
-admin body cap checks). The README's "Options" and "Security" sections list what ``/health`` answers and who may
+admin body cap checks). docs/configuration.md and docs/security.md list what ``/health`` answers and who may
 call it (anyone: the admin gate, :mod:`sqsemu.security.admin`, lets it through).
 """
 

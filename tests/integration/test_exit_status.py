@@ -1,4 +1,4 @@
-"""The real ``sqsemu`` process's exit statuses (the rule is in ``sqsemu --help`` and the README's "Options"): 1 when
+"""The real ``sqsemu`` process's exit statuses (the rule is in ``sqsemu --help`` and docs/configuration.md): 1 when
 it cannot listen on its address, 2 for an invalid value, 0 after SIGTERM. (3, the durable store failing while
 serving, is shown in tests/integration/test_durable.py's store-failure tests.)"""
 
