@@ -13,7 +13,7 @@ command-line flag > environment variable > configuration file > default (click's
 file by the eager ``--config`` option before the other options are read). A bad value that came from the file is
 reported against ``--config``, naming the file and the key, not against the flag it fills.
 
-Exit statuses, one rule (:data:`EXIT_STATUSES`, also in ``--help`` and the README's "Options"):
+Exit statuses, one rule (:data:`EXIT_STATUSES`, also in ``--help`` and docs/configuration.md, "Options"):
 
 - 0: stopped by Ctrl-C or SIGTERM (``docker stop``), after a clean shutdown;
 - 1: could not start with valid settings: the address cannot be listened on (port in use, a host that is not this
@@ -27,15 +27,15 @@ Exit statuses, one rule (:data:`EXIT_STATUSES`, also in ``--help`` and the READM
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
 from sqsemu import __version__
-from sqsemu.config import Config
-from sqsemu.options import Option, config_options
+from sqsemu.config import Config, config_options
+from sqsemu.optionspec import Option
 
 _LOADED = "sqsemu.config_file"  # ctx.meta key of the LoadedFile read by --config
 EXIT_STATUSES = (
@@ -66,10 +66,81 @@ def _bad_value(ctx: click.Context, param: click.Parameter, message: str) -> clic
     loaded = ctx.meta.get(_LOADED)
     if loaded is not None and param.name and ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT_MAP:
         config_param = next(p for p in ctx.command.params if p.name == "config")
-        return click.BadParameter(
-            f"config file {loaded.path!r}: [server] {param.name}: {message}", ctx=ctx, param=config_param
-        )
+        about = message if message.startswith(f"{param.name} ") else f"{param.name}: {message}"
+        return click.BadParameter(f"config file {loaded.path!r}: [server] {about}", ctx=ctx, param=config_param)
     return click.BadParameter(message, ctx=ctx, param=param)
+
+
+class _Integer(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.2; 8.1 is allowed
+    """An int option's click type: the value as an integer within the option's bounds, refused with the message
+    Config and the configuration file give (``port must be an integer from 0 to 65535, got 'foo'``)."""
+
+    name = "integer"
+
+    def __init__(self, item: Option) -> None:
+        self.item = item
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            try:
+                number = int(str(value).strip(), 10)
+            except ValueError:
+                self.fail(self.item.bad_integer(value), param, ctx)
+        bounds = self.item.spec.bounds
+        if bounds is not None and not bounds[0] <= number <= bounds[1]:
+            self.fail(self.item.bad_integer(number), param, ctx)
+        return number
+
+
+class _Formatter(click.HelpFormatter):
+    """``--help``'s formatter: an option's help is wrapped between words only, never inside one (a URL, a
+    hyphenated value such as ``us-east-1``): a word longer than the column runs past it instead."""
+
+    def write_dl(self, rows: Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None:
+        import textwrap
+
+        rows = list(rows)
+        first = min(max((len(term) for term, _ in rows), default=0), col_max) + col_spacing
+        width = max(self.width - first - self.current_indent, 10)
+        for term, text in rows:
+            self.write(f"{'':>{self.current_indent}}{term}")
+            lines = textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
+            if len(term) + self.current_indent > first - col_spacing:
+                self.write("\n")
+                pad = first + self.current_indent
+                lines_out = [f"{'':>{pad}}{line}" for line in lines]
+            else:
+                lines_out = [f"{'':>{first - len(term)}}{lines[0]}"]
+                lines_out += [f"{'':>{first + self.current_indent}}{line}" for line in lines[1:]]
+            self.write("\n".join(lines_out) + "\n")
+
+
+class _Context(click.Context):
+    formatter_class = _Formatter
+
+
+class _ConfigOption(click.Option):
+    """A Config option's ``click.Option``: its usage error names the environment variable only when the value came
+    from it (not when the flag was given), and its help ends with one ``[env var: ...; default: ...]`` in the same
+    order for every option, the default in words (``default_text``) included."""
+
+    def __init__(self, *args: Any, default_text: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.default_text = default_text
+
+    def get_error_hint(self, ctx: click.Context | None) -> str:
+        hint = " / ".join(f"'{name}'" for name in self.opts)
+        if ctx is not None and self.name and ctx.get_parameter_source(self.name) is ParameterSource.ENVIRONMENT:
+            hint += f" (env var: '{self.envvar}')"
+        return hint
+
+    def get_help_extra(self, ctx: click.Context) -> Any:
+        extra = super().get_help_extra(ctx)
+        if self.default_text:
+            extra["default"] = self.default_text
+        return extra
 
 
 def _check_faults(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -154,18 +225,19 @@ def _click_option(item: Option) -> Callable[[_F], _F]:
         "default": item.default,
         # an empty default means nothing to click's "[default: ...]" (default_text, in the help, says what it does)
         "show_default": item.default != "" and not spec.default_text,
+        "default_text": item.cli_default_text,
         "envvar": item.envvar,
         "show_envvar": True,
         "help": item.cli_help,
+        "cls": _ConfigOption,
     }
     if spec.metavar:
         kwargs["metavar"] = spec.metavar
     if spec.choices:
         kwargs["type"] = click.Choice(spec.choices, case_sensitive=spec.case_sensitive)
-    elif spec.bounds is not None:
-        kwargs["type"] = click.IntRange(*spec.bounds)
     elif item.type is int:
-        kwargs["type"] = int
+        kwargs["type"] = _Integer(item)
+        kwargs["metavar"] = spec.metavar or ("INTEGER" if spec.bounds is None else "{}..{}".format(*spec.bounds))
     special = _CALLBACKS.get(item.name)
     if special is not None:
         kwargs["callback"], kwargs["is_eager"] = special
@@ -181,7 +253,11 @@ def _options(command: _F) -> _F:
     return command
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110}, epilog=EXIT_STATUSES)
+@click.command(
+    cls=type("_Command", (click.Command,), {"context_class": _Context}),
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+    epilog=EXIT_STATUSES,
+)
 @_options
 @click.version_option(__version__, "--version", "-V", prog_name="sqsemu")
 def main(**options: Any) -> None:

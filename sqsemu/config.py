@@ -1,6 +1,6 @@
 """The one configuration object: the CLI, SQSEMU_* environment variables, Docker and tests all fill it.
 
-Every option field (its metadata made by :func:`sqsemu.options.option`) maps 1:1 onto a ``--flag`` of ``sqsemu``,
+Every option field (its metadata made by :func:`sqsemu.optionspec.option`) maps 1:1 onto a ``--flag`` of ``sqsemu``,
 an ``SQSEMU_<FIELD>`` environment variable (upper case) and a key of the configuration file's ``[server]`` table;
 the declarations (``queues``, ``fault_rules``, ``credentials``) come from a configuration file (``--config``, see
 :mod:`sqsemu.declare`) or from code. To add an option, see :mod:`sqsemu.options`.
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqsemu.options import option, options_of
+from sqsemu.optionspec import Option, option, options_of
 
 ACCOUNT_RE = re.compile(r"^\d{12}$")
 AUTH_MODES = ("none", "sigv4")
@@ -85,14 +85,15 @@ class Config:
 
     Each option field carries its help text, choices, bounds... in its metadata (``option(...)``, see
     :mod:`sqsemu.options`), from which the ``--flag``, the ``SQSEMU_*`` variable, the ``[server]`` key and the
-    README's options table follow. Notes the help texts leave out:
+    options table of docs/configuration.md follow. Notes the help texts leave out:
 
     - ``port=0`` picks a free port; ``log_level`` is stored in lower case.
     - ``faults``: the rules are the objects ``POST /_sqsemu/faults`` takes (see ``sqsemu.admin.faults``), loaded
       when the app is built; a file that cannot be read or holds a bad rule fails the start-up with a message
       naming the file and the rule.
     - ``max_connections`` is uvicorn's ``limit_concurrency``, which counts running requests too.
-    - ``config`` is informational: the CLI reads the file; from code use :meth:`from_file`. See
+    - ``config`` is informational: the CLI reads the file; from code use
+      :func:`sqsemu.declare.config_from_file`. See
       :mod:`sqsemu.declare` for the format.
     - ``cors_origins``: requests a browser marks as cross-site or same-site (``Sec-Fetch-Site``) or whose
       ``Origin`` is another origin are refused (403) unless their origin is listed (see :mod:`sqsemu.security`).
@@ -134,7 +135,7 @@ class Config:
         metadata=option(
             "Log one line per SQS call (action, queue, protocol, status, error code, message count, latency, request "
             "id) and per admin call, at INFO.",
-            readme="See [Logs and metrics](#logs-and-metrics).",
+            readme="See [Logs and metrics](observability.md).",
         ),
     )
     log_format: str = field(
@@ -158,7 +159,7 @@ class Config:
         default="",
         metadata=option(
             "JSON file with a list of fault-injection rules (as `POST /_sqsemu/faults` takes), loaded at start-up.",
-            readme="See [Fault injection](#fault-injection).",
+            readme="See [Fault injection](testing.md#fault-injection).",
             metavar="PATH",
             path=True,
         ),
@@ -167,7 +168,7 @@ class Config:
         default="",
         metadata=option(
             "Durable mode: keep all state in SQLite in this folder.",
-            readme="See [Durable mode](#durable-mode).",
+            readme="See [Durable mode](durable.md).",
             default_text="in memory",
             path=True,
         ),
@@ -203,7 +204,7 @@ class Config:
         metadata=option(
             "Comma-separated browser origins allowed to call sqsemu cross-site, with CORS answers "
             "(`https://app.example.com,http://localhost:3000`; `*` for any).",
-            readme="See [Security](#security).",
+            readme="See [Security](security.md).",
             default_text="none: browsers' cross-site requests are refused",
             metavar="ORIGINS",
         ),
@@ -238,7 +239,7 @@ class Config:
         metadata=option(
             "Serve Prometheus metrics at `GET /metrics` (guarded like the admin routes); `--no-metrics` answers it "
             "404.",
-            readme="See [Logs and metrics](#logs-and-metrics).",
+            readme="See [Logs and metrics](observability.md).",
         ),
     )
     console: bool = field(
@@ -246,7 +247,7 @@ class Config:
         metadata=option(
             "Serve the web console at `/_sqsemu/ui/` (a browser opening `/` is sent there); it is part of the admin "
             "routes, so `--no-admin` switches it off too; `--no-console` answers its paths 404.",
-            readme="See [Web console](#web-console).",
+            readme="See [Web console](console.md).",
         ),
     )
     realism: str = field(
@@ -255,7 +256,7 @@ class Config:
             "Realism mode: make SQS's weak guarantees happen on purpose, as `EFFECT=VALUE,...` with the effects "
             "`duplicates`, `reorder`, `short_poll_sampling`, `lost_answers` (probabilities 0 to 1), `reorder_window` "
             "(messages, 2 to 1000) and `attribute_delay` (seconds, 0 to 60).",
-            readme="A queue's `sqsemu:realism` tag overrides it. See [Realism mode](#realism-mode).",
+            readme="A queue's `sqsemu:realism` tag overrides it. See [Realism mode](realism.md).",
             default_text="off",
             metavar="SPEC",
         ),
@@ -274,7 +275,7 @@ class Config:
             "Lambda Invoke API endpoint (`http://host:port`) that event source mappings invoke their functions at "
             "(`sam local start-lambda`, serverless-offline, the runtime interface emulator); the config file's "
             "`[functions.NAME]` tables name one per function.",
-            readme="See [docs/lambda.md](docs/lambda.md).",
+            readme="See [Lambda consumers](lambda.md).",
             default_text="none: in-process Python functions only",
             metavar="URL",
         ),
@@ -364,7 +365,7 @@ class Config:
             value = getattr(self, item.name)
             name = item.name
             if item.type is int and (isinstance(value, bool) or not isinstance(value, int)):
-                raise ValueError(f"{name} must be an integer, got {value!r}")
+                raise ValueError(item.bad_integer(value))
             if item.type is not int and not isinstance(value, item.type):
                 raise ValueError(f"{name} must be a {item.type.__name__}, got {value!r}")
 
@@ -382,27 +383,15 @@ class Config:
             if spec.bounds is not None:
                 low, high = spec.bounds
                 if not low <= value <= high:
-                    unit = f" {spec.unit}" if spec.unit else ""
-                    raise ValueError(f"{item.name} must be {low}..{high}{unit}, got {value}")
+                    raise ValueError(item.bad_integer(value))
 
     @classmethod
     def field_names(cls) -> list[str]:
         """Names of the fields that are options (``--flag`` / ``SQSEMU_*`` / ``[server]`` key), in declaration order:
-        those whose metadata holds an :class:`~sqsemu.options.OptionSpec`."""
+        those whose metadata holds an :class:`~sqsemu.optionspec.OptionSpec`."""
         return [item.name for item in options_of(cls)]
 
-    @classmethod
-    def from_file(cls, path: str, **overrides: Any) -> Config:
-        """The configuration a TOML file declares (see :mod:`sqsemu.declare`), with ``overrides`` winning over the
-        file's ``[server]`` values, and its queues, fault rules and credentials.
 
-        Raises :class:`sqsemu.declare.ConfigFileError` (a ``ValueError``) naming the file and the key at fault.
-        """
-        from sqsemu.declare import load_file
-
-        loaded = load_file(path)
-        values: dict[str, Any] = {**loaded.server, "config": str(path), "queues": loaded.queues}
-        values["fault_rules"] = loaded.fault_rules
-        values["credentials"] = loaded.credentials
-        values.update(overrides)
-        return cls(**values)
+def config_options() -> tuple[Option, ...]:
+    """The options of :class:`Config`, in declaration order (see :mod:`sqsemu.optionspec`)."""
+    return options_of(Config)

@@ -2,7 +2,7 @@
 
 The file is TOML (read with the standard library's ``tomllib``) with four optional top-level entries::
 
-    [server]                      # keys are Config's option field names (see sqsemu.options)
+    [server]                      # keys are Config's option field names (see sqsemu.optionspec)
     region = "eu-west-1"
     fidelity = "strict"
 
@@ -35,7 +35,8 @@ paths in ``[server]`` (``faults``, ``data_dir``) are taken from the file's folde
 
 Two steps, two error types:
 
-- :func:`load_file` reads and checks the file on its own (types, unknown keys, fault rules) and returns a
+- :func:`config_from_file` is the Config a file gives (what ``--config`` gives the command line); :func:`load_file`
+  reads and checks the file on its own (types, unknown keys, fault rules) and returns a
   :class:`LoadedFile`; every problem is a :class:`ConfigFileError` naming the file and the key.
 - :func:`apply_declarations` creates the declared queues in a broker at start-up (after a durable store restored
   its state) and adds the fault rules. It is idempotent: a queue that exists with the declared attribute values is
@@ -54,8 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqsemu.config import Config, Credential, QueueDeclaration
-from sqsemu.options import config_options
+from sqsemu.config import Config, Credential, QueueDeclaration, config_options
 
 if TYPE_CHECKING:
     from sqsemu.engine.broker import Broker
@@ -141,6 +141,21 @@ def load_file(path: str | Path) -> LoadedFile:
     return parse_document(document, source, Path(path).parent)
 
 
+def config_from_file(path: str | Path, **overrides: Any) -> Config:
+    """The :class:`~sqsemu.config.Config` a TOML file declares: its ``[server]`` values (``overrides`` win over
+    them, as the command line's flags do), its queues, fault rules and credentials; ``config`` is ``path``.
+
+    Raises :class:`ConfigFileError` (a ``ValueError``) naming the file and the key at fault, and ``ValueError`` for
+    an override Config refuses. Documented in docs/configuration.md, "Configuration file".
+    """
+    loaded = load_file(path)
+    values: dict[str, Any] = {**loaded.server, "config": str(path), "queues": loaded.queues}
+    values["fault_rules"] = loaded.fault_rules
+    values["credentials"] = loaded.credentials
+    values.update(overrides)
+    return Config(**values)
+
+
 def parse_document(document: Mapping[str, Any], source: str, base_dir: Path | None = None) -> LoadedFile:
     """Check a decoded TOML document (``tomllib``'s dict) and build the :class:`LoadedFile`.
 
@@ -188,26 +203,32 @@ def _parse_server(table: Any, prefix: str, base_dir: Path | None) -> dict[str, A
     unknown = sorted(set(table) - set(allowed))
     if unknown:
         raise ConfigFileError(f"{prefix}: [server] unknown key(s) {_names(unknown)} (allowed: {', '.join(allowed)})")
-    types = {item.name: item.type for item in config_options()}
+    options = {item.name: item for item in config_options()}
     values: dict[str, Any] = {}
     for key, value in table.items():
-        expected = types[key]
+        expected = options[key].type
         where = f"{prefix}: [server] {key}"
         if expected is bool and not isinstance(value, bool):
             raise ConfigFileError(f"{where} must be true or false, got {value!r}")
         if expected is int and (not isinstance(value, int) or isinstance(value, bool)):
-            raise ConfigFileError(f"{where} must be an integer, got {value!r}")
+            raise ConfigFileError(f"{prefix}: [server] {options[key].bad_integer(value)}")
         if expected is str and not isinstance(value, str):
             hint = ' (quote it: account_id = "000000000000")' if key == "account_id" else ""
             raise ConfigFileError(f"{where} must be a string, got {value!r}{hint}")
         try:
             Config(**{key: value}, credentials=(_PROBE_CREDENTIAL,) if key == "auth" else ())
         except ValueError as exc:
-            raise ConfigFileError(f"{where}: {exc}") from None
+            raise ConfigFileError(f"{prefix}: [server] {_about(key, str(exc))}") from None
         if key in PATH_KEYS and value and base_dir is not None and not Path(value).is_absolute():
             value = str(base_dir / value)
         values[key] = value
     return values
+
+
+def _about(key: str, message: str) -> str:
+    """``message`` about the option ``key``, starting with its name once (``port must be ...``), whether Config's
+    message names it already or not."""
+    return message if message.startswith(f"{key} ") else f"{key}: {message}"
 
 
 def _attribute_value(name: str, value: Any) -> str | None:

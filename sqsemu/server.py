@@ -118,8 +118,8 @@ def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | N
     ``sqsemu.http.protocol``: request-read deadline
     ``config.request_timeout``, request-head cap), 503 beyond ``config.max_connections`` (uvicorn's
     ``limit_concurrency``, which also counts running requests) and a bounded graceful shutdown. ``log_config``
-    None keeps uvicorn's own logging set-up; uvicorn's access log stays off: the app writes its own access lines
-    (``--access-log``)."""
+    None configures no logging at all (uvicorn's loggers then go through the host program's, as sqsemu's do);
+    uvicorn's access log stays off: the app writes its own access lines (``--access-log``)."""
     import uvicorn
 
     from sqsemu.http.limits import MAX_HEADER_BYTES
@@ -132,7 +132,6 @@ def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | N
         http = fast_lane_protocol(config.request_timeout, MAX_HEADER_BYTES)
     else:  # h11 caps the head itself (h11_max_incomplete_event_size) but has no read deadline
         http = "h11"
-    extra: dict[str, Any] = {} if log_config is None else {"log_config": log_config}
     return uvicorn.Config(
         app,
         host=config.host,
@@ -148,7 +147,7 @@ def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | N
         limit_concurrency=config.max_connections + 1,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
-        **extra,
+        log_config=log_config,
     )
 
 
@@ -226,6 +225,12 @@ def run(config: Config) -> int:
     def _ignore(signum: int, frame: FrameType | None) -> None:
         return None
 
+    refused = _cannot_listen(config.host, config.port)
+    if refused is not None:  # before the app's start-up, which would log "Application startup complete" first
+        import logging
+
+        logging.getLogger("sqsemu.server").error("%s", refused)
+        return STARTUP_FAILED_EXIT_STATUS
     previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.run()
@@ -239,6 +244,27 @@ def run(config: Config) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return exit_status()
+
+
+def _cannot_listen(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (a port in use, an address not this machine's), found by binding it
+    for a moment before the server starts; ``None`` when it can (or when ``port`` is 0: any free port). uvicorn
+    binds it again itself; this only moves the refusal before the application's start-up."""
+    if port == 0:
+        return None
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError:
+        return None  # uvicorn reports a host it cannot resolve in its own words
+    for family, kind, proto, _name, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                reason = (exc.strerror or str(exc)).lower()
+                return f"cannot bind {host}:{port}: {reason}"
+    return None
 
 
 def _import_serving_modules() -> None:

@@ -1,6 +1,7 @@
-"""The Starlette app behind ``/health`` and ``/_sqsemu/*``: one list of routes, gathered from the admin modules and
-the web console (``sqsemu.console``, ``/_sqsemu/ui/``, unless ``--no-console``). The server makes it at its first
-admin request (:class:`sqsemu.admin.health.AdminApp`, which answers ``GET /health`` until then and after).
+"""The Starlette app behind ``/health`` and ``/_sqsemu/*``: one list of routes, gathered from the admin modules, plus
+the routes it is given (the web console's ``/_sqsemu/ui/`` and ``GET /metrics``, which the caller mounts: the admin
+layer does not import the console, which calls it). The server makes it at its first admin request
+(:class:`sqsemu.http.adminapp.AdminApp`, which answers ``GET /health`` until then and after).
 
 Bad admin input answers 400 ``{"error": "..."}`` (``AdminError``); an unknown admin path answers 404; a body over
 1 MiB answers 413 (``sqsemu.admin.limits``).
@@ -32,7 +33,7 @@ __all__ = ["admin_app"]
 
 def admin_app(config: Config, broker: Broker, clock: Clock, extra: Sequence[BaseRoute] = ()) -> Starlette:
     """``GET /health`` → ``{"status": "ok", "version", "clock"}``, every ``/_sqsemu/*`` route, and ``extra`` routes
-    (``GET /metrics``)."""
+    (the console's, ``GET /metrics``). With ``--no-console`` the console's paths answer 404 ``{"error": ...}``."""
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse(health_document(clock))
@@ -46,11 +47,7 @@ def admin_app(config: Config, broker: Broker, clock: Clock, extra: Sequence[Base
     routes += fault_routes.routes(fault_routes.injector_for(broker))
     routes += peek_routes.routes(config, broker, clock)
     routes += realism_routes.routes(config, broker)
-    if config.console:
-        from sqsemu.console.routes import routes as console_routes
-
-        routes += console_routes(config, broker, clock)
-    else:
+    if not config.console:
 
         async def console_off(request: Request) -> Response:
             return json_error("the web console is switched off (--no-console)", 404)

@@ -64,6 +64,8 @@ if TYPE_CHECKING:
     import jinja2
     from starlette.templating import Jinja2Templates
 
+    from sqsemu.observability.history import QueueHistory
+
 HERE = Path(__file__).resolve().parent
 FLASH_COOKIE = "sqsemu_flash"
 MAX_TASKS_SHOWN = 10
@@ -137,8 +139,9 @@ def _environment() -> jinja2.Environment:
 class Console:
     """The console of one server: its pages and actions over ``broker`` and ``clock`` (module docstring)."""
 
-    def __init__(self, config: Config, broker: Broker, clock: Clock) -> None:
+    def __init__(self, config: Config, broker: Broker, clock: Clock, history: QueueHistory | None = None) -> None:
         self.config = config
+        self.history = history
         self.broker = broker
         self.clock = clock
         self.injector = injector_for(broker)
@@ -299,6 +302,20 @@ class Console:
             "is_dlq": bool(sources) or bool(tasks),
             "tasks": task_rows(tasks, self.broker),
             "running_task": next((t for t in tasks if t["Status"] == "RUNNING"), None),
+            **self.queue_charts(queue),
+        }
+
+    def queue_charts(self, queue: Queue) -> dict[str, Any]:
+        """The queue's charts (``sqsemu.console.charts``) from the history sampler, when there is one."""
+        if self.history is None:
+            return {"charts": []}
+        from sqsemu.console.charts import charts
+
+        series = self.history.series(queue, self.clock.now_ms())
+        return {
+            "charts": charts(series),
+            "history_interval": series["interval_seconds"],
+            "history_rates": series["rates"],
         }
 
     async def queue_page(
@@ -313,7 +330,7 @@ class Console:
             return self.missing(request, exc.message, live)
         context = self.queue_live(request, queue)
         if live:
-            return self.parts(request, ("counts", "messages", "tasks"), context)
+            return self.parts(request, ("counts", "charts", "messages", "tasks"), context)
         calls = SQSCalls(self.broker, ns, name, self.base(request))
         attributes = actions.queue_attributes(calls)
         candidates = [q for q in self.broker.list_queues(ns, None) if q.fifo == queue.fifo and q is not queue]
@@ -500,9 +517,10 @@ class Console:
         ]
 
 
-def routes(config: Config, broker: Broker, clock: Clock) -> list[BaseRoute]:
-    """The console's routes for one server (mounted by ``sqsemu.admin.app`` beside the admin routes)."""
-    return Console(config, broker, clock).routes()
+def routes(config: Config, broker: Broker, clock: Clock, history: QueueHistory | None = None) -> list[BaseRoute]:
+    """The console's routes for one server (mounted by ``sqsemu.http.adminapp`` beside the admin routes); the
+    queue pages chart ``history`` when given."""
+    return Console(config, broker, clock, history).routes()
 
 
 __all__ = ["Console", "describe", "routes"]

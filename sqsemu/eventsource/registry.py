@@ -374,12 +374,6 @@ class EventSources:
             raise RuntimeError("the event source mappings have not started")
         asyncio.run_coroutine_threadsafe(self.settle(timeout_s), loop).result(timeout_s + 5)
 
-    def collector(self) -> Any:
-        """The prometheus-client collector of these mappings (``sqsemu.eventsource.metrics``)."""
-        from sqsemu.eventsource.metrics import EventSourceCollector
-
-        return EventSourceCollector(self)
-
     def counts(self) -> list[tuple[tuple[str, str], int]]:
         """``((function, outcome), invocations)`` pairs, sorted."""
         return sorted(self.invocations.items())

@@ -10,7 +10,8 @@ Query responses are XML unless the request's ``Accept`` header contains ``applic
 (errors included) is JSON with ``Content-Type: application/json``, in the form recorded on AWS (``query.encode_json``,
 ``query.encode_error_json``; rules in ``sqsemu.protocol.query``). The header is kept as bytes while reading the
 headers and looked into only when present, so XML requests without it pay one dictionary lookup more. A request
-that is not an SQS request (no action) is answered 404 ``<UnknownOperationException/>`` whatever its ``Accept``.
+that is not an SQS request (no action) is answered 404 ``<UnknownOperationException/>`` whatever its ``Accept``,
+except a plain ``GET /``, answered with a few lines of text saying what the server is (``sqsemu.http.home``).
 JSON 1.0 requests ignore ``Accept``.
 
 ``/health`` and the admin routes run on a small Starlette app (``sqsemu.admin.app``); so does the web console
@@ -56,13 +57,16 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 from sqsemu.admin.faults import injector_for
-from sqsemu.admin.health import AdminApp, package_version
+from sqsemu.admin.health import package_version
 from sqsemu.clock import Clock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterValue, SQSError, UnknownOperation
 from sqsemu.engine.realism import Realism
 from sqsemu.eventsource import LAMBDA_API_PREFIX
+from sqsemu.http.adminapp import AdminApp
+from sqsemu.http.home import CONTENT_TYPE as HOME_CONTENT_TYPE
+from sqsemu.http.home import home_text
 from sqsemu.observability import METRICS_PATH
 from sqsemu.observability.accesslog import AccessLog
 from sqsemu.observability.banner import Banner
@@ -255,7 +259,9 @@ class SQSApp:
         self.event_sources = EventSources(config, broker, clock)
         self._lambda_api: ASGIApp | None = None
         if self.metrics is not None:
-            self.metrics.collectors.append(self.event_sources.collector())
+            from sqsemu.eventsource.metrics import EventSourceCollector
+
+            self.metrics.collectors.append(EventSourceCollector(self.event_sources))
 
     def listening(self, port: int, connections: Callable[[], int] | None = None) -> None:
         """The server listens on ``port``: log the start-up banner; ``connections`` gives the number of open
@@ -500,6 +506,8 @@ class SQSApp:
                 raise invalid_host(host)
             if accept is not None and self.console_home and scope["method"] == "GET" and _browser_home(scope, accept):
                 return 307, _CONSOLE_REDIRECT, b""
+            if scope["method"] == "GET" and scope["path"] == "/" and not scope["query_string"] and target is None:
+                return self._home(scope, host)
             body = await read_body()
             if self.verifier is not None:
                 namespace = self.verifier.verify(scope, body)
@@ -626,6 +634,12 @@ class SQSApp:
         if self.store is not None:
             await self.store.durable()
         raise _DropConnection
+
+    def _home(self, scope: Scope, host: str | None) -> Answer:
+        """A plain ``GET /`` (no action, no query string): what this server is and where its console is
+        (``sqsemu.http.home``); not counted, like the console redirect."""
+        body = home_text(self.config, self.version, url_base(self.config, scope.get("scheme", "http"), host))
+        return 200, [(_CONTENT_TYPE, HOME_CONTENT_TYPE), (_CONTENT_LENGTH, str(len(body)).encode())], body
 
     @staticmethod
     def _render_error(error: SQSError, is_json: bool, query_json: bool, request_id: str) -> tuple[int, bytes, bytes]:

@@ -13,7 +13,7 @@ request when the feature is off:
 - :mod:`~sqsemu.security.console`: the web console's login form and session cookie under ``--admin-token``.
 - :mod:`~sqsemu.security.errors`: the AWS errors these answer with.
 
-README, section "Security", says what is and is not protected by default.
+docs/security.md says what is and is not protected by default.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ It is an ordinary SQS client (boto3, the public SQS API), so it works against sq
           .option("region", "us-east-1")
           .load())
 
-See the README's "Spark" section for the options, the schema and the at-least-once semantics.
+See docs/spark.md for the options, the schema and the at-least-once semantics.
 """
 
 from __future__ import annotations

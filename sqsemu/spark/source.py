@@ -27,7 +27,7 @@ class SQSDataSource(DataSource):
     """PySpark data source ``"sqs"``: batch and streaming reads and writes of one SQS queue.
 
     Register it with ``spark.dataSource.register(SQSDataSource)`` (or :func:`sqsemu.spark.register`), then use
-    ``format("sqs")`` with the options listed in the README (``queueUrl`` or ``queueName`` + ``region``,
+    ``format("sqs")`` with the options listed in docs/spark.md (``queueUrl`` or ``queueName`` + ``region``,
     ``endpointUrl``, credentials, reading and writing options). Options are parsed when Spark first asks for the
     schema, a reader or a writer, so a bad option fails the ``load()`` / ``save()`` / ``start()`` call with
     ``SQSOptionError`` (a ``ValueError``). The schema is fixed (:data:`sqsemu.spark.schema.SCHEMA`): reads need no

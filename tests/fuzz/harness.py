@@ -112,6 +112,8 @@ def problem(request: FuzzRequest, response: Response) -> str | None:
         if response.status == 307 and "location" in response.headers and not body:
             return None  # Starlette's redirect of a path with a trailing slash to the route without it
         return f"admin answer {response.status} {ct!r} is not JSON"
+    if response.status == 200 and ct == "text/plain; charset=utf-8" and body.startswith(b"sqsemu "):
+        return None  # a plain GET / (no action): what the server is, in a few lines (sqsemu.http.home)
     if looks_like_json(request.header("x-amz-target"), request.header("content-type")):
         expected = _JSON_CT
     elif response.status == 404 and body == b"<UnknownOperationException/>":

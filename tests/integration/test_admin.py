@@ -253,7 +253,8 @@ def test_reset_one_account_leaves_the_others(manual_server, manual_sqs, manual_m
 
 
 def test_reset_everything_and_the_readme_curl_commands():
-    """A server of its own (reset {} deletes every queue), driven with the README's curl lines when curl exists."""
+    """A server of its own (reset {} deletes every queue), driven with docs/testing.md's curl lines when curl
+    exists."""
     with ServerProcess(["--clock", "manual"]) as server:
         client = client_for(server.endpoint_url, "json")
         other = client_for(server.endpoint_url, "json", access_key_id=new_account())

@@ -11,9 +11,9 @@ profile per launch (Playwright gives ``launch()`` a new temporary user-data-dir)
 tests are skipped, naming what is missing; under CI (``CI`` set) that is an error, as for the Spark tests.
 ``.ci/run`` installs Chromium when it is missing.
 
-``SQSEMU_SCREENSHOTS=1`` makes :func:`test_screenshots_of_the_queues_and_a_queue_page` write the README's
-screenshots to ``docs/screenshots/``; otherwise it writes them to a temporary folder (the repository is not
-rewritten by every run).
+``SQSEMU_SCREENSHOTS=1`` makes :func:`test_screenshots_of_the_queues_and_a_queue_page` and
+:func:`test_screenshot_of_a_queues_charts` write the documentation's screenshots to ``docs/screenshots/``;
+otherwise they write them to a temporary folder (the repository is not rewritten by every run).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -221,6 +222,43 @@ def test_advancing_the_manual_clock_releases_an_in_flight_message(
     assert got[0]["Body"] == "held" and got[0]["Attributes"]["ApproximateReceiveCount"] == "2"
 
 
+def test_the_queue_charts_show_its_last_minutes_and_follow_it_live(
+    page, manual_server, manual_sqs, manual_make_queue
+) -> None:
+    """The charts are drawn from the server's 10-second samples on its (manual) clock: 12 sends, then 4 received of
+    which 3 deleted, read back from the legend's latest values and from the JSON the admin route gives."""
+    url = manual_make_queue()
+    for n in range(12):
+        manual_sqs.send_message(QueueUrl=url, MessageBody=f"m{n}")
+    manual_server.advance(10)
+    got = manual_sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=4, VisibilityTimeout=300)["Messages"]
+    assert len(got) == 4
+    for received in got[:3]:
+        manual_sqs.delete_message(QueueUrl=url, ReceiptHandle=received["ReceiptHandle"])
+    manual_server.advance(10)
+    page.goto(queue_page(manual_server.endpoint_url, url))
+    for chart in ("depth", "rates"):
+        expect()(page.locator(f'svg[data-chart="{chart}"]')).to_be_visible()
+        expect()(page.locator(f'svg[data-chart="{chart}"] polyline')).to_have_count(3)
+    latest = page.locator("[data-latest]")
+    expect()(page.locator('[data-latest="visible"]')).to_have_text("8")
+    expect()(page.locator('[data-latest="in_flight"]')).to_have_text("1")
+    expect()(page.locator('[data-latest="received_per_second"]')).to_have_text("0.4")
+    expect()(page.locator('[data-latest="deleted_per_second"]')).to_have_text("0.3")
+    assert latest.count() == 6
+    # live: the next sample shows on the open page within LIVE_S
+    for n in range(5):
+        manual_sqs.send_message(QueueUrl=url, MessageBody=f"more{n}")
+    manual_server.advance(10)
+    expect()(page.locator('[data-latest="visible"]')).to_have_text("13", timeout=LIVE_S * 1000)
+    expect()(page.locator('[data-latest="sent_per_second"]')).to_have_text("0.5", timeout=LIVE_S * 1000)
+    account, name = url.rsplit("/", 2)[-2:]
+    with urllib.request.urlopen(f"{manual_server.endpoint_url}/_sqsemu/queues/{account}/{name}/history") as resp:
+        history = json.load(resp)
+    assert len(history["samples"]) == 90 and history["interval_seconds"] == 10
+    assert [s["visible"] for s in history["samples"][-3:]] == [12, 8, 13]
+
+
 def test_the_admin_token_login(page) -> None:
     with ServerProcess(["--admin-token", "browser-t0ken"]) as srv:
         page.goto(srv.endpoint_url + "/")  # a browser at the root: to the console, which asks for the token
@@ -286,3 +324,28 @@ def test_screenshots_of_the_queues_and_a_queue_page(page, tmp_path: Path) -> Non
         page.screenshot(path=str(folder / "console-queue.png"))
     for name in ("console-queues.png", "console-queue.png"):
         assert (folder / name).stat().st_size > 10_000
+
+
+def test_screenshot_of_a_queues_charts(page, tmp_path: Path) -> None:
+    """docs/screenshots/console-charts.png: a queue's charts after a few minutes of traffic on a manual clock."""
+    folder = SCREENSHOT_DIR if os.environ.get("SQSEMU_SCREENSHOTS") == "1" else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    with ServerProcess(["--clock", "manual"]) as srv:
+        sqs = client_for(srv.endpoint_url, "json")
+        url = sqs.create_queue(QueueName="orders")["QueueUrl"]
+        for step in range(60):  # 10 minutes: a producer outruns its consumer, which then catches up
+            for n in range(6 + step % 5 if step < 35 else 2):
+                sqs.send_message(QueueUrl=url, MessageBody=f"order {step}-{n}", DelaySeconds=15 * (n % 4 == 0))
+            for _ in range(1 if step < 35 else 2):
+                most = 4 if step < 35 else 10
+                received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=most, VisibilityTimeout=25)
+                for n, got in enumerate(received.get("Messages", [])):
+                    if n % 5:  # one in five is not deleted: it comes back after its visibility timeout
+                        sqs.delete_message(QueueUrl=url, ReceiptHandle=got["ReceiptHandle"])
+            srv.advance(10)
+        sqs.close()
+        page.set_viewport_size({"width": 1280, "height": 860})
+        page.goto(queue_page(srv.endpoint_url, url))
+        expect()(page.locator('svg[data-chart="rates"]')).to_be_visible()
+        page.locator("#charts").screenshot(path=str(folder / "console-charts.png"))
+    assert (folder / "console-charts.png").stat().st_size > 5_000

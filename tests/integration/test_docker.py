@@ -23,6 +23,7 @@ import yaml
 from harness import ServerProcess, free_port, json_client
 
 from sqsemu.config import Config
+from sqsemu.declare import config_from_file
 
 pytestmark = pytest.mark.integration
 
@@ -237,7 +238,7 @@ def test_compose_mounts_the_example_config_where_sqsemu_config_points() -> None:
     target = compose_environment()["SQSEMU_CONFIG"]
     source = compose_mounts()[target]
     assert (ROOT / source).resolve() == ROOT / "docker" / "sqsemu.toml"
-    assert Config.from_file(str(ROOT / source)).queues, "the mounted config declares no queues"
+    assert config_from_file(str(ROOT / source)).queues, "the mounted config declares no queues"
 
 
 def test_compose_keeps_durable_state_in_a_named_volume_the_image_user_owns() -> None:
@@ -255,7 +256,7 @@ def test_the_compose_configuration_serves_the_example_queues(tmp_path: Path) -> 
     env = {k: v for k, v in env_file_values().items() if k not in {"SQSEMU_HOST", "SQSEMU_PORT"}}
     env["SQSEMU_CONFIG"] = str(ROOT / compose_mounts()[compose_environment()["SQSEMU_CONFIG"]])
     env["SQSEMU_DATA_DIR"] = str(tmp_path / "data")
-    declared = {q.name for q in Config.from_file(env["SQSEMU_CONFIG"]).queues}
+    declared = {q.name for q in config_from_file(env["SQSEMU_CONFIG"]).queues}
     for _ in range(2):  # the second start restores the data folder and finds the declarations applied
         with ServerProcess(env=env) as srv:
             sqs = json_client(srv.endpoint_url)

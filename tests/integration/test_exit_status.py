@@ -1,4 +1,4 @@
-"""The real ``sqsemu`` process's exit statuses (the rule is in ``sqsemu --help`` and the README's "Options"): 1 when
+"""The real ``sqsemu`` process's exit statuses (the rule is in ``sqsemu --help`` and docs/configuration.md): 1 when
 it cannot listen on its address, 2 for an invalid value, 0 after SIGTERM. (3, the durable store failing while
 serving, is shown in tests/integration/test_durable.py's store-failure tests.)"""
 
@@ -30,12 +30,19 @@ def test_a_port_in_use_exits_1_naming_the_address() -> None:
     assert result.returncode == 1, result.stderr
     assert "address already in use" in result.stderr
     assert f"Error: cannot start: cannot listen on 127.0.0.1:{port}" in result.stderr
+    # refused before the application starts: nothing claims a start-up that did not happen
+    assert "Application startup complete" not in result.stderr
+    assert "Started server process" not in result.stderr
 
 
 def test_a_host_that_is_not_this_machines_exits_1() -> None:
     result = _sqsemu("--host", UNASSIGNED, "--port", "0")
     assert result.returncode == 1, result.stderr
     assert f"cannot listen on {UNASSIGNED}:0" in result.stderr
+    result = _sqsemu("--host", UNASSIGNED, "--port", "9324")
+    assert result.returncode == 1, result.stderr
+    assert f"cannot bind {UNASSIGNED}:9324: cannot assign requested address" in result.stderr
+    assert "Application startup complete" not in result.stderr
 
 
 def test_an_invalid_value_exits_2() -> None:

@@ -222,16 +222,15 @@ function_name = "function"
 
 
 def test_config_file_errors_are_refused_at_start(tmp_path: Path) -> None:
-    from sqsemu.config import Config
-    from sqsemu.declare import ConfigFileError
+    from sqsemu.declare import ConfigFileError, config_from_file
 
     config = tmp_path / "bad.toml"
     config.write_text('[[event_source_mappings]]\nqueue = "q"\nfunction = "f"\nbatch_sise = 3\n')
     with pytest.raises(ConfigFileError, match="batch_sise"):
-        Config.from_file(str(config))
+        config_from_file(str(config))
     config.write_text('[[event_source_mappings]]\nqueue = "q.fifo"\nfunction = "f"\nbatch_size = 11\n')
     with pytest.raises(ConfigFileError, match="BatchSize must be between 1 and 10 for FIFO queues"):
-        Config.from_file(str(config))
+        config_from_file(str(config))
     config.write_text('[functions.f]\nendpoint = "ftp://nope"\n')
     with pytest.raises(ConfigFileError, match="endpoint"):
-        Config.from_file(str(config))
+        config_from_file(str(config))

@@ -1,7 +1,8 @@
 """The pytest plugin (sqsemu.testing.plugin) as a user meets it: test files with no imports from this repository,
 run by pytester in a fresh pytest process where the installed ``pytest11`` entry point provides the fixtures.
 
-The README's "crashing consumer" example is read from README.md and run as it stands; its wall time is printed.
+The documentation's examples are read from where users read them and run as they stand: the README's "visibility
+timeout" test and the "crashing consumer" of docs/testing.md (its wall time is printed).
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-EXAMPLE_MARKER = "<!-- readme-example: crashing-consumer -->"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = {
+    "crashing-consumer": ROOT / "docs" / "testing.md",
+    "visibility-timeout": ROOT / "README.md",
+}
+"""Each example's name (its ``<!-- readme-example: NAME -->`` marker, above a python code block) and its page."""
 
 # Records each test's call-phase duration (seconds) in durations.json: harness only, the test files stay a user's.
 DURATIONS_CONFTEST = """
@@ -48,24 +53,32 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", *plugin_args(), *args, timeout=120)
 
 
-def readme_example() -> str:
-    text = README.read_text()
-    assert EXAMPLE_MARKER in text, "README.md lost its crashing-consumer example"
-    match = re.search(r"```python\n(.*?)```", text[text.index(EXAMPLE_MARKER) :], re.S)
+def documented_example(name: str) -> str:
+    """The code block under ``<!-- readme-example: name -->`` in its page."""
+    page = EXAMPLES[name]
+    text = page.read_text()
+    marker = f"<!-- readme-example: {name} -->"
+    assert marker in text, f"{page.relative_to(ROOT)} lost its {name} example"
+    match = re.search(r"```python\n(.*?)```", text[text.index(marker) :], re.S)
     assert match is not None
     return match.group(1)
 
 
-def test_readme_example_runs_under_the_plugin(pytester: pytest.Pytester) -> None:
+def test_the_readme_example_runs_under_the_plugin(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_readme_example=documented_example("visibility-timeout"))
+    run(pytester, "-q").assert_outcomes(passed=1)
+
+
+def test_the_crashing_consumer_example_runs_under_the_plugin(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(DURATIONS_CONFTEST)
-    pytester.makepyfile(test_readme_example=readme_example())
+    pytester.makepyfile(test_readme_example=documented_example("crashing-consumer"))
     started = time.perf_counter()
     result = run(pytester, "-q")
     wall = time.perf_counter() - started
     result.assert_outcomes(passed=1)
     durations = json.loads((pytester.path / "durations.json").read_text())
     [call_s] = durations.values()
-    print(f"\nREADME crashing-consumer example: test call {call_s * 1000:.1f} ms; whole pytest process {wall:.2f} s")
+    print(f"\ndocs/testing.md crashing-consumer example: test call {call_s * 1000:.1f} ms; pytest process {wall:.2f} s")
 
 
 def test_fixtures_isolate_tests_by_account(pytester: pytest.Pytester) -> None:

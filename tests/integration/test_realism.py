@@ -290,7 +290,7 @@ def test_server_admin_route_refuses_bad_input(manual_server: ServerProcess) -> N
     assert admin(manual_server, "GET", "/_sqsemu/realism")[1]["spec"] == "off"
 
 
-# --- the README example and the command line ------------------------------------------------------------------------
+# --- the documented example and the command line ------------------------------------------------------------------
 
 
 def test_the_example_consumer_fails_until_it_is_idempotent() -> None:

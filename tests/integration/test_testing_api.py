@@ -4,6 +4,8 @@ account, peek, queue list, reset and fault injection."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -164,3 +166,23 @@ def test_inject_and_clear_faults(server: SQSServer, client: Any) -> None:
     finally:
         server.clear_faults()
     assert client.receive_message(QueueUrl=url)["Messages"][0]["Body"] == "x"
+
+
+HOST_LOGGING = """
+import logging, sys
+logging.basicConfig(stream=sys.stderr, format="HOST %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+from sqsemu import ServerThread
+with ServerThread() as server:
+    print(server.endpoint_url)
+"""
+
+
+def test_server_thread_logs_only_through_the_host_programs_logging() -> None:
+    """A ServerThread installs no handler or format of its own: uvicorn's lines, like sqsemu's, come out in the
+    format the host program configured, and nothing else reaches standard error."""
+    result = subprocess.run([sys.executable, "-c", HOST_LOGGING], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines and all(line.startswith("HOST ") for line in lines), result.stderr
+    assert any(line.startswith("HOST INFO uvicorn.error: ") for line in lines), result.stderr
+    assert any(line.startswith("HOST INFO sqsemu.banner: sqsemu ") for line in lines), result.stderr

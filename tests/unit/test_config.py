@@ -14,17 +14,17 @@ from sqsemu.testing import SQSServer
     ("values", "message"),
     [
         ({"log_level": "x"}, "log_level must be one of critical, error, warning, info, debug, trace, got 'x'"),
-        ({"port": "9324"}, "port must be an integer, got '9324'"),
-        ({"port": True}, "port must be an integer, got True"),
-        ({"port": 70000}, "port must be 0..65535, got 70000"),
+        ({"port": "9324"}, "port must be an integer from 0 to 65535, got '9324'"),
+        ({"port": True}, "port must be an integer from 0 to 65535, got True"),
+        ({"port": 70000}, "port must be an integer from 0 to 65535, got 70000"),
         ({"access_log": "yes"}, "access_log must be a bool, got 'yes'"),
         ({"data_dir": None}, "data_dir must be a str, got None"),
         ({"host": ""}, "host must not be empty"),
         ({"region": "US East"}, "region must be lower-case letters and digits joined by hyphens"),
         ({"account_id": "123"}, "account_id must be 12 digits, got '123'"),
         ({"clock": "fast"}, "clock must be one of system, manual, got 'fast'"),
-        ({"request_timeout": 0}, "request_timeout must be 1..3600 seconds, got 0"),
-        ({"max_connections": 0}, "max_connections must be 1..1000000, got 0"),
+        ({"request_timeout": 0}, "request_timeout must be an integer from 1 to 3600 (seconds), got 0"),
+        ({"max_connections": 0}, "max_connections must be an integer from 1 to 1000000, got 0"),
     ],
 )
 def test_a_bad_value_is_refused_when_the_config_is_made(values: dict[str, Any], message: str) -> None:

@@ -1,6 +1,6 @@
-"""Options declared once (sqsemu.options): every Config option field has complete metadata, and its flag, its
-SQSEMU_* variable, its [server] key and its README row all follow from it. No sockets: click's CliRunner with the
-server's ``run`` replaced."""
+"""Options declared once (sqsemu.optionspec, sqsemu.options): every Config option field has complete metadata, and
+its flag, its SQSEMU_* variable, its [server] key and its row in the documentation's options table all follow from
+it. No sockets: click's CliRunner with the server's ``run`` replaced."""
 
 from __future__ import annotations
 
@@ -18,16 +18,16 @@ from sqsemu import cli
 from sqsemu.config import Config
 from sqsemu.declare import PATH_KEYS, server_keys
 from sqsemu.options import (
-    README_END,
-    README_START,
+    TABLE_END,
+    TABLE_START,
     Option,
     config_options,
     main,
     option,
     options_of,
-    readme_section,
-    readme_table,
-    replace_readme_table,
+    options_table,
+    replace_options_table,
+    table_section,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +73,7 @@ def test_every_option_has_complete_metadata(name: str) -> None:
     assert spec.help and spec.help[0] == spec.help[0].upper() or spec.help.startswith("`"), spec.help
     assert spec.help.endswith("."), spec.help
     assert not spec.readme or spec.readme.endswith("."), spec.readme
-    assert "](" not in spec.help, "links are README-only: put them in readme="
+    assert "](" not in spec.help, "links are for the documentation's table only: put them in readme="
     if spec.choices:
         assert item.type is str and item.default in spec.choices and len(set(spec.choices)) == len(spec.choices)
     else:
@@ -105,9 +105,9 @@ def test_config_checks_choices_and_bounds_from_the_metadata() -> None:
         Config(auth="basic")
     with pytest.raises(ValueError, match="log_level must be one of .* got 'LOUD'"):
         Config(log_level="LOUD")
-    with pytest.raises(ValueError, match="request_timeout must be 1..3600 seconds, got 3601"):
+    with pytest.raises(ValueError, match=r"request_timeout must be an integer from 1 to 3600 \(seconds\), got 3601"):
         Config(request_timeout=3601)
-    with pytest.raises(ValueError, match="port must be 0..65535, got -1"):
+    with pytest.raises(ValueError, match="port must be an integer from 0 to 65535, got -1"):
         Config(port=-1)
     assert Config(log_level="Warning").log_level == "warning"
 
@@ -129,7 +129,8 @@ def test_an_option_must_be_a_str_int_or_bool_with_a_default() -> None:
 
 def test_texts_are_written_once_for_help_and_readme() -> None:
     item = OPTIONS["base_url"]
-    assert item.cli_help == "Fixed scheme://host:port for queue URLs.  [default: from the request's Host header]"
+    assert item.cli_help == "Fixed scheme://host:port for queue URLs."
+    assert item.cli_default_text == "from the request's Host header"
     assert item.readme_default == "from the request's `Host` header"
     assert item.readme_meaning == item.spec.help
     # the README names the choices when the texts do not
@@ -248,43 +249,46 @@ def test_a_bad_value_names_the_flag_whatever_checks_it() -> None:
     """Choices and ranges are click's types; every other value is checked by Config, through the option."""
     clean: dict[str, str | None] = {item.envvar: None for item in config_options()}
     for args, message in [
-        (["--region", "BAD"], "Invalid value for '--region' (env var: 'SQSEMU_REGION'): region must be lower-case"),
-        (["--host", ""], "Invalid value for '--host' (env var: 'SQSEMU_HOST'): host must not be empty"),
-        (["--clock", "fast"], "Invalid value for '--clock' (env var: 'SQSEMU_CLOCK'): 'fast' is not one of"),
-        (["--port", "70000"], "Invalid value for '--port' (env var: 'SQSEMU_PORT'): 70000 is not in the range"),
+        (["--region", "BAD"], "Invalid value for '--region': region must be lower-case"),
+        (["--host", ""], "Invalid value for '--host': host must not be empty"),
+        (["--clock", "fast"], "Invalid value for '--clock': 'fast' is not one of"),
+        (["--port", "70000"], "Invalid value for '--port': port must be an integer from 0 to 65535, got 70000"),
     ]:
         result = CliRunner().invoke(cli.main, args, env=clean)
         assert result.exit_code == 2, result.output
         assert message in " ".join(result.output.split()), result.output
 
 
-# ------------------------------------------------------------------------------------------ the README
+# ------------------------------------------------------------------------------------------ the documentation
 
 
-def test_the_readme_options_table_is_the_generated_one() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    expected = readme_table()
-    assert readme_section(text) == expected, (
-        "README.md's options table differs from Config's fields: run `python -m sqsemu.options --update-readme`, "
-        "or paste this between the options-table markers:\n\n" + expected
+def test_the_documented_options_table_is_the_generated_one() -> None:
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    expected = options_table()
+    assert table_section(text) == expected, (
+        "docs/configuration.md's options table differs from Config's fields: run "
+        "`python -m sqsemu.options --update-docs`, or paste this between the options-table markers:\n\n" + expected
     )
 
 
-def test_the_readme_table_has_one_row_per_option_in_field_order() -> None:
-    rows = readme_table().splitlines()[2:]
+def test_the_table_has_one_row_per_option_in_field_order() -> None:
+    rows = options_table().splitlines()[2:]
     assert [row.split(" | ")[0] for row in rows] == [f"| `{item.flag}`" for item in config_options()]
-    assert all(row.count(" | ") == 3 for row in rows)
 
 
-def test_python_m_sqsemu_options_prints_and_writes_the_table(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["--readme-table"]) == 0
-    assert capsys.readouterr().out == readme_table()
-    readme = tmp_path / "README.md"
-    readme.write_text(f"# x\n\n{README_START}\n| old |\n{README_END}\n\nafter\n")
-    assert main(["--update-readme", str(readme)]) == 0
-    assert readme.read_text() == f"# x\n\n{README_START}\n{readme_table()}{README_END}\n\nafter\n"
-    assert replace_readme_table(readme.read_text()) == readme.read_text()
-    with pytest.raises(ValueError, match="no .* section"):
-        readme_section("# no table\n")
+def test_the_table_is_printed_and_written(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["--table"]) == 0
+    assert capsys.readouterr().out == options_table()
+    page = tmp_path / "configuration.md"
+    for flag in ("--update-docs", "--update-readme"):  # the older spelling still works
+        page.write_text(f"# x\n\n{TABLE_START}\n| old |\n{TABLE_END}\n\nafter\n")
+        assert main([flag, str(page)]) == 0
+        assert page.read_text() == f"# x\n\n{TABLE_START}\n{options_table()}{TABLE_END}\n\nafter\n"
+    assert replace_options_table(page.read_text()) == page.read_text()
+    with pytest.raises(ValueError, match="no"):
+        table_section("# no table\n")
+
+
+def test_the_readme_keeps_no_copy_of_the_table() -> None:
+    """One source of truth: the table is generated into docs/configuration.md only."""
+    assert TABLE_START not in (ROOT / "README.md").read_text(encoding="utf-8")

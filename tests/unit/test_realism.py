@@ -329,7 +329,7 @@ def test_config_checks_the_spec_and_the_seed() -> None:
     assert Config(realism="duplicates=0.1", realism_seed=7).realism == "duplicates=0.1"
     with pytest.raises(ValueError, match="unknown effect 'teleport'"):
         Config(realism="teleport=1")
-    with pytest.raises(ValueError, match="realism_seed must be 0..9007199254740991"):
+    with pytest.raises(ValueError, match="realism_seed must be an integer from 0 to 9007199254740991"):
         Config(realism_seed=-1)
 
 

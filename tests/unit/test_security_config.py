@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import sqsemu.server
 from sqsemu import cli
 from sqsemu.config import Config, Credential
-from sqsemu.declare import ConfigFileError, load_file
+from sqsemu.declare import ConfigFileError, config_from_file, load_file
 
 CREDENTIALS = """
 [[credentials]]
@@ -78,7 +78,7 @@ def test_the_file_declares_credentials_and_auth(tmp_path: Path) -> None:
         Credential("AKIDSQSEMU", "secret", "123456789012"),
         Credential("111122223333", "other", None),
     )
-    config = Config.from_file(str(tmp_path / "sqsemu.toml"))
+    config = config_from_file(str(tmp_path / "sqsemu.toml"))
     assert config.auth == "sigv4" and len(config.credentials) == 2
     assert config.credentials[1].account_for(config.account_id) == "111122223333"
 
@@ -87,8 +87,8 @@ def test_the_file_declares_credentials_and_auth(tmp_path: Path) -> None:
     ("text", "expected"),
     [
         ('[server]\nauth = "sigv4"', '[server] auth = "sigv4" needs at least one [[credentials]] entry'),
-        ('[server]\nauth = "basic"', "[server] auth: auth must be one of none, sigv4"),
-        ('[server]\ncors_origins = "localhost:3000"', "[server] cors_origins: cors_origins must be"),
+        ('[server]\nauth = "basic"', "[server] auth must be one of none, sigv4"),
+        ('[server]\ncors_origins = "localhost:3000"', "[server] cors_origins must be"),
         ("[server]\nadmin = 'no'", "[server] admin must be true or false"),
         ("credentials = 1", "credentials must be an array of tables"),
         ("[[credentials]]\nsecret_access_key = 'x'", "[[credentials]] #1: access_key_id is required"),

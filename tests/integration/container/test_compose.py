@@ -15,7 +15,7 @@ import pytest
 from harness import free_port, json_client
 from harness.docker import BUILD_TIMEOUT_S, ROOT, compose_command, docker, unique_name
 
-from sqsemu.config import Config
+from sqsemu.declare import config_from_file
 
 from .conftest import report, wait_for_health
 
@@ -63,7 +63,7 @@ def _queue_names(endpoint_url: str) -> set[str]:
 
 
 def test_compose_serves_the_declared_queues_and_keeps_state_in_its_named_volume(compose: Compose) -> None:
-    declared = {queue.name for queue in Config.from_file(str(Path(ROOT) / "docker" / "sqsemu.toml")).queues}
+    declared = {queue.name for queue in config_from_file(str(Path(ROOT) / "docker" / "sqsemu.toml")).queues}
     assert declared, "docker/sqsemu.toml declares no queues"
     compose.up()
     assert _queue_names(compose.endpoint_url) == declared

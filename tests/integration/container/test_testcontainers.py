@@ -1,7 +1,7 @@
 """The image started the way Testcontainers users start their dependencies from a test: ``DockerContainer`` from the
-Python ``testcontainers`` library, waiting for /health, then a send/receive with boto3 through the mapped port (the
-README's "Testcontainers" example). Testcontainers' reaper container (Ryuk) is switched off here: its image comes
-from Docker Hub, which this machine cannot reach; the container is removed when the ``with`` block ends.
+Python ``testcontainers`` library, waiting for /health, then a send/receive with boto3 through the mapped port
+(docs/docker.md, "Testcontainers for Python"). Testcontainers' reaper container (Ryuk) is switched off here: its
+image comes from Docker Hub, which this machine cannot reach; the container is removed when the ``with`` block ends.
 """
 
 from __future__ import annotations

@@ -16,18 +16,24 @@ JS_DIR = Path(__file__).resolve().parents[2] / "js"
 SDK_PACKAGE = JS_DIR / "node_modules" / "@aws-sdk" / "client-sqs" / "package.json"
 
 
-def _ensure_node_modules(npm: str) -> None:
-    """``npm ci`` once (under a file lock, so parallel tests install once) when the SDK is not installed yet."""
-    with open(JS_DIR / ".npm-install.lock", "w") as lock:
+def ensure_node_modules(npm: str, folder: Path, installed: Path) -> None:
+    """``npm ci`` in ``folder`` once (under a file lock, so parallel tests install once) unless ``installed`` (a
+    package's package.json under its node_modules) is already there."""
+    with open(folder / ".npm-install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if SDK_PACKAGE.is_file():
+        if installed.is_file():
             return
         started = time.monotonic()
         result = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=JS_DIR, capture_output=True, text=True, timeout=600
+            [npm, "ci", "--no-audit", "--no-fund"], cwd=folder, capture_output=True, text=True, timeout=600
         )
         assert result.returncode == 0, f"npm ci failed:\n{result.stdout}\n{result.stderr}"
-        print(f"\nnpm ci in tests/js took {time.monotonic() - started:.1f} s")
+        print(f"\nnpm ci in {folder.name} took {time.monotonic() - started:.1f} s")
+
+
+def _ensure_node_modules(npm: str) -> None:
+    """``npm ci`` in tests/js once, when the SDK is not installed yet."""
+    ensure_node_modules(npm, JS_DIR, SDK_PACKAGE)
 
 
 def run_js_check(script: str, endpoint_url: str) -> dict[str, Any]:

@@ -1,0 +1,95 @@
+"""The admin side of the server, made at its first request: ``GET /health`` answered without the admin framework,
+everything else by the Starlette admin app with the web console and ``/metrics`` mounted in it.
+
+The server answers its first ``/health`` (a container's health check, a test harness waiting for the port) before
+it has imported Starlette, the admin routes or the web console: :class:`AdminApp` answers ``GET`` and ``HEAD
+/health`` itself, and makes the Starlette admin app (:func:`sqsemu.admin.app.admin_app`: the ``/_sqsemu/*``
+routes) with the console's routes (:mod:`sqsemu.console.routes`, unless ``--no-console``) and ``GET /metrics``
+when the first request for anything else arrives. That request pays for the imports once (tens of
+milliseconds); the SQS path never needs them.
+
+This module sits above both the admin layer and the console (docs/architecture.md, "Layers"): the console calls the
+admin functions, the admin app knows nothing of the console, and this module puts the two together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+from sqsemu.admin.health import HEALTH_PATH, health_body
+from sqsemu.clock import Clock
+from sqsemu.observability.history import QueueHistory
+
+if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+
+    from sqsemu.config import Config
+    from sqsemu.engine.broker import Broker
+    from sqsemu.observability.metrics import Metrics
+
+__all__ = ["AdminApp"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class AdminApp:
+    """The ASGI app behind the admin gate: ``GET``/``HEAD /health`` without a body is answered here; every other
+    request goes to the Starlette admin app, made by :func:`~sqsemu.admin.app.admin_app` at the first such request
+    (with the console's routes unless ``--no-console``, and ``GET /metrics`` when ``metrics`` is given)."""
+
+    def __init__(self, config: Config, broker: Broker, clock: Clock, metrics: Metrics | None = None) -> None:
+        self.config = config
+        self.broker = broker
+        self.clock = clock
+        self.metrics = metrics
+        # The console's charts and GET /_sqsemu/queues/{account}/{name}/history: sampled from the start, on the
+        # server's clock, from what the metrics count (sqsemu.observability.history). With --no-metrics nothing is
+        # counted and nothing subscribes to the engine's events: no history either.
+        self.history: QueueHistory | None = None
+        if config.admin and metrics is not None:
+            self.history = QueueHistory(broker, metrics.queues)
+            self.history.start()
+        self._app: ASGIApp | None = None
+        body = health_body(clock)  # the clock's kind and the version never change
+        self._health_headers = ((b"content-length", str(len(body)).encode()), (b"content-type", b"application/json"))
+        self._health_body = body
+
+    @property
+    def app(self) -> ASGIApp:
+        """The Starlette admin app (made now if it was not yet)."""
+        if self._app is None:
+            from sqsemu.admin.app import admin_app
+
+            extra: list[BaseRoute] = []
+            if self.history is not None:
+                from sqsemu.admin.history import routes as history_routes
+
+                extra += history_routes(self.config, self.broker, self.clock, self.history)
+            if self.config.console:
+                from sqsemu.console.routes import routes as console_routes
+
+                extra += console_routes(self.config, self.broker, self.clock, self.history)
+            if self.metrics is not None:
+                extra.append(self.metrics.route())
+            self._app = admin_app(self.config, self.broker, self.clock, extra)
+        return self._app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["path"] == HEALTH_PATH and scope["method"] in ("GET", "HEAD") and not _has_body(scope):
+            await send({"type": "http.response.start", "status": 200, "headers": list(self._health_headers)})
+            await send({"type": "http.response.body", "body": self._health_body})
+            return
+        await self.app(scope, receive, send)
+
+
+def _has_body(scope: Scope) -> bool:
+    """Whether the request announces a body (a non-zero ``Content-Length`` or a ``Transfer-Encoding``)."""
+    for name, value in scope["headers"]:
+        if (name == b"content-length" and value.strip() != b"0") or name == b"transfer-encoding":
+            return True
+    return False

@@ -1,0 +1,138 @@
+"""The documentation: the MkDocs site (mkdocs.yml, pages under docs/) builds strictly, offline, with its own search,
+and the README stays a short entry point whose links all land.
+
+``mkdocs build --strict`` fails on a link to a missing page or anchor, on a page left out of the nav and on an
+absolute link (mkdocs.yml's ``validation``). The build runs with every proxy variable pointed at a closed port, so
+a plugin or theme feature that reached for the network would fail here rather than slow every CI run. mkdocs and
+mkdocs-material come with the ``test`` extra (and the ``docs`` extra); without them the build is skipped, an error
+when ``CI`` is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+README_MAX_LINES = 450
+CLOSED = "http://127.0.0.1:9"
+"""A proxy address where nothing listens: any HTTP(S) request of the build fails at once."""
+
+
+def _mkdocs_missing() -> str | None:
+    try:
+        import material  # noqa: F401
+        import mkdocs  # noqa: F401
+    except ImportError as exc:
+        return f"mkdocs or mkdocs-material is not installed ({exc}): pip install -e '.[docs]'"
+    return None
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    missing = _mkdocs_missing()
+    if missing is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but the documentation cannot be built: {missing}")
+        pytest.skip(missing)
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    env.update({name: CLOSED for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY")})
+    env.pop("NO_PROXY", None)
+    env.pop("no_proxy", None)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--config-file",
+            str(ROOT / "mkdocs.yml"),
+            "-d",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}"
+    return out
+
+
+def _pages() -> list[str]:
+    """The Markdown pages under docs/, relative to it."""
+    return sorted(str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md"))
+
+
+def test_every_page_is_built(site: Path) -> None:
+    for page in _pages():
+        html = "index.html" if page == "index.md" else page.removesuffix(".md") + "/index.html"
+        assert (site / html).is_file(), f"docs/{page} was not built"
+
+
+def test_the_site_searches_its_own_pages(site: Path) -> None:
+    """Material's search plugin: the index is built with the site and searched in the browser, offline."""
+    index = json.loads((site / "search" / "search_index.json").read_text())
+    locations = {doc["location"].split("#")[0] for doc in index["docs"]}
+    assert {"", "getting-started/", "configuration/", "behaviour/", "performance/"} <= locations
+    assert any("visibility timeout" in doc["text"].lower() for doc in index["docs"])
+    assert list(site.glob("assets/javascripts/workers/search.*.min.js")), "the search worker is not in the site"
+
+
+class _Loads(HTMLParser):
+    """The addresses a page makes the browser load: scripts, images, stylesheets, fonts, preconnects."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag in ("script", "img", "iframe") and found.get("src"):
+            self.urls.append(found["src"] or "")
+        elif tag == "link" and (found.get("rel") or "") in ("stylesheet", "preconnect", "preload", "icon"):
+            self.urls.append(found.get("href") or "")
+
+
+def test_no_page_loads_anything_from_another_site(site: Path) -> None:
+    """No CDN, no web fonts: the pages' scripts, stylesheets and images are the site's own files."""
+    for html in site.rglob("*.html"):
+        parser = _Loads()
+        parser.feed(html.read_text(encoding="utf-8"))
+        remote = [url for url in parser.urls if re.match(r"(https?:)?//", url)]
+        assert not remote, f"{html.relative_to(site)} loads {remote}"
+
+
+def test_the_readme_is_short_and_its_links_land() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = text.count("\n")
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines, at most {README_MAX_LINES}: move detail to docs/"
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)\s]*)?\)", text)
+    local = [link for link in links if not re.match(r"[a-z]+:", link)]
+    assert any(link.startswith("docs/") for link in local)
+    for link in local:
+        assert (ROOT / link).exists(), f"README.md links to {link}, which does not exist"
+
+
+def test_the_readme_starts_with_the_set_up_commands_ci_runs() -> None:
+    """The README's first commands are a fresh machine's set-up; .ci/run runs the test command verbatim."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
+    assert blocks[:3] == [
+        "python3 -m venv .venv && . .venv/bin/activate\n",
+        "pip install . && sqsemu\n",
+        "pip install -e '.[test]' && python -m pytest\n",
+    ]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "python3 -m venv .venv" in ci and "source .venv/bin/activate" in ci
+    assert "pip install -e '.[test]' && python -m pytest" in ci
