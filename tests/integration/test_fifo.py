@@ -465,6 +465,7 @@ def test_deduplication_scope_changed_to_message_group_applies_as_recorded(manual
     send(manual_sqs, url, "late-g1", group="g1", dedup="late")
     send(manual_sqs, url, "late-g2", group="g2", dedup="late")
     send(manual_sqs, url, "late-g1-again", group="g1", dedup="late")
+    send(manual_sqs, url, "before-g1-again", group="g1", dedup="before")  # still inside its 5 minutes
     assert sorted(drain_bodies(manual_sqs, url)) == ["late-g1", "late-g2"]
 
 

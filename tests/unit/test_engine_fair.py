@@ -154,3 +154,15 @@ def test_fifo_queues_have_no_fair_bookkeeping(engine: Engine) -> None:
     q = engine.queue("f.fifo", FifoQueue="true", ContentBasedDeduplication="true")
     send_many(engine, q, "g", 3)
     assert q.fair is None
+
+
+def test_thirty_in_flight_but_at_most_ten_percent_is_not_noisy(engine: Engine) -> None:
+    q = engine.queue()
+    send_many(engine, q, "a", 30)
+    send_many(engine, q, None, 280, prefix="plain")
+    send_many(engine, q, "a", 1, prefix="a-late")
+    send_many(engine, q, "b", 1)
+    for _ in range(31):
+        receive(engine, q, 10)  # a-0..a-29 and 280 plain: a holds 30 of 310 in flight (9.7%)
+    assert q.fair_snapshot(engine.clock.now_ms()).noisy == []  # type: ignore[union-attr]
+    assert bodies(receive(engine, q, 1)) == ["a-late-0"]  # send order: a is not noisy
