@@ -166,3 +166,14 @@ def test_thirty_in_flight_but_at_most_ten_percent_is_not_noisy(engine: Engine) -
         receive(engine, q, 10)  # a-0..a-29 and 280 plain: a holds 30 of 310 in flight (9.7%)
     assert q.fair_snapshot(engine.clock.now_ms()).noisy == []  # type: ignore[union-attr]
     assert bodies(receive(engine, q, 1)) == ["a-late-0"]  # send order: a is not noisy
+
+
+def test_realism_mode_keeps_the_fair_order(engine: Engine) -> None:
+    engine.broker.set_realism("duplicates=0.5", 7)
+    q = engine.queue()
+    send_many(engine, q, "noisy", 40)
+    send_many(engine, q, "quiet", 2)
+    for _ in range(3):
+        receive(engine, q, 10)
+    assert q.realism is not None
+    assert bodies(receive(engine, q, 4)) == ["quiet-0", "quiet-1", "noisy-30", "noisy-31"]
