@@ -547,7 +547,10 @@ class Queue:
         fair = self.fair
         if fair is not None and fair.noisy:
             return fair.next_visible()
-        return self.take_next()
+        ready, returned = self.ready, self.returned
+        if returned and (not ready or returned[0][0] < ready[0].order):
+            return heapq.heappop(returned)[1]
+        return ready.popleft() if ready else None
 
     def take_next(self) -> Message | None:
         """Take the lowest-order candidate off ``ready``/``returned`` (it may have left the visible state)."""
@@ -597,8 +600,7 @@ class Queue:
 
     def deliver(self, message: Message, now_ms: int, visibility_timeout: int, request_ms: int) -> str:
         """``DeliverySteps.deliver``: the message is in flight (or, with a timeout of 0, back in the order)."""
-        handle = self._deliver(message, now_ms, visibility_timeout, request_ms)
-        return handle
+        return self._deliver(message, now_ms, visibility_timeout, request_ms)
 
     def requeue(self, message: Message) -> None:
         """``DeliverySteps.requeue``: a visible message not in the order goes back to its place."""
