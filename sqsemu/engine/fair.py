@@ -19,6 +19,9 @@ sqsemu's reading (docs/behaviour.md 4.10, with the reasons):
   that put it in flight. A tenant's share is its messages' sum over the queue's sum. Each sum is kept as
   ``count * now - sum(received_ms)``, so it costs two integers per tenant.
 - A message of a group-less tenant is never noisy (it has no backlog while in flight) but counts in the totals.
+- The order: a receive walks the queue's own order (send order) and sets a noisy tenant's messages aside (parked,
+  per tenant); once a tenant is quiet again its parked messages are merged back by their place, so a tenant that
+  turns noisy and quiet again does not make receives walk its backlog again.
 
 Cost: a queue that never received a message with a MessageGroupId has no ``FairQueue`` (``Queue.fair`` is None):
 one None check per state change. FIFO queues never get one. This module is pure (``now_ms`` injected).
@@ -57,22 +60,23 @@ QUIET_AFTER_MS = 5 * 60 * 1000
 
 
 class FairHost(Protocol):
-    """What the fair-queue bookkeeping needs from its queue: the queue's own receive order, which it takes the
-    next candidate from and gives quiet-again messages back to."""
+    """What the fair-queue bookkeeping needs from its queue: its counts by state and its own receive order (send
+    order), which it takes candidates from."""
 
     counts: list[int]
 
     def take_next(self) -> Message | None:
         """The lowest-order candidate of the queue's receive order, taken off it (it may no longer be visible)."""
 
-    def put_back(self, order: int, message: Message) -> None:
-        """Give a message (still marked queued) back to the receive order, at its place ``order``."""
+    def next_order(self) -> int | None:
+        """The place (``Message.order``) of the candidate ``take_next`` would take, or None when there is none."""
 
 
 class Tenant:
     """One message group of a fair queue: how many of its messages are in each state, the receipt times of those
-    in flight (summed, epoch ms), the newest send (epoch ms) and, while it is noisy, its parked visible messages
-    (a heap of (order, message))."""
+    in flight (summed, epoch ms), the newest send (epoch ms) and its parked messages (a heap of (order, message)):
+    visible messages a receive set aside while the tenant was noisy. They stay parked, still marked queued, until
+    received; while the tenant is quiet again they compete with the queue's order by their place."""
 
     __slots__ = ("group_id", "counts", "received_sum", "last_send_ms", "parked")
 
@@ -105,7 +109,7 @@ class FairSnapshot:
 class FairQueue:
     """The fair-queue bookkeeping of one standard queue (see the module docstring)."""
 
-    __slots__ = ("host", "tenants", "flying", "received_sum", "noisy")
+    __slots__ = ("host", "tenants", "flying", "received_sum", "noisy", "released")
 
     def __init__(self, host: FairHost) -> None:
         self.host = host
@@ -113,6 +117,7 @@ class FairQueue:
         self.flying: dict[str, Tenant] = {}  # tenants with messages in flight
         self.received_sum = 0  # sum of received_ms over every message in flight (group or not)
         self.noisy: dict[str, Tenant] = {}  # as decided by the last ``begin``
+        self.released: dict[str, Tenant] = {}  # quiet tenants that still have parked messages
 
     # ----------------------------------------------------------------- bookkeeping
 
@@ -166,6 +171,7 @@ class FairQueue:
         self.tenants.clear()
         self.flying.clear()
         self.noisy.clear()
+        self.released.clear()
         self.received_sum = 0
 
     # ----------------------------------------------------------------- decisions
@@ -183,37 +189,48 @@ class FairQueue:
                 yield tenant
 
     def begin(self, now_ms: int) -> None:
-        """A receive starts at ``now_ms``: decide which tenants are noisy; give the parked messages of tenants that
-        are quiet again back to the queue's order."""
+        """A receive starts at ``now_ms``: decide which tenants are noisy. A tenant quiet again keeps its parked
+        messages, which from now on compete with the queue's order by their place (``released``)."""
         noisy = {tenant.group_id: tenant for tenant in self._noisy_now(now_ms)}
+        released = self.released
         for group_id, tenant in self.noisy.items():
-            if group_id not in noisy:
-                self._unpark(tenant)
+            if group_id not in noisy and tenant.parked:
+                released[group_id] = tenant
+        for group_id in noisy:
+            released.pop(group_id, None)
         self.noisy = noisy
 
-    def _unpark(self, tenant: Tenant) -> None:
-        put_back = self.host.put_back
-        for order, message in tenant.parked:
-            put_back(order, message)
-        tenant.parked = []
-        if not any(tenant.counts) and self.tenants.get(tenant.group_id) is tenant:
-            del self.tenants[tenant.group_id]
+    def _pop_parked(self, tenant: Tenant) -> Message:
+        """Take ``tenant``'s oldest parked message; forget the tenant when nothing of it is left."""
+        message = heapq.heappop(tenant.parked)[1]
+        if not tenant.parked:
+            self.released.pop(tenant.group_id, None)
+            if not any(tenant.counts) and self.tenants.get(tenant.group_id) is tenant:
+                del self.tenants[tenant.group_id]
+        return message
 
     def next_visible(self) -> Message | None:
-        """The next candidate of a receive while some tenant is noisy: the queue's order with noisy tenants'
-        messages parked aside; once it is empty, the parked message of the noisy tenant with the fewest messages in
-        flight (then the oldest). May return a message that is no longer visible (the caller skips it)."""
-        noisy = self.noisy
-        take = self.host.take_next
+        """The next candidate of a receive in the fair order: the queue's order, merged by place with the parked
+        messages of tenants quiet again, with noisy tenants' messages parked aside; once none is left, the parked
+        message of the noisy tenant with the fewest messages in flight (then the oldest). May return a message
+        that is no longer visible (the caller skips it)."""
+        noisy, released, host = self.noisy, self.released, self.host
         while True:
-            message = take()
+            first: Tenant | None = None
+            for quiet in released.values():
+                if first is None or quiet.parked[0][0] < first.parked[0][0]:
+                    first = quiet
+            order = host.next_order()
+            if first is not None and (order is None or first.parked[0][0] < order):
+                return self._pop_parked(first)
+            message = host.take_next()
             if message is None:
                 break
             group_id = message.group_id
-            tenant = noisy.get(group_id) if group_id is not None else None
-            if tenant is None or message.state is not VISIBLE:
+            owner = noisy.get(group_id) if group_id is not None else None
+            if owner is None or message.state is not VISIBLE:
                 return message
-            heapq.heappush(tenant.parked, (message.order, message))
+            heapq.heappush(owner.parked, (message.order, message))
         best: Tenant | None = None
         for tenant in noisy.values():
             if tenant.parked and (
@@ -221,15 +238,16 @@ class FairQueue:
                 or (tenant.counts[IN_FLIGHT], tenant.parked[0][0]) < (best.counts[IN_FLIGHT], best.parked[0][0])
             ):
                 best = tenant
-        return heapq.heappop(best.parked)[1] if best is not None else None
+        return self._pop_parked(best) if best is not None else None
 
     def has_parked(self) -> bool:
-        """Whether a noisy tenant has parked messages (they may have left the visible state since)."""
-        return any(tenant.parked for tenant in self.noisy.values())
+        """Whether a tenant has parked messages (they may have left the visible state since)."""
+        return bool(self.released) or any(tenant.parked for tenant in self.noisy.values())
 
     def parked_messages(self) -> list[Message]:
         """Every parked message (for a move task's peek)."""
-        return [message for tenant in self.noisy.values() for _, message in tenant.parked]
+        tenants = [*self.noisy.values(), *self.released.values()]
+        return [message for tenant in tenants for _, message in tenant.parked]
 
     # ----------------------------------------------------------------- what it looks like
 

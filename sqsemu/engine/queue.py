@@ -545,7 +545,7 @@ class Queue:
         """Take the next candidate of a receive off the queue's order (it may have left the visible state): the
         lowest order, or on a fair queue with a noisy tenant the fair order (``FairQueue.next_visible``)."""
         fair = self.fair
-        if fair is not None and fair.noisy:
+        if fair is not None and (fair.noisy or fair.released):
             return fair.next_visible()
         ready, returned = self.ready, self.returned
         if returned and (not ready or returned[0][0] < ready[0].order):
@@ -615,9 +615,12 @@ class Queue:
         if self.journal is not None:
             self.journal.message_changed(self, message)
 
-    def put_back(self, order: int, message: Message) -> None:
-        """Give a message that is still marked queued back to the receive order at its place (fair queues)."""
-        heapq.heappush(self.returned, (order, message))
+    def next_order(self) -> int | None:
+        """The place of the candidate ``take_next`` would take, or None (fair queues, ``FairHost``)."""
+        ready, returned = self.ready, self.returned
+        if returned and (not ready or returned[0][0] < ready[0].order):
+            return returned[0][0]
+        return ready[0].order if ready else None
 
     # ----------------------------------------------------------------- fair queues
 

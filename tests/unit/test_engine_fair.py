@@ -177,3 +177,30 @@ def test_realism_mode_keeps_the_fair_order(engine: Engine) -> None:
         receive(engine, q, 10)
     assert q.realism is not None
     assert bodies(receive(engine, q, 4)) == ["quiet-0", "quiet-1", "noisy-30", "noisy-31"]
+
+
+def test_messages_set_aside_while_noisy_take_their_place_again_once_quiet(engine: Engine) -> None:
+    q = engine.queue()
+    send_many(engine, q, "n", 40)
+    send_many(engine, q, "q", 2)
+    for _ in range(3):
+        receive(engine, q, 10, vt=3600)
+    assert bodies(receive(engine, q, 3, vt=3600)) == ["q-0", "q-1", "n-30"]  # n-31..n-39 set aside
+    engine.clock.advance(300)  # n has sent nothing for 5 minutes: quiet
+    engine.send(q, "q-2", group_id="q")
+    assert bodies(receive(engine, q, 3)) == ["n-31", "n-32", "n-33"]  # send order again, q-2 is newer
+
+
+def test_a_lone_tenant_is_served_in_send_order_noisy_or_not(engine: Engine) -> None:
+    # noisy (processing time) and quiet in turn: its messages still come in send order
+    q = engine.queue()
+    send_many(engine, q, "big", 2000)
+    got: list[str] = []
+    for _ in range(60):
+        messages = receive(engine, q, 10, vt=3600)
+        got += bodies(messages)
+        engine.clock.advance(1)
+        if len(got) % 40 == 0:
+            for m in messages:
+                engine.broker.delete_message(q, q.receipt_handle(m))
+    assert got == [f"big-{i}" for i in range(600)]
