@@ -45,6 +45,7 @@ def routes(config: Config, broker: Broker, clock: Clock, history: QueueHistory) 
         except QueueDoesNotExist:
             raise AdminError(f"queue {name!r} does not exist in account {account} region {region}", 404) from None
         base = url_base(config, request.url.scheme, request.headers.get("host"))
-        return JSONResponse({"queue": queue_view(queue, base), **history.series(queue, clock.now_ms())})
+        now_ms = clock.now_ms()
+        return JSONResponse({"queue": queue_view(queue, base, now_ms), **history.series(queue, now_ms)})
 
     return [Route("/_sqsemu/queues/{account}/{name}/history", queue_history, methods=["GET"])]

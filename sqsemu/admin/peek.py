@@ -2,7 +2,9 @@
 
 - ``GET /_sqsemu/queues`` → ``{"queues": [<queue>, ...]}``, every queue of every account and region, sorted by
   (account, region, name). A ``<queue>`` is ``{"account", "region", "name", "arn", "fifo": bool, "url",
-  "visible": int, "in_flight": int, "delayed": int, "waiting_long_polls": int}``; ``url`` is built like the SQS
+  "visible": int, "in_flight": int, "delayed": int, "waiting_long_polls": int, "noisy_tenants": [str, ...]}``
+  (``noisy_tenants``: the message groups of a standard queue that are noisy now, sorted; docs/behaviour.md 4.10;
+  always ``[]`` on a FIFO queue); ``url`` is built like the SQS
   layer builds queue URLs (the configured base URL, else the request's scheme and ``Host`` header).
   ``waiting_long_polls`` is how many ReceiveMessage calls are parked on the queue right now, waiting for a message
   (counted when asked; a call that was answered, timed out or whose client disconnected is not counted). Tests
@@ -21,9 +23,12 @@
        "sequence_number": str | null, "dead_letter_source_arn": str | null,
        "attributes": {str: str},            # system attributes, as ReceiveMessage with All returns them
        "message_attributes": {name: {"DataType": str, "StringValue": str} | {"DataType": str, "BinaryValue": b64}},
-       "injected": [str, ...]}              # realism mode (docs/realism.md): "duplicate_pending" (deleting this
+       "injected": [str, ...],              # realism mode (docs/realism.md): "duplicate_pending" (deleting this
                                             # delivery leaves a copy), "duplicate" (this is that copy), "reordered"
                                             # (its latest delivery was out of send order); [] otherwise
+       "tenant": str | null,                # standard queues: the fair-queue tenant (its MessageGroupId; a message
+                                            # without one is a tenant of its own: null); FIFO queues: null
+       "noisy": bool}                       # whether its tenant is noisy now (docs/behaviour.md 4.10)
 
   A peek changes nothing: no receive count, visibility, receipt handle, digest cache, retention or deduplication
   state is touched. Bad account id or region → 400; no such queue → 404.
@@ -61,8 +66,16 @@ STATE_NAMES = {
 }
 
 
-def queue_view(queue: Queue, base: str) -> dict[str, Any]:
-    """One queue as the admin API shows it (see the module docstring); ``base`` is ``scheme://host``."""
+def noisy_tenants(queue: Queue, now_ms: int) -> list[str]:
+    """The tenants (message groups) of ``queue`` that are noisy at ``now_ms`` (epoch ms), sorted; ``[]`` for a
+    queue that never had a message with a MessageGroupId and for FIFO queues."""
+    snapshot = queue.fair_snapshot(now_ms)
+    return [] if snapshot is None else snapshot.noisy
+
+
+def queue_view(queue: Queue, base: str, now_ms: int) -> dict[str, Any]:
+    """One queue as the admin API shows it (see the module docstring); ``base`` is ``scheme://host``, ``now_ms``
+    the clock's time (epoch ms)."""
     ns = queue.namespace
     return {
         "account": ns.account_id,
@@ -75,12 +88,16 @@ def queue_view(queue: Queue, base: str) -> dict[str, Any]:
         "in_flight": queue.counts[MessageState.IN_FLIGHT],
         "delayed": queue.counts[MessageState.DELAYED],
         "waiting_long_polls": queue.waiters.waiting_count(),
+        "noisy_tenants": noisy_tenants(queue, now_ms),
     }
 
 
-def message_view(message: Message, now_ms: int, injected: list[str] | None = None) -> dict[str, Any]:
+def message_view(
+    message: Message, now_ms: int, injected: list[str] | None = None, noisy: frozenset[str] | None = None
+) -> dict[str, Any]:
     """One stored message as the admin API shows it (see the module docstring), read without changing it;
-    ``injected`` are its realism labels (``QueueRealism.labels``).
+    ``injected`` are its realism labels (``QueueRealism.labels``); ``noisy`` the noisy tenants of its queue now,
+    None for a FIFO queue (which has no tenants).
 
     ``seconds_left`` is ``(visible_at - now) / 1000`` seconds, never below 0 (a deadline that has just passed but
     whose timer has not run yet shows 0.0).
@@ -102,12 +119,20 @@ def message_view(message: Message, now_ms: int, injected: list[str] | None = Non
         "attributes": system_attributes(message, None),
         "message_attributes": {name: render_attribute(value) for name, value in message.message_attributes.items()},
         "injected": injected or [],
+        "tenant": None if noisy is None else message.group_id,
+        "noisy": noisy is not None and message.group_id in noisy,
     }
 
 
-def list_queues(broker: Broker, base: str) -> list[dict[str, Any]]:
-    """Every queue of every account and region (``queue_view`` each), sorted by (account, region, name)."""
-    return [queue_view(queue, base) for queue in broker.all_queues()]
+def list_queues(broker: Broker, base: str, now_ms: int) -> list[dict[str, Any]]:
+    """Every queue of every account and region (``queue_view`` each at ``now_ms``), sorted by (account, region,
+    name)."""
+    return [queue_view(queue, base, now_ms) for queue in broker.all_queues()]
+
+
+def tenants_of(queue: Queue, now_ms: int) -> frozenset[str] | None:
+    """The noisy tenants of ``queue`` at ``now_ms`` as ``message_view`` takes them (None for a FIFO queue)."""
+    return None if queue.fifo else frozenset(noisy_tenants(queue, now_ms))
 
 
 def peek_queue(
@@ -125,11 +150,12 @@ def peek_queue(
     now = clock.now_ms()
     stop = None if limit is None else offset + limit
     realism = queue.realism
+    noisy = tenants_of(queue, now)
     messages = [
-        message_view(message, now, realism.labels(message) if realism is not None else None)
+        message_view(message, now, realism.labels(message) if realism is not None else None, noisy)
         for message in islice(queue.messages.values(), offset, stop)
     ]
-    return {"queue": queue_view(queue, base), "messages": messages}
+    return {"queue": queue_view(queue, base, now), "messages": messages}
 
 
 def reset_server(broker: Broker, account: str | None) -> dict[str, int]:
@@ -158,7 +184,7 @@ def routes(config: Config, broker: Broker, clock: Clock) -> list[BaseRoute]:
         return url_base(config, request.url.scheme, request.headers.get("host"))
 
     async def queues(request: Request) -> JSONResponse:
-        return JSONResponse({"queues": list_queues(broker, base_of(request))})
+        return JSONResponse({"queues": list_queues(broker, base_of(request), clock.now_ms())})
 
     async def messages(request: Request) -> JSONResponse:
         account = check_account(request.path_params["account"])

@@ -35,7 +35,7 @@ from starlette.staticfiles import StaticFiles
 from sqsemu.admin.common import AdminError
 from sqsemu.admin.faults import injector_for
 from sqsemu.admin.health import clock_mode, package_version
-from sqsemu.admin.peek import STATE_NAMES, message_view, peek_queue
+from sqsemu.admin.peek import STATE_NAMES, message_view, peek_queue, tenants_of
 from sqsemu.clock import Clock
 from sqsemu.config import ACCOUNT_RE, Config
 from sqsemu.console import actions
@@ -252,7 +252,7 @@ class Console:
     ) -> Response:
         """The list of queues (``?q=`` filters by name)."""
         q = request.query_params.get("q", "")
-        context: dict[str, Any] = {"rows": queue_rows(self.broker, self.base(request), q), "q": q}
+        context: dict[str, Any] = {"rows": queue_rows(self.broker, self.base(request), q, self.clock.now_ms()), "q": q}
         if request.query_params.get("live"):
             return self.parts(request, ("queues",), context)
         context.update(
@@ -409,7 +409,8 @@ class Console:
             return self.missing(request, exc.message, False)
         realism = queue.realism
         labels = realism.labels(message) if realism is not None else None
-        row = message_row(message_view(message, self.clock.now_ms(), labels), None)
+        now = self.clock.now_ms()
+        row = message_row(message_view(message, now, labels, tenants_of(queue, now)), None)
         context = {
             "nav": "queues",
             "queue": queue,

@@ -113,15 +113,16 @@ def dead_letter_sources(broker: Broker) -> dict[str, list[Queue]]:
     return sources
 
 
-def queue_rows(broker: Broker, base: str, name_filter: str = "") -> list[dict[str, Any]]:
+def queue_rows(broker: Broker, base: str, name_filter: str = "", now_ms: int = 0) -> list[dict[str, Any]]:
     """The rows of the queues page: every queue of every account and region (``peek.list_queues``), each with its
     dead-letter queue (``dlq``: a :class:`QueueLink` or None), its sources (``sources``: links) and its page
-    (``href``). ``name_filter`` keeps the queues whose name contains it (case-insensitive)."""
+    (``href``). ``name_filter`` keeps the queues whose name contains it (case-insensitive); ``now_ms`` is the clock's
+    time (epoch ms: which tenants are noisy)."""
     wanted = name_filter.strip().lower()
     sources = dead_letter_sources(broker)
     queues = {(q.namespace.account_id, q.namespace.region, q.name): q for q in broker.all_queues()}
     rows = []
-    for view in list_queues(broker, base):
+    for view in list_queues(broker, base, now_ms):
         if wanted and wanted not in view["name"].lower():
             continue
         queue = queues[(view["account"], view["region"], view["name"])]

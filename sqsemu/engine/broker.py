@@ -17,6 +17,7 @@ from typing import Any
 from sqsemu.clock import Clock
 from sqsemu.engine import attributes as queue_attributes
 from sqsemu.engine import permissions, tags
+from sqsemu.engine.delivery import Received
 from sqsemu.engine.errors import (
     InvalidParameterValue,
     MissingParameter,
@@ -30,7 +31,7 @@ from sqsemu.engine.events import Journal, JournalFanout
 from sqsemu.engine.fifo import FifoQueue
 from sqsemu.engine.limits import DEFAULT_LIMITS, Limits
 from sqsemu.engine.message import Message, ReceiptEntry, SendEntry
-from sqsemu.engine.queue import Namespace, Queue, Received
+from sqsemu.engine.queue import Namespace, Queue
 from sqsemu.engine.realism import REALISM_TAG, Realism, check_tags
 from sqsemu.engine.redrive import MoveTasks
 from sqsemu.engine.timerwheel import TimerCallback, TimerWheel
@@ -73,25 +74,25 @@ class Broker:
         self.move_tasks = MoveTasks(
             clock.now_ms, self.schedule, self.resolve_arn, self.is_dead_letter_queue, limits=limits
         )
-        self.journal: Journal | None = None  # the one subscriber, a JournalFanout of several, or None
-        self._subscribers: list[Journal] = []
+        self.journal: Journal[Queue] | None = None  # the one subscriber, a JournalFanout of several, or None
+        self._subscribers: list[Journal[Queue]] = []
         self.stopping = False
         self.realism: Realism | None = None  # realism mode (engine/realism.py): None until something switches it on
 
-    def subscribe(self, journal: Journal) -> None:
+    def subscribe(self, journal: Journal[Queue]) -> None:
         """Tell ``journal`` every change from now on, after the subscribers already there (ARCHITECTURE
         principle 7). Subscribing twice does nothing."""
         if journal not in self._subscribers:
             self._subscribers.append(journal)
             self._install()
 
-    def unsubscribe(self, journal: Journal) -> None:
+    def unsubscribe(self, journal: Journal[Queue]) -> None:
         """Stop telling ``journal``; unknown subscribers are ignored."""
         if journal in self._subscribers:
             self._subscribers.remove(journal)
             self._install()
 
-    def set_journal(self, journal: Journal | None) -> None:
+    def set_journal(self, journal: Journal[Queue] | None) -> None:
         """``subscribe(journal)``; None unsubscribes everyone."""
         if journal is None:
             self._subscribers.clear()
@@ -103,7 +104,7 @@ class Broker:
         """Hand the queues and the move tasks the one journal they call: the only subscriber itself, a fan-out of
         several, or None (then the engine's cost of events is one None check each)."""
         subscribers = self._subscribers
-        journal: Journal | None
+        journal: Journal[Queue] | None
         if not subscribers:
             journal = None
         elif len(subscribers) == 1:

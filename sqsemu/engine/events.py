@@ -15,12 +15,15 @@ several, so that an engine with one subscriber pays one call per event and an en
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from sqsemu.engine.message import Message
-    from sqsemu.engine.queue import Queue
-    from sqsemu.engine.redrive import MoveTask
+    from sqsemu.engine.redrive import MoveQueue, MoveTask
+
+Queue = TypeVar("Queue", bound="MoveQueue")
+"""The engine's queue type (``sqsemu.engine.queue.Queue``): a parameter, so this module never imports the queue
+module that imports it (docs/architecture.md, principle 12)."""
 
 __all__ = ["AddReason", "DeleteReason", "Journal", "JournalFanout"]
 
@@ -33,8 +36,8 @@ DeleteReason = Literal["deleted", "expired", "dead_lettered", "moved"]
 the end of the retention period, ``dead_lettered`` to the dead-letter queue, or ``moved`` out by a move task."""
 
 
-class Journal(Protocol):
-    """A subscriber to engine changes."""
+class Journal(Protocol[Queue]):
+    """A subscriber to engine changes (``Journal[Queue]`` with the engine's queue type)."""
 
     def queue_saved(self, queue: Queue) -> None:
         """A queue was created, or its attributes, tags or purge time changed."""
@@ -67,12 +70,12 @@ class Journal(Protocol):
         """A message move task started, progressed or ended."""
 
 
-class JournalFanout:
+class JournalFanout(Generic[Queue]):
     """A ``Journal`` passing every event on to several subscribers, in the order they subscribed."""
 
     __slots__ = ("subscribers",)
 
-    def __init__(self, subscribers: Sequence[Journal]) -> None:
+    def __init__(self, subscribers: Sequence[Journal[Queue]]) -> None:
         self.subscribers = tuple(subscribers)
 
     def queue_saved(self, queue: Queue) -> None:

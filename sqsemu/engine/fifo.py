@@ -15,6 +15,9 @@ SQS Developer Guide "Amazon SQS FIFO queues" and "FIFO delivery logic"; API Refe
   remembered for 5 minutes from the first send, per queue or per message group (DeduplicationScope). A duplicate is
   accepted and answered with the original MessageId and SequenceNumber but not stored again (AWS documents "accepted
   successfully but not delivered"; echoing the original ids is this server's choice). PurgeQueue forgets them.
+  A DeduplicationScope changed by SetQueueAttributes shows at once but applies to sends only after
+  ``SCOPE_PROPAGATION_MS`` (as AWS was recorded to do, docs/behaviour.md 5); keys remembered under the queue scope
+  keep dropping their deduplication ID in every group until their window ends.
 - ReceiveRequestAttemptId: a retry within 5 minutes returns the same messages and receipt handles, and restarts
   their visibility timeout, as long as none of them was deleted or had its visibility changed; otherwise the retry
   is an ordinary receive.
@@ -29,10 +32,11 @@ import hashlib
 from collections import deque
 from collections.abc import Mapping, Sequence
 
+from sqsemu.engine.delivery import Received
 from sqsemu.engine.errors import InvalidParameterValue, MissingParameter, invalid_value
 from sqsemu.engine.events import AddReason, DeleteReason
 from sqsemu.engine.message import Message, MessageState, SendEntry
-from sqsemu.engine.queue import Queue, Received
+from sqsemu.engine.queue import Queue
 from sqsemu.engine.validation import check_token
 
 DELAYED, VISIBLE, IN_FLIGHT, DELETED = (
@@ -41,6 +45,9 @@ DELAYED, VISIBLE, IN_FLIGHT, DELETED = (
     MessageState.IN_FLIGHT,
     MessageState.DELETED,
 )
+SCOPE_PROPAGATION_MS = 60_000
+"""How long a changed DeduplicationScope takes to apply to sends: the 60 seconds the API Reference
+(``SetQueueAttributes``) gives for attribute changes to propagate."""
 _NO_DEDUP = (
     "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly"
 )
@@ -79,14 +86,21 @@ class FifoQueue(Queue):
         self.attempts: dict[str, Attempt] = {}
         self._attempt_order: deque[tuple[int, str]] = deque()
         self._sequence = 0
+        self._scope_change: tuple[int, str] | None = None  # (from epoch ms, scope): a change not applied yet
+        self._queue_keys_until_ms = 0  # queue-scope keys may still be live (after a switch to messageGroup)
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.dedup_scope = self.attributes.get("DeduplicationScope", "queue")
 
     # ----------------------------------------------------------------- attributes
 
     def set_attributes(self, values: Mapping[str, str], now_ms: int) -> None:
         """SetQueueAttributes; a new DelaySeconds also moves the deadline of messages still delayed."""
         old_delay = self.delay_seconds
+        old_scope = self.attributes.get("DeduplicationScope", "queue")
         super().set_attributes(values, now_ms)
+        new_scope = self.attributes.get("DeduplicationScope", "queue")
+        if new_scope != old_scope:
+            self._scope_change = (now_ms + SCOPE_PROPAGATION_MS, new_scope)
         if self.delay_seconds != old_delay:
             for message in list(self.messages.values()):
                 if message.state is DELAYED:
@@ -162,8 +176,19 @@ class FifoQueue(Queue):
             if entry.deduplication_id is None and not content_based:
                 raise InvalidParameterValue(_NO_DEDUP)
 
-    def _dedup_key(self, group_id: str, deduplication_id: str) -> str:
-        if self.attributes.get("DeduplicationScope") == "messageGroup":
+    def _effective_scope(self, now_ms: int) -> str:
+        """The DeduplicationScope sends are deduplicated by at ``now_ms``: a changed one applies
+        ``SCOPE_PROPAGATION_MS`` after the SetQueueAttributes call."""
+        change = self._scope_change
+        if change is not None and now_ms >= change[0]:
+            self._scope_change = None
+            if self.dedup_scope == "queue" and change[1] == "messageGroup":
+                self._queue_keys_until_ms = now_ms + self.limits.deduplication_window_s * 1000
+            self.dedup_scope = change[1]
+        return self.dedup_scope
+
+    def _dedup_key(self, group_id: str, deduplication_id: str, now_ms: int) -> str:
+        if self._effective_scope(now_ms) == "messageGroup":
             return f"{group_id}\x00{deduplication_id}"
         return deduplication_id
 
@@ -190,8 +215,12 @@ class FifoQueue(Queue):
         if message.deduplication_id is None:
             message.deduplication_id = hashlib.sha256(message.body.encode()).hexdigest()
         self._forget_expired(now_ms)
-        key = self._dedup_key(message.group_id or "", message.deduplication_id)
+        key = self._dedup_key(message.group_id or "", message.deduplication_id, now_ms)
         seen = self.dedup.get(key)
+        if seen is None and self._queue_keys_until_ms > now_ms:
+            seen = self.dedup.get(message.deduplication_id)  # remembered under the queue scope: every group
+            if seen is not None and seen[0] <= now_ms:
+                seen = None
         if seen is not None and seen[0] <= now_ms:
             # Expired, though ``_forget_expired`` did not reach it (it stops at the first live key of the order):
             # never let a key past its window drop a send.

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqsemu.engine import attributes as queue_attributes
+from sqsemu.engine.delivery import Received
 from sqsemu.engine.errors import (
     BatchRequestTooLong,
     InvalidParameterValue,
@@ -39,8 +40,9 @@ from sqsemu.engine.errors import (
     invalid_value,
 )
 from sqsemu.engine.events import AddReason, DeleteReason, Journal
+from sqsemu.engine.fair import FairQueue, FairSnapshot
 from sqsemu.engine.limits import Limits
-from sqsemu.engine.message import Message, MessageState, ReceiptEntry, SendEntry, new_message_id
+from sqsemu.engine.message import NO_EXTRAS, Message, MessageState, ReceiptEntry, SendEntry, new_message_id
 from sqsemu.engine.validation import (
     attribute_bytes,
     check_batch,
@@ -62,7 +64,6 @@ DELAYED, VISIBLE, IN_FLIGHT, DELETED = (
     MessageState.DELETED,
 )
 Schedule = Callable[[int, Callable[[Any, int], None], Any], None]
-Received = tuple[Message, str]
 _COMPACT_MIN = 4096
 _late_order = itertools.count()
 
@@ -80,7 +81,7 @@ class QueueHost(Protocol):
         """The live queue with this ARN, or None."""
 
     @property
-    def journal(self) -> Journal | None:
+    def journal(self) -> Journal[Queue] | None:
         """The subscriber to changes, or None (in memory)."""
 
 
@@ -150,6 +151,7 @@ class Queue:
         self.in_flight_limit = limits.in_flight_max_fifo if self.fifo else limits.in_flight_max_standard
         self.redrive: tuple[str, int] | None = None  # (deadLetterTargetArn, maxReceiveCount)
         self.realism: QueueRealism | None = None  # realism mode (engine/realism.py); None: off
+        self.fair: FairQueue | None = None  # fair-queue tenants (engine/fair.py); None until a message has a group
         self.attributes: dict[str, str] = {}
         self._apply(attributes, now_ms)
 
@@ -235,6 +237,8 @@ class Queue:
         counts = self.counts
         counts[message.state] -= 1
         counts[state] += 1
+        if self.fair is not None:
+            self.fair.moved(message, message.state, state)
         message.state = state
 
     def _make_visible(self, message: Message) -> None:
@@ -252,6 +256,8 @@ class Queue:
 
     def _remove(self, message: Message, reason: DeleteReason, compact: bool = True) -> None:
         self.counts[message.state] -= 1
+        if self.fair is not None:
+            self.fair.moved(message, message.state, DELETED)
         message.state = DELETED
         del self.messages[message.message_id]
         if self.journal is not None:
@@ -265,7 +271,7 @@ class Queue:
 
     def has_visible(self) -> bool:
         """Whether a receive could find a message now (cheap; may be optimistic)."""
-        return bool(self.ready) or bool(self.returned)
+        return bool(self.ready) or bool(self.returned) or (self.fair is not None and self.fair.has_parked())
 
     def message_count(self) -> int:
         """Messages in the queue in every state (visible, in flight, delayed)."""
@@ -410,8 +416,10 @@ class Queue:
             message.visible_at_ms = now_ms
             self.counts[VISIBLE] += 1
             self._place(message)
-            if self.waiters:
-                self.host.mark_available(self)
+        if self.fair is not None or message.extras is not NO_EXTRAS:
+            self._fair_add(message)
+        if not delay_s and self.waiters:
+            self.host.mark_available(self)
         if self.journal is not None:
             self.journal.message_added(self, message, reason)
 
@@ -534,6 +542,17 @@ class Queue:
         return self.receipt_handle(message)
 
     def _next_visible(self) -> Message | None:
+        """Take the next candidate of a receive off the queue's order (it may have left the visible state): the
+        lowest order, or on a fair queue with a noisy tenant the fair order (``FairQueue.next_visible``)."""
+        fair = self.fair
+        if fair is not None and (fair.noisy or fair.released):
+            return fair.next_visible()
+        ready, returned = self.ready, self.returned
+        if returned and (not ready or returned[0][0] < ready[0].order):
+            return heapq.heappop(returned)[1]
+        return ready.popleft() if ready else None
+
+    def take_next(self) -> Message | None:
         """Take the lowest-order candidate off ``ready``/``returned`` (it may have left the visible state)."""
         ready, returned = self.ready, self.returned
         if returned and (not ready or returned[0][0] < ready[0].order):
@@ -543,7 +562,10 @@ class Queue:
     def receive(self, now_ms: int, max_number: int, visibility_timeout: int, request_ms: int) -> list[Received]:
         """Take up to ``max_number`` visible messages, oldest (in send order) first, and put them in flight for
         ``visibility_timeout`` seconds; each gets a new receipt handle. ``request_ms`` is when the ReceiveMessage
-        request arrived (the 12-hour maximum counts from it). Never more than the in-flight quota allows."""
+        request arrived (the 12-hour maximum counts from it). Never more than the in-flight quota allows. On a fair
+        queue (messages with a MessageGroupId), quiet tenants' messages come before noisy tenants' (engine/fair.py)."""
+        if self.fair is not None:
+            self.fair.begin(now_ms)
         if self.realism is not None:
             return self.realism.receive(self, now_ms, max_number, visibility_timeout, request_ms)
         max_number = min(max_number, self.in_flight_limit - self.counts[IN_FLIGHT])
@@ -562,6 +584,76 @@ class Queue:
         for message in again:
             self._place(message)
         return out
+
+    # ----------------------------------------------------------------- delivery steps (engine/delivery.py)
+
+    def next_candidate(self) -> Message | None:
+        """``DeliverySteps.next_candidate``: the next candidate of a receive, taken off the order."""
+        message = self._next_visible()
+        if message is not None:
+            message.queued = False
+        return message
+
+    def dead_letter_if_due(self, message: Message, now_ms: int) -> bool:
+        """``DeliverySteps.dead_letter_if_due``."""
+        return self._dead_letter(message, now_ms)
+
+    def deliver(self, message: Message, now_ms: int, visibility_timeout: int, request_ms: int) -> str:
+        """``DeliverySteps.deliver``: the message is in flight (or, with a timeout of 0, back in the order)."""
+        return self._deliver(message, now_ms, visibility_timeout, request_ms)
+
+    def requeue(self, message: Message) -> None:
+        """``DeliverySteps.requeue``: a visible message not in the order goes back to its place."""
+        if message.state is VISIBLE and not message.queued:
+            self._place(message)
+
+    def make_visible_now(self, message: Message, now_ms: int) -> None:
+        """``DeliverySteps.make_visible_now``."""
+        message.visible_at_ms = now_ms
+        if message.state is not VISIBLE:
+            self._make_visible(message)
+        if self.journal is not None:
+            self.journal.message_changed(self, message)
+
+    def next_order(self) -> int | None:
+        """The place of the candidate ``take_next`` would take, or None (fair queues, ``FairHost``)."""
+        ready, returned = self.ready, self.returned
+        if returned and (not ready or returned[0][0] < ready[0].order):
+            return returned[0][0]
+        return ready[0].order if ready else None
+
+    # ----------------------------------------------------------------- fair queues
+
+    def _fair_add(self, message: Message) -> None:
+        """Tell the fair-queue bookkeeping of a message that arrived; a standard queue's first message with a
+        MessageGroupId starts it, counting the messages already there (FIFO queues never start it)."""
+        fair = self.fair
+        if fair is None:
+            if self.fifo or message.group_id is None:
+                return
+            fair = self.fair = FairQueue(self)
+            for other in self.messages.values():
+                if other is not message:
+                    fair.add(other)
+        fair.add(message)
+
+    def fair_snapshot(self, now_ms: int) -> FairSnapshot | None:
+        """Noisy tenants and quiet counts at ``now_ms`` (metrics, peek, console); None when the queue never had a
+        message with a MessageGroupId (then every message is quiet). Changes nothing."""
+        return None if self.fair is None else self.fair.snapshot(now_ms)
+
+    def oldest_quiet_enqueued_ms(self, noisy: Sequence[str]) -> int | None:
+        """When the oldest message of a quiet tenant was enqueued (epoch ms; the retention clock's start, as
+        ``oldest_enqueued_ms``), given the ``noisy`` tenant ids; None when there is none. Reads every message
+        when some tenant is noisy (a scrape, not the hot path)."""
+        if not noisy:
+            return self.oldest_enqueued_ms()
+        shut = set(noisy)
+        best: int | None = None
+        for message in self.messages.values():
+            if message.group_id not in shut and (best is None or message.enqueued_ms < best):
+                best = message.enqueued_ms
+        return best
 
     def dispatch(self, now_ms: int) -> None:
         """Hand visible messages to waiting long polls, longest waiter first, one receive per waiter."""
@@ -703,6 +795,8 @@ class Queue:
         self.messages[message.message_id] = message
         self._track_age(message, now_ms)
         self._place(message)
+        if self.fair is not None or message.group_id is not None:
+            self._fair_add(message)
         if self.waiters:
             self.host.mark_available(self)
         if self.journal is not None:
@@ -717,6 +811,8 @@ class Queue:
             if message.state is VISIBLE:
                 out.append(message)
         out.extend(message for _, message in self.returned if message.state is VISIBLE)
+        if self.fair is not None:
+            out.extend(message for message in self.fair.parked_messages() if message.state is VISIBLE)
         out.sort(key=lambda message: message.order)
         return out[:limit]
 
@@ -756,6 +852,8 @@ class Queue:
         self._track_age(message, message.enqueued_ms)
         state = message.state
         self.counts[state] += 1
+        if self.fair is not None or message.group_id is not None:
+            self._fair_add(message)
         if state is VISIBLE:
             self._place(message)
         else:
@@ -773,6 +871,8 @@ class Queue:
         self.by_age.clear()
         self.late.clear()
         self.counts = [0, 0, 0, 0]
+        if self.fair is not None:
+            self.fair.clear()
         self._dead_in_age = 0
         self._retention_due = 0
         if now_ms is not None:

@@ -30,9 +30,10 @@ FIFO queues keep every guarantee AWS makes for them: only ``lost_answers`` and `
 (a retried send is deduplicated, a retried delete is harmless); ``duplicates``, ``reorder`` and
 ``short_poll_sampling`` are left out of a FIFO queue's effective spec.
 
-This module is pure: no clock calls (``now_ms`` is injected), no I/O. It reaches into ``Queue``'s internals
-(``_next_visible``, ``_deliver``, ``_dead_letter``, ``_place``, ``_make_visible``) on purpose: those are the
-steps of a receive, and re-implementing them here would let the two copies drift.
+This module is pure: no clock calls (``now_ms`` is injected), no I/O. It plugs into a queue through the public
+receive steps the queue owns (``engine/delivery.py``: ``next_candidate``, ``deliver``, ``dead_letter_if_due``,
+``requeue``, ``make_visible_now``), so a fair queue's order applies in realism mode too, and it never imports the
+queue module (docs/architecture.md, principles 12 and 13).
 """
 
 from __future__ import annotations
@@ -42,14 +43,12 @@ import binascii
 import math
 import random
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from sqsemu.engine.delivery import DeliverySteps, Received
 from sqsemu.engine.message import Message, MessageState
-
-if TYPE_CHECKING:
-    from sqsemu.engine.queue import Namespace, Queue, Received
 
 __all__ = [
     "EFFECTS",
@@ -78,6 +77,32 @@ _EXAMPLE = "duplicates=0.1,reorder=0.2"
 _SEPARATORS = re.compile(r"\s*,\s*|\s+")
 
 VISIBLE, IN_FLIGHT = MessageState.VISIBLE, MessageState.IN_FLIGHT
+
+
+class _HasRegion(Protocol):
+    @property
+    def region(self) -> str: ...
+
+
+class RealismQueue(DeliverySteps, Protocol):
+    """What realism needs of a queue: its receive steps (``DeliverySteps``) and what picks its spec and seed."""
+
+    realism: QueueRealism | None
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def fifo(self) -> bool: ...
+
+    @property
+    def deleted(self) -> bool: ...
+
+    @property
+    def tags(self) -> Mapping[str, str]: ...
+
+    @property
+    def namespace(self) -> _HasRegion: ...
 
 
 class RealismSpecError(ValueError):
@@ -255,7 +280,7 @@ class QueueRealism:
             mark = self.marks[message_id] = Mark()
         return mark
 
-    def _prune(self, queue: Queue) -> None:
+    def _prune(self, queue: RealismQueue) -> None:
         """Forget marks of messages no longer in ``queue`` (expired, purged, dead-lettered)."""
         if len(self.marks) < self._prune_at:
             return
@@ -272,7 +297,7 @@ class QueueRealism:
 
     def receive(
         self,
-        queue: Queue,
+        queue: RealismQueue,
         now_ms: int,
         max_number: int,
         visibility_timeout: int,
@@ -294,11 +319,10 @@ class QueueRealism:
         def pull() -> bool:
             nonlocal exhausted
             while not exhausted:
-                candidate = queue._next_visible()
+                candidate = queue.next_candidate()
                 if candidate is None:
                     exhausted = True
                     return False
-                candidate.queued = False
                 if candidate.state is VISIBLE:
                     pending.append(candidate)
                     return True
@@ -318,9 +342,9 @@ class QueueRealism:
                 put_back.append(message)  # on a server this short poll did not sample
                 self.injected.sampled_out += 1
                 continue
-            if queue._dead_letter(message, now_ms):
+            if queue.dead_letter_if_due(message, now_ms):
                 continue
-            out.append((message, queue._deliver(message, now_ms, visibility_timeout, request_ms)))
+            out.append((message, queue.deliver(message, now_ms, visibility_timeout, request_ms)))
             if not visibility_timeout:
                 put_back.append(message)
             mark = self.marks.get(message.message_id)
@@ -334,16 +358,15 @@ class QueueRealism:
                 if rng.random() < spec.duplicates:
                     (mark or self._mark(message.message_id)).pending = True
         for message in pending:
-            queue._place(message)
+            queue.requeue(message)
         for message in put_back:
-            if message.state is VISIBLE and not message.queued:
-                queue._place(message)
+            queue.requeue(message)
         self._prune(queue)
         return out
 
     # ----------------------------------------------------------------- delete
 
-    def keep_on_delete(self, queue: Queue, message: Message, receipt_handle: str | None) -> bool:
+    def keep_on_delete(self, queue: RealismQueue, message: Message, receipt_handle: str | None) -> bool:
         """DeleteMessage of ``message`` (a standard queue): True when a copy stays. A delivery marked for a
         duplicate leaves the message visible at once as its copy; a receipt handle of that deleted delivery
         (serial up to the copy's ``floor``) then deletes nothing (the copy lives on another server). Otherwise
@@ -355,11 +378,7 @@ class QueueRealism:
             mark.pending = False
             mark.copy = True
             mark.floor = message.receipt_serial
-            message.visible_at_ms = self.now_ms()
-            if message.state is not VISIBLE:
-                queue._make_visible(message)
-            if queue.journal is not None:
-                queue.journal.message_changed(queue, message)
+            queue.make_visible_now(message, self.now_ms())
             self.injected.duplicates += 1
             return True
         if mark.copy and receipt_serial(receipt_handle) <= mark.floor:
@@ -377,7 +396,7 @@ class QueueRealism:
             return True
         return False
 
-    def lag_counts(self, queue: Queue, values: dict[str, str], now_ms: int) -> None:
+    def lag_counts(self, queue: RealismQueue, values: dict[str, str], now_ms: int) -> None:
         """Replace the ApproximateNumberOf* values in ``values`` (a GetQueueAttributes answer) with a snapshot of
         the counts taken at most ``attribute_delay`` seconds ago."""
         if self._snapshot is None or now_ms - self._snapshot_ms >= self.attribute_delay_ms:
@@ -401,16 +420,16 @@ class Realism:
     ``lossy`` is True while some queue has ``lost_answers`` on (the HTTP layer checks it before asking).
     """
 
-    def __init__(self, now_ms: Callable[[], int], find: Callable[[Namespace, str], Queue | None]) -> None:
+    def __init__(self, now_ms: Callable[[], int], find: Callable[[Any, str], RealismQueue | None]) -> None:
         self.now_ms = now_ms
         self.find = find
         self.default = RealismSpec()
         self.default_text = OFF
         self.seed = 0
         self.lossy = False
-        self._lossy_queues: set[Queue] = set()
+        self._lossy_queues: set[RealismQueue] = set()
 
-    def set_default(self, spec: RealismSpec, seed: int, queues: list[Queue]) -> None:
+    def set_default(self, spec: RealismSpec, seed: int, queues: Iterable[RealismQueue]) -> None:
         """Make ``spec`` the server's default with ``seed``, and reinstall every queue of ``queues`` (each starts
         a fresh random sequence)."""
         self.default = spec
@@ -419,7 +438,7 @@ class Realism:
         for queue in queues:
             self.install(queue)
 
-    def spec_for(self, queue: Queue) -> tuple[RealismSpec, bool]:
+    def spec_for(self, queue: RealismQueue) -> tuple[RealismSpec, bool]:
         """``(effective spec, own)`` of ``queue``: its tag's spec when it has one (own), else the default; FIFO
         queues keep only ``FIFO_EFFECTS``. A tag that does not parse (restored from an older server) is off."""
         text = queue.tags.get(REALISM_TAG)
@@ -430,7 +449,7 @@ class Realism:
             spec = RealismSpec()
         return (spec.for_fifo() if queue.fifo else spec), own
 
-    def install(self, queue: Queue) -> None:
+    def install(self, queue: RealismQueue) -> None:
         """Give ``queue`` its :class:`QueueRealism` (a fresh one, new random sequence), or None when nothing
         applies; keep ``lossy`` up to date."""
         spec, own = self.spec_for(queue)
@@ -446,13 +465,13 @@ class Realism:
             self._lossy_queues.discard(queue)
         self.lossy = bool(self._lossy_queues)
 
-    def forget(self, queue: Queue) -> None:
+    def forget(self, queue: RealismQueue) -> None:
         """``queue`` was deleted."""
         queue.realism = None
         self._lossy_queues.discard(queue)
         self.lossy = bool(self._lossy_queues)
 
-    def lose_answer(self, ns: Namespace, name: str | None) -> bool:
+    def lose_answer(self, ns: object, name: str | None) -> bool:
         """Whether the answer of a call that addressed queue ``name`` of ``ns`` (and ran) is lost."""
         if name is None:
             return False

@@ -30,8 +30,8 @@ _FORBIDDEN_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uff
 # The allowed ASCII bytes: an ASCII body is checked by deleting them (a C loop) instead of by the regex above.
 _ASCII_ALLOWED = b"\t\n\r" + bytes(range(0x20, 0x80))
 _BATCH_ID_CHARS = re.compile(r"^[A-Za-z0-9_-]+$")
-# Message attribute names: ASCII letters and digits, underscore, hyphen and period only (str.isalnum would also let
-# through letters such as "ö" or "名").
+# Message attribute names: letters and decimal digits of any script, underscore, hyphen and period (AWS accepted
+# "attr.1øßä", recorded; docs/behaviour.md 4.7). An ASCII name is checked by this pattern; any other, by character.
 _ATTRIBUTE_NAME_CHARS = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _DATA_TYPE = re.compile(r"^(String|Number|Binary)(\..+)?$", re.S)
 # MessageGroupId, MessageDeduplicationId, ReceiveRequestAttemptId: 1-128 ASCII alphanumerics and punctuation.
@@ -59,17 +59,26 @@ def check_body(body: str | None) -> str:
     return body
 
 
+def _name_chars_allowed(name: str) -> bool:
+    """Whether every character of ``name`` is a letter (Unicode category L*) or decimal digit (Nd) of any script,
+    ``_``, ``-`` or ``.``."""
+    if name.isascii():
+        return _ATTRIBUTE_NAME_CHARS.match(name) is not None
+    return all(char in "_-." or char.isalpha() or char.isdecimal() for char in name)
+
+
 def _check_attribute_name(name: str, limits: Limits) -> None:
-    """A message attribute name: 1 to 256 characters, only ASCII letters and digits, ``_``, ``-`` and ``.``, no
-    ``AWS.``/``Amazon.`` prefix (any case), no leading, trailing or two successive periods. Raises
-    ``InvalidParameterValue`` (``Message (user) attribute name '<name>' is invalid: ...``); the rules are those of
-    the Amazon SQS Developer Guide page "Amazon SQS message attributes"."""
+    """A message attribute name: 1 to 256 characters, only letters and decimal digits of any script, ``_``, ``-``
+    and ``.``, no ``AWS.``/``Amazon.`` prefix (any case), no leading, trailing or two successive periods. Raises
+    ``InvalidParameterValue`` (``Message (user) attribute name '<name>' is invalid: ...``). Sources: Developer
+    Guide, "Amazon SQS message attributes" (which lists only A-Z, a-z, 0-9: AWS was recorded accepting
+    ``attr.1øßä``, docs/behaviour.md 4.7)."""
     reason = None
     if not name:
         reason = "must not be empty"
     elif len(name) > limits.attribute_name_max_chars:
         reason = f"must be at most {limits.attribute_name_max_chars} characters long"
-    elif not _ATTRIBUTE_NAME_CHARS.match(name):
+    elif not _name_chars_allowed(name):
         reason = "can only contain alphanumeric characters, hyphens, underscores and periods"
     elif name.lower().startswith(("aws.", "amazon.")):
         reason = "must not start with the reserved prefixes AWS. or Amazon."

@@ -16,8 +16,9 @@ import base64
 from collections.abc import Sequence
 from typing import Any
 
+from sqsemu.engine.delivery import Received
 from sqsemu.engine.message import MessageAttributeValue
-from sqsemu.engine.queue import Queue, Received
+from sqsemu.engine.queue import Queue
 from sqsemu.protocol import md5
 from sqsemu.protocol.operations import system_attributes
 

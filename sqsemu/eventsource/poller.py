@@ -35,9 +35,10 @@ from typing import Any
 
 from sqsemu.clock import Clock
 from sqsemu.engine.broker import Broker
+from sqsemu.engine.delivery import Received
 from sqsemu.engine.errors import SQSError
 from sqsemu.engine.message import ReceiptEntry
-from sqsemu.engine.queue import Queue, Received
+from sqsemu.engine.queue import Queue
 from sqsemu.eventsource.event import record, sqs_event
 from sqsemu.eventsource.filters import RecordFilter
 from sqsemu.eventsource.functions import INVALID, Functions, Outcome

@@ -25,6 +25,13 @@ metric                                                         CloudWatch metric
 ``sqs_number_of_messages_expired_total``                       (none: deleted by retention)             counter
 ============================================================  =======================================  =========
 
+Fair queues (standard queues only; docs/behaviour.md 4.10; Developer Guide, "Available CloudWatch metrics for
+Amazon SQS"): ``sqs_approximate_number_of_noisy_groups`` (ApproximateNumberOfNoisyGroups),
+``sqs_approximate_number_of_messages_visible_in_quiet_groups``, ``..._not_visible_in_quiet_groups``,
+``..._delayed_in_quiet_groups`` (ApproximateNumberOfMessages{Visible,NotVisible,Delayed}InQuietGroups) and
+``sqs_approximate_age_of_oldest_message_in_quiet_groups_seconds`` (ApproximateAgeOfOldestMessageInQuietGroups), all
+gauges. A queue whose messages never carried a MessageGroupId has no noisy group: every message is quiet.
+
 Per action: ``sqsemu_requests_total`` (labels ``action``, ``protocol``, ``outcome``: ``ok`` or the SQS error code)
 and ``sqsemu_request_duration_seconds`` (histogram; labels ``action``, ``protocol``). Server:
 ``sqsemu_long_polls_waiting``, ``sqsemu_open_connections``, ``sqsemu_timers_scheduled``, ``sqsemu_queues``,
@@ -229,6 +236,35 @@ class SqsemuCollector:
             "Messages deleted at the end of the queue's retention period (MessageRetentionPeriod).",
             labels=labels,
         )
+        noisy_groups = GaugeMetricFamily(
+            "sqs_approximate_number_of_noisy_groups",
+            "Fair queues: tenants (message groups) now noisy (CloudWatch ApproximateNumberOfNoisyGroups).",
+            labels=labels,
+        )
+        visible_quiet = GaugeMetricFamily(
+            "sqs_approximate_number_of_messages_visible_in_quiet_groups",
+            "Fair queues: visible messages of quiet tenants (CloudWatch "
+            "ApproximateNumberOfMessagesVisibleInQuietGroups).",
+            labels=labels,
+        )
+        not_visible_quiet = GaugeMetricFamily(
+            "sqs_approximate_number_of_messages_not_visible_in_quiet_groups",
+            "Fair queues: in-flight messages of quiet tenants (CloudWatch "
+            "ApproximateNumberOfMessagesNotVisibleInQuietGroups).",
+            labels=labels,
+        )
+        delayed_quiet = GaugeMetricFamily(
+            "sqs_approximate_number_of_messages_delayed_in_quiet_groups",
+            "Fair queues: delayed messages of quiet tenants (CloudWatch "
+            "ApproximateNumberOfMessagesDelayedInQuietGroups).",
+            labels=labels,
+        )
+        age_quiet = GaugeMetricFamily(
+            "sqs_approximate_age_of_oldest_message_in_quiet_groups_seconds",
+            "Fair queues: age of the oldest message of a quiet tenant, seconds; 0 when none (CloudWatch "
+            "ApproximateAgeOfOldestMessageInQuietGroups).",
+            labels=labels,
+        )
         now_ms = broker.clock.now_ms()
         for queue in broker.all_queues():
             namespace = queue.namespace
@@ -247,7 +283,24 @@ class SqsemuCollector:
             _histogram(sizes, values, counted.sizes)
             dead_lettered.add_metric(values, counted.dead_lettered)
             expired.add_metric(values, counted.expired)
+            if queue.fifo:
+                continue
+            snapshot = queue.fair_snapshot(now_ms)
+            if snapshot is None:
+                noisy_groups.add_metric(values, 0)
+                visible_quiet.add_metric(values, counts[MessageState.VISIBLE])
+                not_visible_quiet.add_metric(values, counts[MessageState.IN_FLIGHT])
+                delayed_quiet.add_metric(values, counts[MessageState.DELAYED])
+                oldest_quiet = oldest
+            else:
+                noisy_groups.add_metric(values, len(snapshot.noisy))
+                visible_quiet.add_metric(values, snapshot.visible_quiet)
+                not_visible_quiet.add_metric(values, snapshot.in_flight_quiet)
+                delayed_quiet.add_metric(values, snapshot.delayed_quiet)
+                oldest_quiet = queue.oldest_quiet_enqueued_ms(snapshot.noisy)
+            age_quiet.add_metric(values, 0.0 if oldest_quiet is None else max(0, now_ms - oldest_quiet) / 1000)
         yield from (visible, not_visible, delayed, age, sent, received, deleted, empty, sizes, dead_lettered, expired)
+        yield from (noisy_groups, visible_quiet, not_visible_quiet, delayed_quiet, age_quiet)
 
     def _requests(self) -> Iterator[Metric]:
         from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily

@@ -86,6 +86,7 @@ def test_queue_list_shows_urls_and_counts(manual_server, manual_sqs, manual_make
         "in_flight": 1,
         "delayed": 1,
         "waiting_long_polls": 0,
+        "noisy_tenants": [],
     }
 
 

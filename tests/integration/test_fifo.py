@@ -447,6 +447,28 @@ def test_message_group_scope_deduplicates_per_group(manual_sqs, manual_make_queu
     assert sorted(drain_bodies(manual_sqs, url)) == ["in-g1", "in-g2"]
 
 
+def test_deduplication_scope_changed_to_message_group_applies_as_recorded(manual_server, manual_sqs, manual_make_queue):
+    # Recorded on AWS (docs/behaviour.md 5): the new scope shows at once, yet right after the change an ID already
+    # used in another group is still a duplicate, and so is a new ID sent in two groups.
+    url = fifo(manual_make_queue)
+    send(manual_sqs, url, "first-g1", group="g1", dedup="before")
+    manual_sqs.set_queue_attributes(
+        QueueUrl=url, Attributes={"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"}
+    )
+    attrs = queue_attrs(manual_sqs, url, ["DeduplicationScope", "FifoThroughputLimit"])
+    assert attrs == {"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"}
+    send(manual_sqs, url, "old-id-g2", group="g2", dedup="before")
+    send(manual_sqs, url, "new-id-g1", group="g1", dedup="after")
+    send(manual_sqs, url, "new-id-g2", group="g2", dedup="after")
+    assert sorted(drain_bodies(manual_sqs, url)) == ["first-g1", "new-id-g1"]
+    manual_server.advance(61)  # the change has propagated (SetQueueAttributes: up to 60 seconds)
+    send(manual_sqs, url, "late-g1", group="g1", dedup="late")
+    send(manual_sqs, url, "late-g2", group="g2", dedup="late")
+    send(manual_sqs, url, "late-g1-again", group="g1", dedup="late")
+    send(manual_sqs, url, "before-g1-again", group="g1", dedup="before")  # still inside its 5 minutes
+    assert sorted(drain_bodies(manual_sqs, url)) == ["late-g1", "late-g2"]
+
+
 def test_purge_clears_the_deduplication_history(manual_sqs, manual_make_queue):
     url = fifo(manual_make_queue)
     send(manual_sqs, url, "before", dedup="d-1")

@@ -632,3 +632,16 @@ def test_realism_injections_are_marked_on_the_queue_and_message_pages(console: C
     console.broker.set_realism("off", 0)  # off: nothing is marked any more
     asyncio.run(console.broker.receive_message(queue))
     assert "data-injected" not in console.get(page_of(queue)).text
+
+
+def test_fair_queue_tenants_and_noisy_tenants_are_shown(console: Console) -> None:
+    queue = console.queue("tenants")
+    for i in range(40):
+        console.send(queue, f"n-{i}", group_id="acme")
+    console.send(queue, "q-0", group_id="quiet-co")
+    for _ in range(3):
+        asyncio.run(console.broker.receive_message(queue, max_number_of_messages=10, visibility_timeout=600))
+    page = console.get(page_of(queue)).text
+    assert 'data-count="noisy_tenants"' in page and "noisy tenant: acme" in page
+    assert 'data-field="tenant">acme<' in page and 'data-field="tenant">quiet-co<' in page
+    assert 'data-noisy="acme"' in page and 'data-noisy="quiet-co"' not in page

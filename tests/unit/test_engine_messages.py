@@ -161,7 +161,7 @@ def test_allowed_body_characters_and_empty_body(engine: Engine) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["bad!", "AWS.x", "amazon.y", ".lead", "trail.", "a..b", "x" * 257, "", "ok.name-ø"],
+    ["bad!", "AWS.x", "amazon.y", ".lead", "trail.", "a..b", "x" * 257, "", "ok.name-€"],
 )
 def test_bad_attribute_names(engine: Engine, name: str) -> None:
     q = engine.queue()

@@ -78,6 +78,7 @@ def test_queue_list_covers_every_account_and_region_sorted(engine: Engine) -> No
         "in_flight": 1,
         "delayed": 1,
         "waiting_long_polls": 0,
+        "noisy_tenants": [],
     }
     assert queues[0]["fifo"] is True and queues[0]["arn"] == "arn:aws:sqs:eu-west-1:000000000000:f.fifo"
 
