@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import logging
 import signal
 import socket
 import threading
@@ -125,13 +126,7 @@ def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | N
     from sqsemu.http.limits import MAX_HEADER_BYTES
     from sqsemu.http.serving import SHUTDOWN_GRACE_S
 
-    http: Any
-    if _have("httptools"):
-        from sqsemu.http.fastlane import fast_lane_protocol
-
-        http = fast_lane_protocol(config.request_timeout, MAX_HEADER_BYTES)
-    else:  # h11 caps the head itself (h11_max_incomplete_event_size) but has no read deadline
-        http = "h11"
+    http = _http_protocol(config, app)
     extra: dict[str, Any] = {} if log_config is None else {"log_config": log_config}
     return uvicorn.Config(
         app,
@@ -150,6 +145,41 @@ def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | N
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         **extra,
     )
+
+
+def _http_protocol(config: Config, app: ASGIApp) -> Any:
+    """uvicorn's ``http=`` setting: the fast lane (``sqsemu.http.fastlane``) when the installed uvicorn has what it
+    reads (``sqsemu.http.lanecheck``); else, with one warning line, the guarded protocol alone (the ASGI cycle for
+    every request) or, without httptools, h11 (which caps the head itself, ``h11_max_incomplete_event_size``, but
+    has no read deadline: a second warning line says so). The app's ``lane`` learns which."""
+    from sqsemu.http.lanecheck import fast_lane_unavailable
+    from sqsemu.http.limits import MAX_HEADER_BYTES
+
+    lane = getattr(app, "lane", None)
+    reason = fast_lane_unavailable()
+    if reason is None and config.log_level == "trace":
+        reason = "--log-level trace wraps the app in uvicorn's message logger"
+    if reason is None:
+        from sqsemu.http.fastlane import fast_lane_protocol
+
+        if lane is not None:
+            lane.status = "on"
+        return fast_lane_protocol(config.request_timeout, MAX_HEADER_BYTES)
+    logging.getLogger("sqsemu.http").warning("HTTP fast lane off: %s; every request takes the ASGI path", reason)
+    if lane is not None:
+        lane.status = f"off: {reason}"
+    if not _have("httptools"):
+        logging.getLogger("sqsemu.http").warning("without httptools, requests have no read deadline (h11)")
+        return "h11"
+    from sqsemu.http.lanecheck import guard_unavailable
+
+    guard = guard_unavailable()
+    if guard is not None:
+        logging.getLogger("sqsemu.http").warning("no request-read deadline or head cap: %s", guard)
+        return "httptools"
+    from sqsemu.http.protocol import guarded_protocol
+
+    return guarded_protocol(config.request_timeout, MAX_HEADER_BYTES)
 
 
 def _announce(app: ASGIApp, config: Config, server: uvicorn.Server) -> None:

@@ -26,16 +26,23 @@ from sqsemu.admin.limits import ADMIN_MAX_BODY_BYTES, BodyLimit, client_gone
 from sqsemu.clock import Clock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker
+from sqsemu.observability.fastlane import FastLaneState
 
 __all__ = ["admin_app"]
 
 
-def admin_app(config: Config, broker: Broker, clock: Clock, extra: Sequence[BaseRoute] = ()) -> Starlette:
-    """``GET /health`` → ``{"status": "ok", "version", "clock"}``, every ``/_sqsemu/*`` route, and ``extra`` routes
-    (``GET /metrics``)."""
+def admin_app(
+    config: Config,
+    broker: Broker,
+    clock: Clock,
+    extra: Sequence[BaseRoute] = (),
+    lane: FastLaneState | None = None,
+) -> Starlette:
+    """``GET /health`` → ``{"status": "ok", "version", "clock", "http_fast_lane"}`` (``lane``: the server's fast
+    lane), every ``/_sqsemu/*`` route, and ``extra`` routes (``GET /metrics``)."""
 
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse(health_document(clock))
+        return JSONResponse(health_document(clock, lane))
 
     async def admin_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, AdminError)

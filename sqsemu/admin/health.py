@@ -6,7 +6,8 @@ it has imported Starlette, the admin routes or the web console: :class:`AdminApp
 routes, the console, ``/metrics``) when the first request for anything else arrives. That request pays for the
 imports once (tens of milliseconds); the SQS path never needs them.
 
-``/health`` answers ``{"status": "ok", "version": "<sqsemu version>", "clock": "system"|"manual"}`` (HTTP 200,
+``/health`` answers ``{"status": "ok", "version": "<sqsemu version>", "clock": "system"|"manual", "http_fast_lane":
+"on"|"off: <reason>"}`` (HTTP 200,
 ``Content-Type: application/json``), the same document and headers the admin app's own ``/health`` route answers
 (it serves the requests this shortcut leaves to it: other methods (405) and requests with a body, which the
 admin body cap checks). The README's "Options" and "Security" sections list what ``/health`` answers and who may
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqsemu import __version__
 from sqsemu.clock import Clock, ManualClock
+from sqsemu.observability.fastlane import FastLaneState
 
 if TYPE_CHECKING:
     from sqsemu.config import Config
@@ -50,14 +52,16 @@ def clock_mode(clock: Clock) -> str:
     return "manual" if isinstance(clock, ManualClock) else "system"
 
 
-def health_document(clock: Clock) -> dict[str, str]:
-    """What ``GET /health`` answers: ``{"status": "ok", "version", "clock"}``."""
-    return {"status": "ok", "version": package_version(), "clock": clock_mode(clock)}
+def health_document(clock: Clock, lane: FastLaneState | None = None) -> dict[str, str]:
+    """What ``GET /health`` answers: ``{"status": "ok", "version", "clock", "http_fast_lane"}``; ``http_fast_lane``
+    is ``"on"`` or ``"off: <reason>"`` (``sqsemu.observability.fastlane``)."""
+    status = lane.status if lane is not None else FastLaneState().status
+    return {"status": "ok", "version": package_version(), "clock": clock_mode(clock), "http_fast_lane": status}
 
 
-def health_body(clock: Clock) -> bytes:
-    """``health_document(clock)`` as the admin app's JSON responses write it (UTF-8, no blanks)."""
-    return json.dumps(health_document(clock), ensure_ascii=False, separators=(",", ":")).encode()
+def health_body(clock: Clock, lane: FastLaneState | None = None) -> bytes:
+    """``health_document(clock, lane)`` as the admin app's JSON responses write it (UTF-8, no blanks)."""
+    return json.dumps(health_document(clock, lane), ensure_ascii=False, separators=(",", ":")).encode()
 
 
 class AdminApp:
@@ -65,15 +69,35 @@ class AdminApp:
     request goes to the Starlette admin app, made by :func:`~sqsemu.admin.app.admin_app` at the first such request
     (with ``GET /metrics`` when ``metrics`` is given)."""
 
-    def __init__(self, config: Config, broker: Broker, clock: Clock, metrics: Metrics | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        broker: Broker,
+        clock: Clock,
+        metrics: Metrics | None = None,
+        lane: FastLaneState | None = None,
+    ) -> None:
         self.config = config
         self.broker = broker
         self.clock = clock
         self.metrics = metrics
+        self.lane = lane if lane is not None else FastLaneState()
         self._app: ASGIApp | None = None
-        body = health_body(clock)  # the clock's kind and the version never change
-        self._health_headers = ((b"content-length", str(len(body)).encode()), (b"content-type", b"application/json"))
-        self._health_body = body
+        self._health_lane = ""  # the fast lane's status the body below was made for (it is set once, at start)
+        self._health_headers: tuple[tuple[bytes, bytes], ...] = ()
+        self._health_body = b""
+
+    def _health(self) -> tuple[tuple[tuple[bytes, bytes], ...], bytes]:
+        """The headers and body of ``GET /health`` (made again only when the fast lane's status changed)."""
+        if self._health_lane != self.lane.status:
+            self._health_lane = self.lane.status
+            body = health_body(self.clock, self.lane)  # the clock's kind and the version never change
+            self._health_body = body
+            self._health_headers = (
+                (b"content-length", str(len(body)).encode()),
+                (b"content-type", b"application/json"),
+            )
+        return self._health_headers, self._health_body
 
     @property
     def app(self) -> ASGIApp:
@@ -82,13 +106,14 @@ class AdminApp:
             from sqsemu.admin.app import admin_app
 
             extra = [self.metrics.route()] if self.metrics is not None else []
-            self._app = admin_app(self.config, self.broker, self.clock, extra)
+            self._app = admin_app(self.config, self.broker, self.clock, extra, self.lane)
         return self._app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["path"] == HEALTH_PATH and scope["method"] in ("GET", "HEAD") and not _has_body(scope):
-            await send({"type": "http.response.start", "status": 200, "headers": list(self._health_headers)})
-            await send({"type": "http.response.body", "body": self._health_body})
+            headers, body = self._health()
+            await send({"type": "http.response.start", "status": 200, "headers": list(headers)})
+            await send({"type": "http.response.body", "body": body})
             return
         await self.app(scope, receive, send)
 

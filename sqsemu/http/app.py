@@ -65,6 +65,7 @@ from sqsemu.engine.realism import Realism
 from sqsemu.observability import METRICS_PATH
 from sqsemu.observability.accesslog import AccessLog
 from sqsemu.observability.banner import Banner
+from sqsemu.observability.fastlane import FastLaneState
 from sqsemu.observability.requeststats import UNKNOWN_ACTION
 from sqsemu.persistence import Store, StoreError
 from sqsemu.protocol import json as jsonproto
@@ -241,13 +242,14 @@ class SQSApp:
         self.restored_queues = restored_queues
         self.version = package_version()
         self.access = AccessLog() if config.access_log else None
+        self.lane = FastLaneState()
         self.metrics: Metrics | None = None
         if config.metrics:
             from sqsemu.observability.metrics import Metrics
 
-            self.metrics = Metrics(config, broker, store, self.version)
+            self.metrics = Metrics(config, broker, store, self.version, self.lane)
         self.observed = self.access is not None or self.metrics is not None
-        self.admin = AdminGate(config, AdminApp(config, broker, clock, self.metrics), self.cross_site)
+        self.admin = AdminGate(config, AdminApp(config, broker, clock, self.metrics, self.lane), self.cross_site)
         self.console_home = config.console and config.admin
 
     def listening(self, port: int, connections: Callable[[], int] | None = None) -> None:

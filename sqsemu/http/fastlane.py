@@ -91,7 +91,14 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if not self.config.access_log:
+            # uvicorn's access lines are off (sqsemu writes its own): uvicorn would still write them, and the fast
+            # lane step aside for them, whenever the host program's logging gives "uvicorn.access" a handler
+            # (propagation switched back on, as under pytest): the fast lane was then silently off.
+            self.access_log = False
         self._sqs = sqs_app_of(self.app)
+        self._lane = self._sqs.lane if self._sqs is not None else None
+        self._fresh_context = bool(getattr(self.config, "reset_contextvars", False))  # uvicorn >= 0.53's option
         self._opening = False  # inside on_headers_complete: a task start there may be deferred
         self._deferred: RequestResponseCycle | None = None  # cycle waiting for its whole body (fast lane)
         self._gone: asyncio.Future[None] | None = None  # the last long poll's: completed when the connection is lost
@@ -150,19 +157,24 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         cycle.body = bytearray()
         scope: Any = cycle.scope
         coro = app.answer(scope, headers.get, partial(app.given_body, body), self._watch_disconnect)
-        context = contextvars.copy_context()
+        # As uvicorn's own request tasks: a fresh context with its reset_contextvars option, else a copy.
+        context = contextvars.Context() if self._fresh_context else contextvars.copy_context()
         try:
             first = context.run(coro.send, None)
         except StopIteration as stop:
             self._write(cycle, stop.value)
             return
-        except BaseException:
+        except Exception:
             self.logger.exception("Exception in the SQS fast lane")
             cycle.response_started = True  # nothing more is written on this connection
             self.transport.close()
             return
+        except BaseException:  # KeyboardInterrupt, SystemExit: the connection closes and the loop stops
+            cycle.response_started = True
+            self.transport.close()
+            raise
         task = self.loop.create_task(self._finish(cycle, _Continue(coro, first)), context=context)
-        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(partial(self._finished, coro))
         self.tasks.add(task)
 
     async def _finish(self, cycle: RequestResponseCycle, rest: _Continue) -> None:
@@ -171,11 +183,23 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         except asyncio.CancelledError:
             self.transport.close()
             raise
-        except BaseException:
+        except Exception:
             self.logger.exception("Exception in the SQS fast lane")
             self.transport.close()
             return
+        except BaseException:  # KeyboardInterrupt, SystemExit: re-raised by the event loop
+            self.transport.close()
+            raise
         self._write(cycle, answer)
+
+    def _finished(self, coro: Any, task: asyncio.Task[None]) -> None:
+        """Done callback of a call that went on in a task. A task cancelled before its first step never resumed
+        the call: close the call's coroutine now (its ``finally`` clauses run: a long poll's waiter goes) and the
+        connection, which will get no answer."""
+        self.tasks.discard(task)
+        if coro.cr_frame is not None:
+            coro.close()
+            self.transport.close()
 
     def _watch_disconnect(self) -> asyncio.Future[None]:
         """A future completed when this connection is lost: made per call (a long poll calls it once, when it has
@@ -208,6 +232,9 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         cycle.response_started = True
         transport.write(b"".join(parts))
         cycle.response_complete = True
+        lane = self._lane
+        if lane is not None:
+            lane.answers += 1
         if not cycle.keep_alive:
             transport.close()
         cycle.on_response()
