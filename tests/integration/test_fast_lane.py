@@ -215,3 +215,23 @@ def test_a_body_that_never_completes_is_answered_408(srv: ServerThread, queue_ur
         assert sock.recv(1024) == b""
     assert status == 408
     assert headers["connection"] == "close"
+
+
+def test_a_uvicorn_without_an_internal_the_fast_lane_reads_is_served_through_asgi_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, protocol: str
+) -> None:
+    from sqsemu.http import lanecheck
+
+    assert lanecheck.fast_lane_unavailable() is None  # the installed (pinned) uvicorn has all of them
+    monkeypatch.setattr(lanecheck, "_PROTOCOL_METHODS", (*lanecheck._PROTOCOL_METHODS, "renamed_in_a_future_uvicorn"))
+    reason = "uvicorn's HttpToolsProtocol has no renamed_in_a_future_uvicorn()"
+    with caplog.at_level("WARNING", logger="sqsemu.http"), ServerThread(Config(host="127.0.0.1")) as server:
+        warnings = [r.getMessage() for r in caplog.records if "fast lane" in r.getMessage()]
+        assert warnings == [f"HTTP fast lane off: {reason}; every request takes the ASGI path"]
+        assert raw_request(server.endpoint_url, "GET", "/health").json()["http_fast_lane"] == f"off: {reason}"
+        sqs = client_for(server.endpoint_url, protocol)
+        url = sqs.create_queue(QueueName="slow-path")["QueueUrl"]
+        sqs.send_message(QueueUrl=url, MessageBody="still served")
+        assert sqs.receive_message(QueueUrl=url)["Messages"][0]["Body"] == "still served"
+        assert fast_answers(server) == 0
+        assert f'http_fast_lane="off: {reason}"' in raw_request(server.endpoint_url, "GET", "/metrics").text
