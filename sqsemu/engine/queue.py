@@ -150,6 +150,9 @@ class Queue:
         self.in_flight_limit = limits.in_flight_max_fifo if self.fifo else limits.in_flight_max_standard
         self.redrive: tuple[str, int] | None = None  # (deadLetterTargetArn, maxReceiveCount)
         self.realism: QueueRealism | None = None  # realism mode (engine/realism.py); None: off
+        # SetQueueAttributes answered but not applied yet (realism's attribute_delay): (due epoch ms, values), in
+        # the order they were made; saved with the queue (durable mode) so that a restart applies them too.
+        self.delayed_attributes: list[tuple[int, dict[str, str]]] = []
         self.attributes: dict[str, str] = {}
         self._apply(attributes, now_ms)
 

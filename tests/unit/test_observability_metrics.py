@@ -12,8 +12,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from sqsemu.config import Config
 from sqsemu.engine.message import ReceiptEntry
-from sqsemu.observability.histogram import INF, Histogram
 from sqsemu.observability.fastlane import NOT_SERVED
+from sqsemu.observability.histogram import INF, Histogram
 from sqsemu.observability.metrics import Metrics
 from sqsemu.observability.requeststats import RequestStats
 from tests.unit.app_helpers import call_asgi, json_call, make_app
