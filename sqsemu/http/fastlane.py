@@ -86,6 +86,10 @@ class _Continue:
                     return stop.value  # type: ignore[no-any-return]
 
 
+def _reraise(exc: BaseException) -> None:
+    raise exc
+
+
 class FastLaneProtocol(GuardedHttpToolsProtocol):
     """The guarded httptools protocol with the fast lane for SQS calls (see the module docstring)."""
 
@@ -169,10 +173,14 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
             cycle.response_started = True  # nothing more is written on this connection
             self.transport.close()
             return
-        except BaseException:  # KeyboardInterrupt, SystemExit: the connection closes and the loop stops
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: the connection closes and the loop stops
             cycle.response_started = True
             self.transport.close()
-            raise
+            # Raised here it would reach httptools, which turns whatever a callback raises into a parser error
+            # (answered 400 by uvicorn): raised from a callback of its own it stops the loop, as it does when it
+            # comes from uvicorn's own request tasks.
+            self.loop.call_soon(_reraise, exc)
+            return
         task = self.loop.create_task(self._finish(cycle, _Continue(coro, first)), context=context)
         task.add_done_callback(partial(self._finished, coro))
         self.tasks.add(task)

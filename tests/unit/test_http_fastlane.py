@@ -6,6 +6,7 @@ bodies, ``Expect: 100-continue``, pipelining behind a waiting call) are still an
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -263,3 +264,75 @@ def test_a_waiting_call_cancelled_at_shutdown_closes_its_connection(
     assert task.cancelled() and conn.transport.closed and conn.transport.writes == []
     send(loop, app, state, "after")
     assert counts(loop, app, state) == (1, 0)
+
+
+def test_a_waiting_call_cancelled_before_its_task_first_ran_closes_its_connection_and_leaves_no_waiter(
+    loop: asyncio.AbstractEventLoop, served: Any
+) -> None:
+    app, broker, state = served
+    conn = Conn(loop, app, state)
+    waiting: list[int] = []
+
+    def read_and_cancel() -> None:
+        conn.protocol.data_received(json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20}))
+        waiting.append(broker.get_queue(DEFAULT, "q").waiters.waiting_count())
+        [task] = state.tasks  # made, not run yet: cancelled before its first step (a shutdown at that moment)
+        task.cancel()
+        tasks.append(task)
+
+    tasks: list[asyncio.Task[None]] = []
+    loop.call_soon(read_and_cancel)
+    conn.settle()
+    [task] = tasks
+    assert waiting == [1]
+    assert task.cancelled() and conn.transport.closed and conn.transport.writes == []
+    assert broker.get_queue(DEFAULT, "q").waiters.waiting_count() == 0
+    assert not state.tasks
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
+def test_a_keyboard_interrupt_or_system_exit_in_a_call_is_not_swallowed(
+    loop: asyncio.AbstractEventLoop, served: Any, monkeypatch: pytest.MonkeyPatch, stop: type[BaseException]
+) -> None:
+    app, _, state = served
+
+    async def stopping(*args: Any) -> Any:
+        raise stop
+
+    monkeypatch.setattr(app, "answer", stopping)
+    conn = Conn(loop, app, state)
+    loop.call_soon(conn.protocol.data_received, json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "x"}))
+    with pytest.raises(stop):  # out of the event loop, as from uvicorn's own request tasks
+        for _ in range(3):
+            loop.run_until_complete(asyncio.sleep(0))
+    assert conn.transport.closed and conn.transport.writes == []
+
+
+@pytest.mark.parametrize("reset", [False, True])
+def test_calls_run_in_a_fresh_context_when_uvicorn_resets_context_variables(
+    loop: asyncio.AbstractEventLoop, served: Any, monkeypatch: pytest.MonkeyPatch, reset: bool
+) -> None:
+    app, _, state = served
+    leaked: contextvars.ContextVar[str] = contextvars.ContextVar("leaked", default="fresh")
+    seen: list[str] = []
+    answer = app.answer
+
+    async def noting(*args: Any) -> Any:
+        seen.append(leaked.get())
+        return await answer(*args)
+
+    monkeypatch.setattr(app, "answer", noting)
+    config = uvicorn.Config(app, lifespan="off", log_level="critical", access_log=False, reset_contextvars=reset)
+    config.load()
+    protocol = fast_lane_protocol(30.0, 64 * 1024)(config=config, server_state=state, app_state={}, _loop=loop)
+    transport = FakeTransport()
+    protocol.connection_made(transport)  # type: ignore[arg-type]
+    context = contextvars.copy_context()
+    context.run(leaked.set, "set by the lifespan")
+    loop.call_soon(
+        context.run, protocol.data_received, json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "x"})
+    )
+    for _ in range(3):
+        loop.run_until_complete(asyncio.sleep(0))
+    assert seen == ["fresh" if reset else "set by the lifespan"]
+    assert len(transport.writes) == 1
