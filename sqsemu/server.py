@@ -328,6 +328,9 @@ class ServerThread:
             boto3.client("sqs", endpoint_url=srv.endpoint_url, ...)
             srv.advance(30)  # 30 s pass for the server; due timers fire
 
+    In durable mode a failure of the store stops the server, as it stops ``sqsemu`` (:attr:`exit_status` becomes
+    ``STORE_FAILED_EXIT_STATUS``).
+
     Attributes (valid once started): ``port`` (int), ``endpoint_url`` (``"http://host:port"``), ``clock`` and
     ``broker`` (the live objects; they belong to the server's event loop thread: reach them through
     :meth:`call` or :meth:`advance`), ``app`` and ``config``. The server (and, in durable mode, its data file) is
@@ -346,6 +349,21 @@ class ServerThread:
         self._started = threading.Event()
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._exit_status: Callable[[], int] = lambda: 0
+
+    @property
+    def exit_status(self) -> int:
+        """0, or ``STORE_FAILED_EXIT_STATUS`` (3) once the durable store failed: the server then stops by itself,
+        as ``sqsemu`` does (its requests are answered InternalError until then); :meth:`join` waits for that."""
+        return self._exit_status()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the server to stop (by itself, after its durable store failed, or
+        by :meth:`stop`); whether it has stopped."""
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
 
     @property
     def endpoint_url(self) -> str:
@@ -372,6 +390,7 @@ class ServerThread:
         self.port = int(sock.getsockname()[1])
 
         self._server = _server(self.config, self.app, self.broker, started=self._started)
+        self._exit_status = _stop_on_store_failure(self.app, self.broker, self._server)
         self._thread = threading.Thread(
             target=self._serve, args=(self._server, sock), name=f"sqsemu-{self.port}", daemon=True
         )

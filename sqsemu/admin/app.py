@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -48,6 +49,14 @@ def admin_app(
         assert isinstance(exc, AdminError)
         return json_error(exc.message, exc.status)
 
+    async def http_error(request: Request, exc: Exception) -> Response:
+        """Starlette's own refusals (no such route: 404; a method the route does not take: 405, with its
+        ``Allow`` header) as ``{"error": ...}`` like every other admin answer, not plain text."""
+        assert isinstance(exc, HTTPException)
+        response = json_error(exc.detail, exc.status_code)
+        response.headers.update(exc.headers or {})
+        return response
+
     routes: list[BaseRoute] = [Route("/health", health, methods=["GET"])]
     routes += clock_routes.routes(clock)
     routes += fault_routes.routes(fault_routes.injector_for(broker))
@@ -69,5 +78,5 @@ def admin_app(
     return Starlette(
         routes=routes,
         middleware=[Middleware(BodyLimit, max_bytes=ADMIN_MAX_BODY_BYTES)],
-        exception_handlers={AdminError: admin_error, ClientDisconnect: client_gone},
+        exception_handlers={AdminError: admin_error, ClientDisconnect: client_gone, HTTPException: http_error},
     )

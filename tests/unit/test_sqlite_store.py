@@ -837,6 +837,30 @@ def test_requests_are_answered_internal_error_once_the_store_failed(
         store.close()
 
 
+def test_a_server_thread_stops_itself_once_its_store_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As ``sqsemu`` stops with exit status 3 (``sqsemu.server.run``), a ServerThread whose store failed stops: its
+    state is ahead of the file, and a test harness must not go on talking to it."""
+    from sqsemu.config import Config
+    from sqsemu.persistence import sqlite as sqlite_module
+    from sqsemu.server import STORE_FAILED_EXIT_STATUS, ServerThread
+    from tests.integration.harness.raw import raw_request
+
+    with ServerThread(Config(host="127.0.0.1", clock="manual", data_dir=str(tmp_path / "data"))) as server:
+        headers = {"X-Amz-Target": "AmazonSQS.CreateQueue", "Content-Type": "application/x-amz-json-1.0"}
+        created = raw_request(server.endpoint_url, "POST", "/", b'{"QueueName": "q"}', headers)
+        assert created.status == 200 and server.exit_status == 0
+
+        def broken(attributes: dict[str, MessageAttributeValue]) -> str | None:
+            raise MemoryError("no memory for the row")
+
+        monkeypatch.setattr(sqlite_module, "_attributes_json", broken)
+        headers["X-Amz-Target"] = "AmazonSQS.SendMessage"
+        body = json.dumps({"QueueUrl": created.json()["QueueUrl"], "MessageBody": "m"}).encode()
+        assert raw_request(server.endpoint_url, "POST", "/", body, headers).status == 500
+        assert server.join(timeout=20)
+        assert server.exit_status == STORE_FAILED_EXIT_STATUS
+
+
 # ------------------------------------------------------------------------------------------------ growth
 
 
