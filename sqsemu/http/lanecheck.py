@@ -17,8 +17,8 @@ uses, from their code objects):
   ``on_message_complete``, ``on_response_complete``, ``data_received``, ``connection_made``, ``connection_lost``,
   ``shutdown``; its attributes ``app``, ``loop``, ``logger``, ``access_log``, ``tasks``, ``pipeline``, ``cycle``,
   ``transport``, ``flow``;
-- ``RequestResponseCycle`` attributes ``scope``, ``body``, ``default_headers``, ``on_response``, ``keep_alive``,
-  ``disconnected``, ``waiting_for_100_continue``, ``response_started``, ``response_complete``, and
+- ``RequestResponseCycle`` attributes ``scope``, ``transport``, ``body``, ``default_headers``, ``on_response``,
+  ``keep_alive``, ``disconnected``, ``waiting_for_100_continue``, ``response_started``, ``response_complete``, and
   ``FlowControl.read_paused``.
 """
 
@@ -45,6 +45,7 @@ _PROTOCOL_METHODS = (
 _PROTOCOL_ATTRIBUTES = ("app", "loop", "logger", "access_log", "tasks", "pipeline", "cycle", "transport", "flow")
 _CYCLE_ATTRIBUTES = (
     "scope",
+    "transport",
     "body",
     "default_headers",
     "on_response",

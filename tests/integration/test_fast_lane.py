@@ -235,3 +235,17 @@ def test_a_uvicorn_without_an_internal_the_fast_lane_reads_is_served_through_asg
         assert sqs.receive_message(QueueUrl=url)["Messages"][0]["Body"] == "still served"
         assert fast_answers(server) == 0
         assert f'http_fast_lane="off: {reason}"' in raw_request(server.endpoint_url, "GET", "/metrics").text
+
+
+def test_the_request_id_header_is_spelled_as_aws_spells_it_on_both_paths(srv: ServerThread, queue_url: str) -> None:
+    # Developer Guide, "Interpreting Amazon SQS JSON API responses": x-amzn-RequestId. uvicorn's ASGI cycle writes
+    # header names in lower case; the fast lane and the ASGI path must answer alike.
+    small = json_call("SendMessage", {"QueueUrl": queue_url, "MessageBody": "small"})
+    large = json_call("SendMessage", {"QueueUrl": queue_url, "MessageBody": "x" * 100_000})
+    for request in (small, large):
+        with connect(srv) as sock:
+            sock.sendall(request)
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += sock.recv(65536)
+        assert b"\r\nx-amzn-RequestId: " in head.partition(b"\r\n\r\n")[0], head
