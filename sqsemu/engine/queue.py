@@ -23,6 +23,7 @@ import heapq
 import itertools
 import json
 import secrets
+import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -102,6 +103,13 @@ class Namespace:
 
     def __repr__(self) -> str:
         return f"Namespace({self.account_id!r}, {self.region!r})"
+
+
+def _retention_timer(arg: tuple[weakref.ref[Queue], int], fired_ms: int) -> None:
+    """Timer: the retention check of a queue still alive (``Queue._on_retention``)."""
+    queue = arg[0]()
+    if queue is not None:
+        queue._on_retention(arg[1], fired_ms)
 
 
 class Queue:
@@ -302,7 +310,8 @@ class Queue:
         due = oldest.enqueued_ms + self.retention_s * 1000
         if force or self._retention_due == 0 or due < self._retention_due:
             self._retention_due = due
-            self._schedule(max(due, now_ms), self._on_retention, due)
+            # By weak reference: the timer may be days ahead, and a deleted queue must not live until then.
+            self._schedule(max(due, now_ms), _retention_timer, (weakref.ref(self), due))
 
     def _on_retention(self, due: int, fired_ms: int) -> None:
         """Timer: delete every message older than the retention period (MessageRetentionPeriod), counted from its
