@@ -67,6 +67,7 @@ class Broker:
         self.limits = limits
         self.strict = strict
         self.wheel = TimerWheel(on_earlier=clock.reschedule)
+        self._in_timers = False  # inside run_due: no catch-up from a timer callback
         self.namespaces: dict[Namespace, dict[str, Queue]] = {}
         self._dirty: set[Queue] = set()
         self._deleted_at: dict[tuple[Namespace, str], int] = {}
@@ -202,7 +203,11 @@ class Broker:
 
     def run_due(self, now_ms: int) -> None:
         """Fire due timers, then serve long-poll waiters of queues where messages became visible."""
-        self.wheel.run_due(now_ms)
+        self._in_timers = True
+        try:
+            self.wheel.run_due(now_ms)
+        finally:
+            self._in_timers = False
         self._flush(now_ms)
 
     # ----------------------------------------------------------------- what queues need (QueueHost)
@@ -319,11 +324,31 @@ class Broker:
                 )
 
     def get_queue(self, ns: Namespace, name: str) -> Queue:
-        """The queue ``name`` in ``ns``; raises ``QueueDoesNotExist``."""
+        """The queue ``name`` in ``ns``, with the timers overdue by the clock fired first (:meth:`catch_up`);
+        raises ``QueueDoesNotExist``."""
+        if not self._in_timers:
+            due = self.wheel.next_due_ms()
+            if due is not None and due < self.clock.now_ms():
+                self.catch_up()
         queue = self.namespaces.get(ns, {}).get(name)
         if queue is None:
             raise QueueDoesNotExist()
         return queue
+
+    def catch_up(self) -> None:
+        """Fire the timers overdue by the clock (deadline before now). The event loop may run a request before a
+        timer that fell due first (both became ready in one wake-up, or the loop was busy): a call must see the
+        queue as the clock has it (a FIFO receipt whose visibility timeout ran out has expired; the message is
+        visible again), not as the last timer left it (docs/architecture.md, principle 3). Timers due at this very
+        millisecond are left to the clock: a manual clock runs them at its next ``advance``, as before."""
+        if not self._in_timers:
+            now = self.clock.now_ms()
+            self._in_timers = True
+            try:
+                self.wheel.run_due(now - 1)
+            finally:
+                self._in_timers = False
+            self._flush(now)
 
     def list_queues(self, ns: Namespace, prefix: str | None) -> list[Queue]:
         """Queues of ``ns`` whose name starts with ``prefix`` (case-sensitive), sorted by name."""

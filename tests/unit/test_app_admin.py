@@ -57,7 +57,7 @@ def test_unknown_admin_path_and_method_are_answered_in_json() -> None:
     assert (resp.status, resp.headers["content-type"], resp.json()) == (404, "application/json", {"error": "Not Found"})
     resp = asyncio.run(call_asgi(app, "DELETE", "/_sqsemu/clock", {"Host": "h"}))
     assert (resp.status, resp.json()) == (405, {"error": "Method Not Allowed"})
-    assert resp.headers["allow"] == "GET, HEAD"
+    assert set(resp.headers["allow"].split(", ")) == {"GET", "HEAD"}
 
 
 def _driven(broker: Broker, clock: ManualClock) -> bool:
