@@ -150,13 +150,15 @@ def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | N
 def _http_protocol(config: Config, app: ASGIApp) -> Any:
     """uvicorn's ``http=`` setting: the fast lane (``sqsemu.http.fastlane``) when the installed uvicorn has what it
     reads (``sqsemu.http.lanecheck``); else, with one warning line, the guarded protocol alone (the ASGI cycle for
-    every request) or, without httptools, h11 (which caps the head itself, ``h11_max_incomplete_event_size``, but
-    has no read deadline: a second warning line says so). The app's ``lane`` learns which."""
+    every request) or, without httptools, h11 (which caps the head itself, ``h11_max_incomplete_event_size``) with
+    the read deadline of ``sqsemu.http.h11guard``. The app's ``lane`` learns which."""
     from sqsemu.http.lanecheck import fast_lane_unavailable
     from sqsemu.http.limits import MAX_HEADER_BYTES
 
     lane = getattr(app, "lane", None)
-    reason = fast_lane_unavailable()
+    reason = (
+        fast_lane_unavailable() if _have("httptools") else "httptools is not installed (uvicorn serves HTTP with h11)"
+    )
     if reason is None and config.log_level == "trace":
         reason = "--log-level trace wraps the app in uvicorn's message logger"
     if reason is None:
@@ -169,8 +171,15 @@ def _http_protocol(config: Config, app: ASGIApp) -> Any:
     if lane is not None:
         lane.status = f"off: {reason}"
     if not _have("httptools"):
-        logging.getLogger("sqsemu.http").warning("without httptools, requests have no read deadline (h11)")
-        return "h11"
+        from sqsemu.http.lanecheck import h11_guard_unavailable
+
+        h11_reason = h11_guard_unavailable()
+        if h11_reason is not None:
+            logging.getLogger("sqsemu.http").warning("no request-read deadline (h11): %s", h11_reason)
+            return "h11"
+        from sqsemu.http.h11guard import guarded_h11_protocol
+
+        return guarded_h11_protocol(config.request_timeout)
     from sqsemu.http.lanecheck import guard_unavailable
 
     guard = guard_unavailable()

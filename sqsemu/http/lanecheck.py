@@ -28,7 +28,7 @@ import importlib
 from types import FunctionType
 from typing import Any
 
-__all__ = ["fast_lane_unavailable", "guard_unavailable"]
+__all__ = ["fast_lane_unavailable", "guard_unavailable", "h11_guard_unavailable"]
 
 _PROTOCOL_METHODS = (
     "_start_asgi_task",
@@ -84,6 +84,28 @@ def guard_unavailable() -> str | None:
     """Why the installed uvicorn cannot carry the guarded protocol (``sqsemu.http.protocol``: read deadline, head
     cap), or None when it can. Its needs are a subset of the fast lane's."""
     return _check(_GUARD_METHODS, (), _GUARD_ATTRIBUTES, ("response_started", "response_complete"))
+
+
+def h11_guard_unavailable() -> str | None:
+    """Why uvicorn's h11 protocol cannot carry the read deadline of ``sqsemu.http.h11guard`` (its methods
+    ``data_received``, ``connection_made``, ``connection_lost``; its attributes ``conn``, ``loop``, ``transport``),
+    or None when it can."""
+    try:
+        importlib.import_module("h11")
+        impl = importlib.import_module("uvicorn.protocols.http.h11_impl")
+    except ImportError as exc:
+        return f"{exc.name or 'h11'} cannot be imported"
+    protocol = getattr(impl, "H11Protocol", None)
+    if protocol is None:
+        return "uvicorn has no H11Protocol"
+    for method in ("data_received", "connection_made", "connection_lost"):
+        if not callable(getattr(protocol, method, None)):
+            return f"uvicorn's H11Protocol has no {method}()"
+    known = _names(protocol.__init__, protocol.connection_made)
+    for attribute in ("conn", "loop", "transport"):
+        if attribute not in known:
+            return f"uvicorn's H11Protocol has no {attribute} attribute"
+    return None
 
 
 def fast_lane_unavailable() -> str | None:
