@@ -86,6 +86,25 @@ class _Continue:
                     return stop.value  # type: ignore[no-any-return]
 
 
+class _AwsSpelling:
+    """The connection's transport as the ASGI cycle of an SQS call sees it: the response head it writes names the
+    request id ``x-amzn-RequestId``, as AWS spells it (Developer Guide, "Interpreting Amazon SQS JSON API
+    responses") and as the fast lane writes it; uvicorn writes every header name in lower case."""
+
+    __slots__ = ("_transport",)
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+
+    def write(self, data: bytes) -> None:
+        if data.startswith(b"HTTP/1.1 "):
+            data = data.replace(b"\r\nx-amzn-requestid: ", b"\r\nx-amzn-RequestId: ", 1)
+        self._transport.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 def _reraise(exc: BaseException) -> None:
     raise exc
 
@@ -120,7 +139,13 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         if self._opening and app is self.app and self._qualifies(cycle):
             self._deferred = cycle  # its app is self.app
             return
+        self._spell_as_aws(cycle, app)
         super()._start_asgi_task(cycle, app)
+
+    def _spell_as_aws(self, cycle: RequestResponseCycle, app: Any) -> None:
+        """An SQS call taking the ASGI cycle writes its request-id header as the fast lane does."""
+        if self._sqs is not None and app is self.app and not is_admin_path(cycle.scope["path"]):
+            cycle.transport = _AwsSpelling(cycle.transport)  # type: ignore[assignment]
 
     def _qualifies(self, cycle: RequestResponseCycle) -> bool:
         scope = cycle.scope
@@ -132,6 +157,7 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         """Hand the deferred request to uvicorn's ASGI cycle, with what was read of it so far."""
         cycle, self._deferred = self._deferred, None
         if cycle is not None:
+            self._spell_as_aws(cycle, self.app)
             super()._start_asgi_task(cycle, self.app)
 
     def on_body(self, body: bytes) -> None:
