@@ -524,13 +524,13 @@ class SQSApp:
         except _DropConnection:
             self._observe(call, 0, "ConnectionDropped")
             return DROP
-        except Exception as exc:  # noqa: BLE001 - every failure is answered in the request's wire format
+        except Exception as exc:  # every failure is answered, in the request's wire format
             payload = self._failed(call, exc)
         return self._respond(call, payload)
 
     def _screen(self, call: _Call) -> Answer | None:
-        """What is decided from the request head alone: the cross-site rule (a preflight is answered), the Host
-        check (raises ``InvalidParameterValue``-like Host errors), a browser sent to the console; None to go on."""
+        """What is decided from the request head alone: the cross-site rule (a preflight is answered here), the
+        Host check (raises the SQS error of an invalid Host), a browser sent to the console; None to go on."""
         scope = call.scope
         origin = call.header(b"origin")
         fetch_site = call.header(b"sec-fetch-site")
@@ -639,8 +639,9 @@ class SQSApp:
         except OSError:
             pass
 
-    async def _inject(self, action: str, request: object, queue: tuple[str, str] | None) -> None:
-        """Offer the call to the fault rules: sleep, raise an injected error or ``_DropConnection``, or return."""
+    async def _inject(self, action: str, queue: tuple[str, str] | None) -> None:
+        """Offer the call on ``queue`` (``(account, name)``, None for none) to the fault rules: sleep, raise an
+        injected error or ``_DropConnection``, or return."""
         outcome = self.faults.decide(action, queue[1] if queue is not None else None)
         if outcome is None:
             return
@@ -711,7 +712,7 @@ class SQSApp:
             addressed = _addressed(request, queue_path, caller)
             call.queue = None if addressed is None else f"{addressed[0]}/{addressed[1]}"
         if self.faults.rules:
-            await self._inject(action, request, _addressed(request, queue_path, caller))
+            await self._inject(action, _addressed(request, queue_path, caller))
         base = url_base(config, scope.get("scheme", "http"), call.url_host())
         ctx = Context(self.broker, caller, base, queue_path, call.trace, watch_disconnect)
         if operation.is_async:
