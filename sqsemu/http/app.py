@@ -220,9 +220,11 @@ class _Call:
         self.failed: int | None = None
 
     def url_host(self) -> str | None:
-        """The host of queue URLs: the Host header, with the port the connection was accepted on when the header
-        names none (a client that sends ``Host: 127.0.0.1`` to port 9324 gets URLs on port 9324), unless the port
-        is the scheme's default or a proxy carried the request (``X-Forwarded-*``: the proxy's port is unknown)."""
+        """The host of queue URLs: the Host header; when it names no port but names the very address the
+        connection was accepted on (or ``localhost`` for a loopback one), with that connection's port: a client
+        that sends ``Host: 127.0.0.1`` to port 9324 gets URLs on port 9324. A name (a service's, a proxy's, a port
+        mapping's: ``Host: sqs`` reaching port 9324 through a port-80 mapping) keeps its default port, as does a
+        request a proxy carried (``X-Forwarded-*``) or one to the scheme's default port."""
         host = self.host
         server = self.scope.get("server")
         if host is None:  # HTTP/1.0 without Host: the address the connection was accepted on
@@ -231,13 +233,22 @@ class _Call:
             return f"[{server[0]}]:{server[1]}" if ":" in server[0] else f"{server[0]}:{server[1]}"
         if ":" in host and not host.endswith("]"):
             return host
-        port = server[1] if server else None
-        if port is None or port == _DEFAULT_PORTS.get(self.scope.get("scheme", "http")):
+        if not server or server[1] is None or server[1] == _DEFAULT_PORTS.get(self.scope.get("scheme", "http")):
+            return host
+        if not _names_address(host, server[0]):
             return host
         header = self.header
         if header(b"x-forwarded-proto") or header(b"x-forwarded-for") or header(b"x-forwarded-host"):
             return host
-        return f"{host}:{port}"
+        return f"{host}:{server[1]}"
+
+
+def _names_address(host: str, address: str) -> bool:
+    """Whether a port-less Host header ``host`` names the local ``address`` a connection was accepted on."""
+    bare = host[1:-1] if host.startswith("[") else host
+    if bare == address:
+        return True
+    return bare.lower() == "localhost" and (address.startswith("127.") or address == "::1")
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -122,3 +122,13 @@ def test_a_host_header_without_a_port_gives_queue_urls_with_the_server_s_port(
         assert sqs.receive_message(QueueUrl=created["QueueUrl"])["Messages"][0]["Body"] == "reached"
     finally:
         sqs.close()
+
+
+def test_a_port_less_name_that_is_not_the_server_s_address_keeps_the_default_port(
+    srv: ServerThread, protocol: str
+) -> None:
+    # Such a name may reach the server through a port mapping (a Kubernetes service on port 80, docker -p 80:9324):
+    # the port the server accepted on is not the one the client used.
+    name = f"mapped-{protocol}"
+    created = raw_call(srv, protocol, "CreateQueue", {"QueueName": name}, "sqs-service")
+    assert created["QueueUrl"] == f"http://sqs-service/{OWNER}/{name}"
