@@ -361,3 +361,24 @@ def test_calls_run_in_a_fresh_context_when_uvicorn_resets_context_variables(
         loop.run_until_complete(asyncio.sleep(0))
     assert seen == ["fresh" if reset else "set by the lifespan"]
     assert len(transport.writes) == 1
+
+
+def test_trace_logging_turns_the_fast_lane_off_with_one_warning_that_says_why(
+    loop: asyncio.AbstractEventLoop, caplog: pytest.LogCaptureFixture
+) -> None:
+    # uvicorn wraps the app in its message logger at --log-level trace: the fast lane could not see the app.
+    from sqsemu.http.protocol import GuardedHttpToolsProtocol
+    from sqsemu.server import _http_protocol
+
+    async def build() -> Any:
+        return make_app(Config(log_level="trace"))[0]
+
+    app = loop.run_until_complete(build())
+    with caplog.at_level("WARNING", logger="sqsemu.http"):
+        http = _http_protocol(app.config, app)
+    reason = "--log-level trace wraps the app in uvicorn's message logger"
+    assert app.lane.status == f"off: {reason}"
+    assert [r.getMessage() for r in caplog.records] == [
+        f"HTTP fast lane off: {reason}; every request takes the ASGI path"
+    ]
+    assert issubclass(http, GuardedHttpToolsProtocol) and not issubclass(http, FastLaneProtocol)
