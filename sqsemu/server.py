@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import logging
 import signal
 import socket
 import threading
@@ -125,13 +126,7 @@ def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | N
     from sqsemu.http.limits import MAX_HEADER_BYTES
     from sqsemu.http.serving import SHUTDOWN_GRACE_S
 
-    http: Any
-    if _have("httptools"):
-        from sqsemu.http.fastlane import fast_lane_protocol
-
-        http = fast_lane_protocol(config.request_timeout, MAX_HEADER_BYTES)
-    else:  # h11 caps the head itself (h11_max_incomplete_event_size) but has no read deadline
-        http = "h11"
+    http = _http_protocol(config, app)
     return uvicorn.Config(
         app,
         host=config.host,
@@ -149,6 +144,50 @@ def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | N
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         log_config=log_config,
     )
+
+
+def _http_protocol(config: Config, app: ASGIApp) -> Any:
+    """uvicorn's ``http=`` setting: the fast lane (``sqsemu.http.fastlane``) when the installed uvicorn has what it
+    reads (``sqsemu.http.lanecheck``); else, with one warning line, the guarded protocol alone (the ASGI cycle for
+    every request) or, without httptools, h11 (which caps the head itself, ``h11_max_incomplete_event_size``) with
+    the read deadline of ``sqsemu.http.h11guard``. The app's ``lane`` learns which."""
+    from sqsemu.http.lanecheck import fast_lane_unavailable
+    from sqsemu.http.limits import MAX_HEADER_BYTES
+
+    lane = getattr(app, "lane", None)
+    reason = (
+        fast_lane_unavailable() if _have("httptools") else "httptools is not installed (uvicorn serves HTTP with h11)"
+    )
+    if reason is None and config.log_level == "trace":
+        reason = "--log-level trace wraps the app in uvicorn's message logger"
+    if reason is None:
+        from sqsemu.http.fastlane import fast_lane_protocol
+
+        if lane is not None:
+            lane.status = "on"
+        return fast_lane_protocol(config.request_timeout, MAX_HEADER_BYTES)
+    logging.getLogger("sqsemu.http").warning("HTTP fast lane off: %s; every request takes the ASGI path", reason)
+    if lane is not None:
+        lane.status = f"off: {reason}"
+    if not _have("httptools"):
+        from sqsemu.http.lanecheck import h11_guard_unavailable
+
+        h11_reason = h11_guard_unavailable()
+        if h11_reason is not None:
+            logging.getLogger("sqsemu.http").warning("no request-read deadline (h11): %s", h11_reason)
+            return "h11"
+        from sqsemu.http.h11guard import guarded_h11_protocol
+
+        return guarded_h11_protocol(config.request_timeout)
+    from sqsemu.http.lanecheck import guard_unavailable
+
+    guard = guard_unavailable()
+    if guard is not None:
+        logging.getLogger("sqsemu.http").warning("no request-read deadline or head cap: %s", guard)
+        return "httptools"
+    from sqsemu.http.protocol import guarded_protocol
+
+    return guarded_protocol(config.request_timeout, MAX_HEADER_BYTES)
 
 
 def _announce(app: ASGIApp, config: Config, server: uvicorn.Server) -> None:
@@ -324,6 +363,9 @@ class ServerThread:
             boto3.client("sqs", endpoint_url=srv.endpoint_url, ...)
             srv.advance(30)  # 30 s pass for the server; due timers fire
 
+    In durable mode a failure of the store stops the server, as it stops ``sqsemu`` (:attr:`exit_status` becomes
+    ``STORE_FAILED_EXIT_STATUS``).
+
     Attributes (valid once started): ``port`` (int), ``endpoint_url`` (``"http://host:port"``), ``clock`` and
     ``broker`` (the live objects; they belong to the server's event loop thread: reach them through
     :meth:`call` or :meth:`advance`), ``app`` and ``config``. The server (and, in durable mode, its data file) is
@@ -342,6 +384,21 @@ class ServerThread:
         self._started = threading.Event()
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._exit_status: Callable[[], int] = lambda: 0
+
+    @property
+    def exit_status(self) -> int:
+        """0, or ``STORE_FAILED_EXIT_STATUS`` (3) once the durable store failed: the server then stops by itself,
+        as ``sqsemu`` does (its requests are answered InternalError until then); :meth:`join` waits for that."""
+        return self._exit_status()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the server to stop (by itself, after its durable store failed, or
+        by :meth:`stop`); whether it has stopped."""
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
 
     @property
     def endpoint_url(self) -> str:
@@ -368,6 +425,7 @@ class ServerThread:
         self.port = int(sock.getsockname()[1])
 
         self._server = _server(self.config, self.app, self.broker, started=self._started)
+        self._exit_status = _stop_on_store_failure(self.app, self.broker, self._server)
         self._thread = threading.Thread(
             target=self._serve, args=(self._server, sock), name=f"sqsemu-{self.port}", daemon=True
         )

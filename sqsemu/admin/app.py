@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -27,20 +28,36 @@ from sqsemu.admin.limits import ADMIN_MAX_BODY_BYTES, BodyLimit, client_gone
 from sqsemu.clock import Clock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker
+from sqsemu.observability.fastlane import FastLaneState
 
 __all__ = ["admin_app"]
 
 
-def admin_app(config: Config, broker: Broker, clock: Clock, extra: Sequence[BaseRoute] = ()) -> Starlette:
-    """``GET /health`` → ``{"status": "ok", "version", "clock"}``, every ``/_sqsemu/*`` route, and ``extra`` routes
-    (the console's, ``GET /metrics``). With ``--no-console`` the console's paths answer 404 ``{"error": ...}``."""
+def admin_app(
+    config: Config,
+    broker: Broker,
+    clock: Clock,
+    extra: Sequence[BaseRoute] = (),
+    lane: FastLaneState | None = None,
+) -> Starlette:
+    """``GET /health`` → ``{"status": "ok", "version", "clock", "http_fast_lane"}`` (``lane``: the server's fast
+    lane), every ``/_sqsemu/*`` route, and ``extra`` routes (the console's, ``GET /metrics``). With ``--no-console``
+    the console's paths answer 404 ``{"error": ...}``."""
 
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse(health_document(clock))
+        return JSONResponse(health_document(clock, lane))
 
     async def admin_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, AdminError)
         return json_error(exc.message, exc.status)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        """Starlette's own refusals (no such route: 404; a method the route does not take: 405, with its
+        ``Allow`` header) as ``{"error": ...}`` like every other admin answer, not plain text."""
+        assert isinstance(exc, HTTPException)
+        response = json_error(exc.detail, exc.status_code)
+        response.headers.update(exc.headers or {})
+        return response
 
     routes: list[BaseRoute] = [Route("/health", health, methods=["GET"])]
     routes += clock_routes.routes(clock)
@@ -59,5 +76,5 @@ def admin_app(config: Config, broker: Broker, clock: Clock, extra: Sequence[Base
     return Starlette(
         routes=routes,
         middleware=[Middleware(BodyLimit, max_bytes=ADMIN_MAX_BODY_BYTES)],
-        exception_handlers={AdminError: admin_error, ClientDisconnect: client_gone},
+        exception_handlers={AdminError: admin_error, ClientDisconnect: client_gone, HTTPException: http_error},
     )

@@ -1,7 +1,8 @@
 """What ``GET /health`` answers, written without the admin framework (a leaf of the admin layer: it imports no
 other admin module, so the admin routes, the console and the HTTP layer all read it).
 
-``/health`` answers ``{"status": "ok", "version": "<sqsemu version>", "clock": "system"|"manual"}`` (HTTP 200,
+``/health`` answers ``{"status": "ok", "version": "<sqsemu version>", "clock": "system"|"manual", "http_fast_lane":
+"on"|"off: <reason>"}`` (HTTP 200,
 ``Content-Type: application/json``), the same document and headers the admin app's own ``/health`` route answers
 (it serves the requests this shortcut leaves to it: other methods (405) and requests with a body, which the
 admin body cap checks). docs/configuration.md and docs/security.md list what ``/health`` answers and who may
@@ -14,6 +15,7 @@ import json
 
 from sqsemu import __version__
 from sqsemu.clock import Clock, ManualClock
+from sqsemu.observability.fastlane import FastLaneState
 
 __all__ = ["HEALTH_PATH", "clock_mode", "health_body", "health_document", "package_version"]
 
@@ -32,11 +34,13 @@ def clock_mode(clock: Clock) -> str:
     return "manual" if isinstance(clock, ManualClock) else "system"
 
 
-def health_document(clock: Clock) -> dict[str, str]:
-    """What ``GET /health`` answers: ``{"status": "ok", "version", "clock"}``."""
-    return {"status": "ok", "version": package_version(), "clock": clock_mode(clock)}
+def health_document(clock: Clock, lane: FastLaneState | None = None) -> dict[str, str]:
+    """What ``GET /health`` answers: ``{"status": "ok", "version", "clock", "http_fast_lane"}``; ``http_fast_lane``
+    is ``"on"`` or ``"off: <reason>"`` (``sqsemu.observability.fastlane``)."""
+    status = lane.status if lane is not None else FastLaneState().status
+    return {"status": "ok", "version": package_version(), "clock": clock_mode(clock), "http_fast_lane": status}
 
 
-def health_body(clock: Clock) -> bytes:
-    """``health_document(clock)`` as the admin app's JSON responses write it (UTF-8, no blanks)."""
-    return json.dumps(health_document(clock), ensure_ascii=False, separators=(",", ":")).encode()
+def health_body(clock: Clock, lane: FastLaneState | None = None) -> bytes:
+    """``health_document(clock, lane)`` as the admin app's JSON responses write it (UTF-8, no blanks)."""
+    return json.dumps(health_document(clock, lane), ensure_ascii=False, separators=(",", ":")).encode()

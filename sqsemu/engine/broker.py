@@ -68,6 +68,7 @@ class Broker:
         self.limits = limits
         self.strict = strict
         self.wheel = TimerWheel(on_earlier=clock.reschedule)
+        self._in_timers = False  # inside run_due: no catch-up from a timer callback
         self.namespaces: dict[Namespace, dict[str, Queue]] = {}
         self._dirty: set[Queue] = set()
         self._deleted_at: dict[tuple[Namespace, str], int] = {}
@@ -127,17 +128,24 @@ class Broker:
         created_s: int,
         last_modified_s: int,
         last_purge_ms: int | None,
+        delayed_attributes: Sequence[tuple[int, dict[str, str]]] = (),
     ) -> Queue:
         """Recreate a queue read from the durable store (attributes already validated and canonical), keeping
-        its identity (``uid``, so receipt handles issued before a restart stay valid) and timestamps."""
+        its identity (``uid``, so receipt handles issued before a restart stay valid) and timestamps.
+        ``delayed_attributes``: SetQueueAttributes changes answered but not yet applied (realism's
+        ``attribute_delay``), ``(due epoch ms, values)``: applied when due (at once when that has passed)."""
         cls = FifoQueue if fifo else Queue
-        queue = cls(name, ns, attributes, tags, self.clock.now_ms(), self.limits, self)
+        now = self.clock.now_ms()
+        queue = cls(name, ns, attributes, tags, now, self.limits, self)
         queue.uid = uid
         queue.created_s = created_s
         queue.last_modified_s = last_modified_s
         queue.last_purge_ms = last_purge_ms
         self.namespaces.setdefault(ns, {})[name] = queue
         self._install_realism(queue)
+        for due, values in delayed_attributes:
+            queue.delayed_attributes.append((due, dict(values)))
+            self.schedule(max(due, now), self._set_late, queue)
         return queue
 
     # ----------------------------------------------------------------- realism mode
@@ -196,7 +204,11 @@ class Broker:
 
     def run_due(self, now_ms: int) -> None:
         """Fire due timers, then serve long-poll waiters of queues where messages became visible."""
-        self.wheel.run_due(now_ms)
+        self._in_timers = True
+        try:
+            self.wheel.run_due(now_ms)
+        finally:
+            self._in_timers = False
         self._flush(now_ms)
 
     # ----------------------------------------------------------------- what queues need (QueueHost)
@@ -313,11 +325,31 @@ class Broker:
                 )
 
     def get_queue(self, ns: Namespace, name: str) -> Queue:
-        """The queue ``name`` in ``ns``; raises ``QueueDoesNotExist``."""
+        """The queue ``name`` in ``ns``, with the timers overdue by the clock fired first (:meth:`catch_up`);
+        raises ``QueueDoesNotExist``."""
+        if not self._in_timers:
+            due = self.wheel.next_due_ms()
+            if due is not None and due < self.clock.now_ms():
+                self.catch_up()
         queue = self.namespaces.get(ns, {}).get(name)
         if queue is None:
             raise QueueDoesNotExist()
         return queue
+
+    def catch_up(self) -> None:
+        """Fire the timers overdue by the clock (deadline before now). The event loop may run a request before a
+        timer that fell due first (both became ready in one wake-up, or the loop was busy): a call must see the
+        queue as the clock has it (a FIFO receipt whose visibility timeout ran out has expired; the message is
+        visible again), not as the last timer left it (docs/architecture.md, principle 3). Timers due at this very
+        millisecond are left to the clock: a manual clock runs them at its next ``advance``, as before."""
+        if not self._in_timers:
+            now = self.clock.now_ms()
+            self._in_timers = True
+            try:
+                self.wheel.run_due(now - 1)
+            finally:
+                self._in_timers = False
+            self._flush(now)
 
     def list_queues(self, ns: Namespace, prefix: str | None) -> list[Queue]:
         """Queues of ``ns`` whose name starts with ``prefix`` (case-sensitive), sorted by name."""
@@ -402,19 +434,26 @@ class Broker:
         realism = queue.realism
         if realism is not None and realism.attribute_delay_ms:
             realism.injected.delayed_changes += 1
-            self.schedule(now + realism.attribute_delay_ms, self._set_late, (queue, values))
+            due = now + realism.attribute_delay_ms
+            queue.delayed_attributes.append((due, dict(values)))
+            self.schedule(due, self._set_late, queue)
+            self._saved(queue)  # the answered change is journaled (durable mode: on disk before the answer)
             return
         queue.set_attributes(values, now)
         self._saved(queue)
         self._flush(now)
 
-    def _set_late(self, arg: tuple[Queue, Mapping[str, str]], due_ms: int) -> None:
-        """Timer (realism ``attribute_delay``): apply a SetQueueAttributes validated ``attribute_delay`` ago,
-        unless the queue was deleted since."""
-        queue, values = arg
-        if not queue.deleted:
-            queue.set_attributes(values, due_ms)
-            self._saved(queue)
+    def _set_late(self, queue: Queue, due_ms: int) -> None:
+        """Timer (realism ``attribute_delay``): apply the SetQueueAttributes changes of ``queue`` that are due by
+        ``due_ms`` (validated ``attribute_delay`` earlier), in the order they were made, unless the queue was
+        deleted since."""
+        pending = queue.delayed_attributes
+        if queue.deleted or not pending or pending[0][0] > due_ms:
+            return
+        while pending and pending[0][0] <= due_ms:
+            due, values = pending.pop(0)
+            queue.set_attributes(values, due)
+        self._saved(queue)
 
     def _saved(self, queue: Queue) -> None:
         if self.journal is not None:

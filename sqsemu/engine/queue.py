@@ -23,6 +23,7 @@ import heapq
 import itertools
 import json
 import secrets
+import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -105,6 +106,13 @@ class Namespace:
         return f"Namespace({self.account_id!r}, {self.region!r})"
 
 
+def _retention_timer(arg: tuple[weakref.ref[Queue], int], fired_ms: int) -> None:
+    """Timer: the retention check of a queue still alive (``Queue._on_retention``)."""
+    queue = arg[0]()
+    if queue is not None:
+        queue._on_retention(arg[1], fired_ms)
+
+
 class Queue:
     """One standard queue.
 
@@ -152,6 +160,9 @@ class Queue:
         self.redrive: tuple[str, int] | None = None  # (deadLetterTargetArn, maxReceiveCount)
         self.realism: QueueRealism | None = None  # realism mode (engine/realism.py); None: off
         self.fair: FairQueue | None = None  # fair-queue tenants (engine/fair.py); None until a message has a group
+        # SetQueueAttributes answered but not applied yet (realism's attribute_delay): (due epoch ms, values), in
+        # the order they were made; saved with the queue (durable mode) so that a restart applies them too.
+        self.delayed_attributes: list[tuple[int, dict[str, str]]] = []
         self.attributes: dict[str, str] = {}
         self._apply(attributes, now_ms)
 
@@ -305,7 +316,8 @@ class Queue:
         due = oldest.enqueued_ms + self.retention_s * 1000
         if force or self._retention_due == 0 or due < self._retention_due:
             self._retention_due = due
-            self._schedule(max(due, now_ms), self._on_retention, due)
+            # By weak reference: the timer may be days ahead, and a deleted queue must not live until then.
+            self._schedule(max(due, now_ms), _retention_timer, (weakref.ref(self), due))
 
     def _on_retention(self, due: int, fired_ms: int) -> None:
         """Timer: delete every message older than the retention period (MessageRetentionPeriod), counted from its

@@ -118,6 +118,7 @@ class MoveTask(Generic[Q]):
         "moved",
         "status",
         "failure_reason",
+        "forgotten",
     )
 
     def __init__(
@@ -140,6 +141,7 @@ class MoveTask(Generic[Q]):
         self.moved = 0
         self.status = TaskStatus.RUNNING
         self.failure_reason: str | None = None
+        self.forgotten = False  # pruned (KEEP_FINISHED): the journal is told once more, to drop its record
 
     @property
     def handle(self) -> str:
@@ -206,7 +208,8 @@ class MoveTasks(Generic[Q]):
         self._resolve = resolve_arn
         self._is_dlq = is_dead_letter_queue
         self._tasks: dict[str, list[MoveTask[Q]]] = {}  # source ARN -> tasks, oldest first
-        self.on_change: Callable[[MoveTask[Q]], None] | None = None  # told of every start, step and end
+        # told of every start, step and end, and of a finished task pruned from memory (``task.forgotten``)
+        self.on_change: Callable[[MoveTask[Q]], None] | None = None
 
     def _changed(self, task: MoveTask[Q]) -> None:
         if self.on_change is not None:
@@ -233,6 +236,7 @@ class MoveTasks(Generic[Q]):
         task.status = TaskStatus(status)
         task.failure_reason = failure_reason
         self._tasks.setdefault(source.arn, []).append(task)
+        self._prune(source.arn)  # a file written before pruned tasks were deleted from it may hold more
         if task.status is TaskStatus.RUNNING:
             self._schedule(self._now_ms(), self._tick, task)
 
@@ -270,8 +274,12 @@ class MoveTasks(Generic[Q]):
             return
         finished = [task for task in tasks if task.status is not TaskStatus.RUNNING]
         if len(finished) > KEEP_FINISHED:
-            drop = {id(task) for task in finished[: len(finished) - KEEP_FINISHED]}
+            dropped = finished[: len(finished) - KEEP_FINISHED]
+            drop = {id(task) for task in dropped}
             self._tasks[source_arn] = [task for task in tasks if id(task) not in drop]
+            for task in dropped:  # the durable store deletes its row: a restart must not bring it back
+                task.forgotten = True
+                self._changed(task)
 
     # ----------------------------------------------------------------- actions
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqsemu.admin.health import HEALTH_PATH, health_body
 from sqsemu.clock import Clock
+from sqsemu.observability.fastlane import FastLaneState
 from sqsemu.observability.history import QueueHistory
 
 if TYPE_CHECKING:
@@ -42,7 +43,14 @@ class AdminApp:
     request goes to the Starlette admin app, made by :func:`~sqsemu.admin.app.admin_app` at the first such request
     (with the console's routes unless ``--no-console``, and ``GET /metrics`` when ``metrics`` is given)."""
 
-    def __init__(self, config: Config, broker: Broker, clock: Clock, metrics: Metrics | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        broker: Broker,
+        clock: Clock,
+        metrics: Metrics | None = None,
+        lane: FastLaneState | None = None,
+    ) -> None:
         self.config = config
         self.broker = broker
         self.clock = clock
@@ -54,10 +62,23 @@ class AdminApp:
         if config.admin and metrics is not None:
             self.history = QueueHistory(broker, metrics.queues)
             self.history.start()
+        self.lane = lane if lane is not None else FastLaneState()
         self._app: ASGIApp | None = None
-        body = health_body(clock)  # the clock's kind and the version never change
-        self._health_headers = ((b"content-length", str(len(body)).encode()), (b"content-type", b"application/json"))
-        self._health_body = body
+        self._health_lane = ""  # the fast lane's status the body below was made for (it is set once, at start)
+        self._health_headers: tuple[tuple[bytes, bytes], ...] = ()
+        self._health_body = b""
+
+    def _health(self) -> tuple[tuple[tuple[bytes, bytes], ...], bytes]:
+        """The headers and body of ``GET /health`` (made again only when the fast lane's status changed)."""
+        if self._health_lane != self.lane.status:
+            self._health_lane = self.lane.status
+            body = health_body(self.clock, self.lane)  # the clock's kind and the version never change
+            self._health_body = body
+            self._health_headers = (
+                (b"content-length", str(len(body)).encode()),
+                (b"content-type", b"application/json"),
+            )
+        return self._health_headers, self._health_body
 
     @property
     def app(self) -> ASGIApp:
@@ -76,13 +97,14 @@ class AdminApp:
                 extra += console_routes(self.config, self.broker, self.clock, self.history)
             if self.metrics is not None:
                 extra.append(self.metrics.route())
-            self._app = admin_app(self.config, self.broker, self.clock, extra)
+            self._app = admin_app(self.config, self.broker, self.clock, extra, self.lane)
         return self._app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["path"] == HEALTH_PATH and scope["method"] in ("GET", "HEAD") and not _has_body(scope):
-            await send({"type": "http.response.start", "status": 200, "headers": list(self._health_headers)})
-            await send({"type": "http.response.body", "body": self._health_body})
+            headers, body = self._health()
+            await send({"type": "http.response.start", "status": 200, "headers": list(headers)})
+            await send({"type": "http.response.body", "body": body})
             return
         await self.app(scope, receive, send)
 

@@ -70,6 +70,7 @@ from sqsemu.http.home import home_text
 from sqsemu.observability import METRICS_PATH
 from sqsemu.observability.accesslog import AccessLog
 from sqsemu.observability.banner import Banner
+from sqsemu.observability.fastlane import FastLaneState
 from sqsemu.observability.requeststats import UNKNOWN_ACTION
 from sqsemu.persistence import Store, StoreError
 from sqsemu.protocol import json as jsonproto
@@ -167,53 +168,121 @@ def _quiet_drops() -> None:
         server_logger.addFilter(_DropLogFilter())
 
 
-class _CallNote:
-    """What an SQS call's access line needs from inside the call: the queue it addressed (``account/name``) and,
-    for receives and batches, how many messages or entries succeeded and failed."""
+def _text(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.decode("latin-1")
 
-    __slots__ = ("queue", "messages", "failed")
 
-    def __init__(self) -> None:
+class _Call:
+    """One SQS call on its way through :meth:`SQSApp.answer`: what its request head said, what it turned out to
+    be, and how it ended; the access line's queue (``account/name``) and counts (messages returned, batch entries
+    that succeeded and failed)."""
+
+    __slots__ = (
+        "scope",
+        "header",
+        "started",
+        "target",
+        "content_type",
+        "authorization",
+        "host",
+        "trace",
+        "accept",
+        "request_id",
+        "is_json",
+        "query_json",
+        "action",
+        "namespace",
+        "status",
+        "query_error",
+        "error_code",
+        "cors",
+        "queue",
+        "messages",
+        "failed",
+    )
+
+    def __init__(self, scope: Scope, header: Callable[[bytes], bytes | None], observed: bool) -> None:
+        self.scope = scope
+        self.header = header
+        self.started = perf_counter() if observed else 0.0
+        self.target = _text(header(b"x-amz-target"))
+        self.content_type = _text(header(b"content-type"))
+        self.authorization = _text(header(b"authorization"))
+        self.host = _text(header(b"host"))
+        self.trace = _text(header(b"x-amzn-trace-id"))
+        self.accept = header(b"accept")
+        self.request_id = next_request_id()
+        self.is_json = looks_like_json(self.target, self.content_type)
+        self.query_json = self.accept is not None and not self.is_json and query.wants_json(self.accept)
+        self.action: str | None = None
+        self.namespace: Namespace | None = None  # the caller's, when a verified signature decided it
+        self.status = 200
+        self.query_error: bytes | None = None
+        self.error_code: str | None = None
+        self.cors: list[tuple[bytes, bytes]] | None = None
         self.queue: str | None = None
         self.messages: int | None = None
         self.failed: int | None = None
 
+    def url_host(self) -> str | None:
+        """The host of queue URLs: the Host header; when it names no port but names the very address the
+        connection was accepted on (or ``localhost`` for a loopback one), with that connection's port: a client
+        that sends ``Host: 127.0.0.1`` to port 9324 gets URLs on port 9324. A name (a service's, a proxy's, a port
+        mapping's: ``Host: sqs`` reaching port 9324 through a port-80 mapping) keeps its default port, as does a
+        request a proxy carried (``X-Forwarded-*``) or one to the scheme's default port."""
+        host = self.host
+        server = self.scope.get("server")
+        if host is None:  # HTTP/1.0 without Host: the address the connection was accepted on
+            if not server or server[1] is None:
+                return None
+            return f"[{server[0]}]:{server[1]}" if ":" in server[0] else f"{server[0]}:{server[1]}"
+        if ":" in host and not host.endswith("]"):
+            return host
+        if not server or server[1] is None or server[1] == _DEFAULT_PORTS.get(self.scope.get("scheme", "http")):
+            return host
+        if not _names_address(host, server[0]):
+            return host
+        header = self.header
+        if header(b"x-forwarded-proto") or header(b"x-forwarded-for") or header(b"x-forwarded-host"):
+            return host
+        return f"{host}:{server[1]}"
 
-def _queue_label(request: object, queue_path: tuple[str, str] | None, caller: Namespace) -> str | None:
-    """``account/name`` of the queue a call addresses (its QueueUrl, the request path's queue, or the QueueName of
-    CreateQueue and GetQueueUrl, in the caller's or the named owner's account); None when it addresses none."""
+
+def _names_address(host: str, address: str) -> bool:
+    """Whether a port-less Host header ``host`` names the local ``address`` a connection was accepted on."""
+    bare = host[1:-1] if host.startswith("[") else host
+    if bare == address:
+        return True
+    return bare.lower() == "localhost" and (address.startswith("127.") or address == "::1")
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _addressed(request: object, queue_path: tuple[str, str] | None, caller: Namespace) -> tuple[str, str] | None:
+    """``(account id, queue name)`` of the queue a call addresses (its QueueUrl, the request path's queue, or the
+    QueueName of CreateQueue and GetQueueUrl, in the caller's or the named owner's account); None when it
+    addresses none (ListQueues). The region is the caller's (docs/behaviour.md 7.1)."""
     url = getattr(request, "queue_url", None)
     if url:
         account, name = parse_queue_url(url)
-        return f"{account or caller.account_id}/{name}"
+        return account or caller.account_id, name
     if queue_path is not None:
-        return f"{queue_path[0]}/{queue_path[1]}"
+        return queue_path
     queue_name = getattr(request, "queue_name", None)
     if queue_name:
         owner = getattr(request, "queue_owner_aws_account_id", None)
-        return f"{owner or caller.account_id}/{queue_name}"
+        return owner or caller.account_id, queue_name
     return None
 
 
-def _count_messages(note: _CallNote, action: str, result: dict[str, Any]) -> None:
+def _count_messages(call: _Call, action: str, result: dict[str, Any]) -> None:
     """Messages a ReceiveMessage returned; entries of a batch that succeeded and failed."""
     if action == "ReceiveMessage":
-        note.messages = len(result.get("Messages") or ())
+        call.messages = len(result.get("Messages") or ())
     elif action.endswith("Batch"):
-        note.messages = len(result.get("Successful") or ())
-        note.failed = len(result.get("Failed") or ())
-
-
-def _fault_queue_name(request: object, queue_path: tuple[str, str] | None) -> str | None:
-    """The queue name a call addresses, for matching fault rules: its QueueUrl, the request path's queue, or the
-    QueueName it asks for (CreateQueue, GetQueueUrl); None when it addresses no queue (ListQueues)."""
-    url = getattr(request, "queue_url", None)
-    if url:
-        return parse_queue_url(url)[1]
-    if queue_path is not None:
-        return queue_path[1]
-    name = getattr(request, "queue_name", None)
-    return name or None
+        call.messages = len(result.get("Successful") or ())
+        call.failed = len(result.get("Failed") or ())
 
 
 class SQSApp:
@@ -246,13 +315,14 @@ class SQSApp:
         self.restored_queues = restored_queues
         self.version = package_version()
         self.access = AccessLog() if config.access_log else None
+        self.lane = FastLaneState()
         self.metrics: Metrics | None = None
         if config.metrics:
             from sqsemu.observability.metrics import Metrics
 
-            self.metrics = Metrics(config, broker, store, self.version)
+            self.metrics = Metrics(config, broker, store, self.version, self.lane)
         self.observed = self.access is not None or self.metrics is not None
-        self.admin = AdminGate(config, AdminApp(config, broker, clock, self.metrics), self.cross_site)
+        self.admin = AdminGate(config, AdminApp(config, broker, clock, self.metrics, self.lane), self.cross_site)
         self.console_home = config.console and config.admin
         from sqsemu.eventsource.registry import EventSources  # the Lambda API and event source mappings
 
@@ -276,21 +346,12 @@ class SQSApp:
         Banner.of(self.config, self.version, port, self.restored_queues, data_dir).log()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The routing: ``/health``, ``/metrics`` and ``/_sqsemu/*`` to the admin app, every other path to the SQS
+        endpoint; the ASGI lifespan starts and closes the broker."""
         kind = scope["type"]
         if kind == "http":
-            path: str = scope["path"]
-            if is_admin_path(path):
-                started = perf_counter()
-                status: list[int] = []
-                if self.access is not None:
-                    send = self._status_of(send, status)
-                if self.store is not None and path != METRICS_PATH:
-                    send = self._after_commit(send)
-                try:
-                    await (self._lambda(path) or self.admin)(scope, receive, send)
-                finally:
-                    if self.access is not None:
-                        self.access.admin(scope["method"], path, status[0] if status else 0, perf_counter() - started)
+            if is_admin_path(scope["path"]):
+                await self._admin(scope, receive, send)
             else:
                 await self._sqs(scope, receive, send)
         elif kind == "lifespan":
@@ -305,6 +366,22 @@ class SQSApp:
 
             self._lambda_api = LambdaAPI(self.event_sources, self.cross_site)
         return self._lambda_api
+
+    async def _admin(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """An admin request, or a Lambda API request (under ``/2015-03-31/``): answered by the admin app (or the
+        Lambda API) once its changes are committed (durable mode), its access line logged (``--access-log``)."""
+        path: str = scope["path"]
+        started = perf_counter()
+        status: list[int] = []
+        if self.access is not None:
+            send = self._status_of(send, status)
+        if self.store is not None and path != METRICS_PATH:
+            send = self._after_commit(send)
+        try:
+            await (self._lambda(path) or self.admin)(scope, receive, send)
+        finally:
+            if self.access is not None:
+                self.access.admin(scope["method"], path, status[0] if status else 0, perf_counter() - started)
 
     @staticmethod
     def _status_of(send: Send, status: list[int]) -> Send:
@@ -461,133 +538,122 @@ class SQSApp:
         connection is to be dropped unanswered (a fault rule, realism's lost answers), or None when the client left
         before its body arrived.
 
-        ``scope`` gives the method, path, query string and scheme (ASGI keys); ``header`` looks up a request
-        header by its lower-case name (bytes; a repeated header's last value); ``read_body`` returns the whole
-        body (bytes; raises ``InvalidParameterValue`` beyond :data:`MAX_BODY_BYTES`); ``watch_disconnect``, called
-        only when a long poll has to wait, returns a future completed when the client disconnects. A browser's
-        request goes through the cross-site rule first (a preflight is answered here, and a browser opening ``/``
-        is sent to the console; neither is counted). The call is counted and logged (metrics, ``--access-log``)
-        before this returns. Used by the ASGI path (:meth:`_sqs`) and by the HTTP protocol's fast lane
-        (``sqsemu.http.fastlane``), which writes the answer itself.
+        ``scope`` gives the method, path, query string, scheme and server address (ASGI keys); ``header`` looks up
+        a request header by its lower-case name (bytes; a repeated header's last value); ``read_body`` returns the
+        whole body (bytes; raises ``InvalidParameterValue`` beyond :data:`MAX_BODY_BYTES`); ``watch_disconnect``,
+        called only when a long poll has to wait, returns a future completed when the client disconnects. A
+        browser's request goes through the cross-site rule first (a preflight is answered here, and a browser
+        opening ``/`` is sent to the console; neither is counted). The call is counted and logged (metrics,
+        ``--access-log``) before this returns. Used by the ASGI path (:meth:`_sqs`) and by the HTTP protocol's
+        fast lane (``sqsemu.http.fastlane``), which writes the answer itself.
         """
-        observed = self.observed
-        started = perf_counter() if observed else 0.0
-        raw = header(b"x-amz-target")
-        target = None if raw is None else raw.decode("latin-1")
-        raw = header(b"content-type")
-        content_type = None if raw is None else raw.decode("latin-1")
-        raw = header(b"authorization")
-        authorization = None if raw is None else raw.decode("latin-1")
-        raw = header(b"host")
-        host = None if raw is None else raw.decode("latin-1")
-        raw = header(b"x-amzn-trace-id")
-        trace = None if raw is None else raw.decode("latin-1")
-        accept = header(b"accept")
-        request_id = next_request_id()
-        is_json = looks_like_json(target, content_type)
-        query_json = accept is not None and not is_json and query.wants_json(accept)
-        action: str | None = None
-        status = 200
-        query_error: bytes | None = None
-        namespace: Namespace | None = None
-        error_code: str | None = None
-        note = _CallNote() if self.access is not None else None
-        cors: list[tuple[bytes, bytes]] | None = None
+        call = _Call(scope, header, self.observed)
         try:
-            origin = header(b"origin")
-            fetch_site = header(b"sec-fetch-site")
-            if origin is not None or fetch_site is not None:
-                cors = self.cross_site.decide(origin, fetch_site, scope.get("scheme", "http"), host)
-                if cors and scope["method"] == "OPTIONS":
-                    preflight = self.cross_site.preflight(scope["headers"], cors)
-                    if preflight is not None:
-                        return 200, preflight, b""
-            if host is not None and self.check_host and host not in GOOD_HOSTS and not valid_host(host):
-                raise invalid_host(host)
-            if accept is not None and self.console_home and scope["method"] == "GET" and _browser_home(scope, accept):
-                return 307, _CONSOLE_REDIRECT, b""
-            if scope["method"] == "GET" and scope["path"] == "/" and not scope["query_string"] and target is None:
-                return self._home(scope, host)
+            early = self._screen(call)
+            if early is not None:
+                return early
             body = await read_body()
-            if self.verifier is not None:
-                namespace = self.verifier.verify(scope, body)
-            detected = detect(scope["method"], target, content_type, scope["query_string"], body)
-            is_json = detected.protocol is Protocol.JSON
-            action = detected.action
-            payload = await self._dispatch(
-                scope,
-                detected,
-                body,
-                authorization,
-                host,
-                trace,
-                request_id,
-                watch_disconnect,
-                query_json,
-                namespace,
-                note,
-            )
-            if self.store is not None:
-                await self.store.durable()
+            payload = await self._run(call, body, watch_disconnect)
+            await self._committed()
         except _ClientGone:
             return None
         except _DropConnection:
-            if observed:
-                self._observe(action, is_json, 0, "ConnectionDropped", note, request_id, started)
+            self._observe(call, 0, "ConnectionDropped")
             return DROP
-        except _UnknownOperationQuery:
-            status, payload = 404, query.UNKNOWN_OPERATION_BODY
-            query_json = False
-            error_code = "UnknownOperationException"
-        except SQSError as error:
-            status, query_error, payload = self._render_error(error, is_json, query_json, request_id)
-            error_code = error.shape
-        except StoreError:
-            # The durable store failed (it logged why, once): its changes are not on disk, so no success answer.
-            status, query_error, payload = self._render_error(
-                InternalError("We encountered an internal error. Please try again."), is_json, query_json, request_id
-            )
-            error_code = "InternalError"
-        except Exception:
-            logger.exception("internal error handling %s (request id %s)", action or "request", request_id)
-            status, query_error, payload = self._render_error(
-                InternalError("We encountered an internal error. Please try again."), is_json, query_json, request_id
-            )
-            error_code = "InternalError"
+        except Exception as exc:  # every failure is answered, in the request's wire format
+            payload = self._failed(call, exc)
+        return self._respond(call, payload)
+
+    def _screen(self, call: _Call) -> Answer | None:
+        """What is decided from the request head alone: the cross-site rule (a preflight is answered here), the
+        Host check (raises the SQS error of an invalid Host), a browser sent to the console, a plain ``GET /`` told
+        what this server is (``sqsemu.http.home``); None to go on."""
+        scope = call.scope
+        origin = call.header(b"origin")
+        fetch_site = call.header(b"sec-fetch-site")
+        if origin is not None or fetch_site is not None:
+            call.cors = self.cross_site.decide(origin, fetch_site, scope.get("scheme", "http"), call.host)
+            if call.cors and scope["method"] == "OPTIONS":
+                preflight = self.cross_site.preflight(scope["headers"], call.cors)
+                if preflight is not None:
+                    return 200, preflight, b""
+        host = call.host
+        if host is not None and self.check_host and host not in GOOD_HOSTS and not valid_host(host):
+            raise invalid_host(host)
+        accept = call.accept
+        if accept is not None and self.console_home and scope["method"] == "GET" and _browser_home(scope, accept):
+            return 307, _CONSOLE_REDIRECT, b""
+        if scope["method"] == "GET" and scope["path"] == "/" and not scope["query_string"] and call.target is None:
+            return self._home(scope, host)
+        return None
+
+    async def _run(self, call: _Call, body: bytes, watch_disconnect: Callable[[], asyncio.Future[None]]) -> bytes:
+        """Verify the signature (``--auth sigv4``), recognise the protocol and the action, run the call: its
+        encoded answer."""
+        if self.verifier is not None:
+            call.namespace = self.verifier.verify(call.scope, body)
+        detected = detect(call.scope["method"], call.target, call.content_type, call.scope["query_string"], body)
+        call.is_json = detected.protocol is Protocol.JSON
+        call.action = detected.action
+        return await self._dispatch(call, detected, body, watch_disconnect)
+
+    async def _committed(self) -> None:
+        """Durable mode: wait until the changes made so far are on disk (raises ``StoreError`` once the store
+        failed)."""
+        if self.store is not None:
+            await self.store.durable()
+
+    def _failed(self, call: _Call, exc: Exception) -> bytes:
+        """The error answer's body for ``exc`` (its status, code and ``x-amzn-query-error`` noted on ``call``): an
+        SQS error as itself, a non-SQS request without an action 404, a failed durable store or anything
+        unexpected (logged) ``InternalError``."""
+        if isinstance(exc, _UnknownOperationQuery):
+            call.status, call.query_json, call.error_code = 404, False, "UnknownOperationException"
+            return query.UNKNOWN_OPERATION_BODY
+        if isinstance(exc, SQSError):
+            error = exc
+        else:
+            if not isinstance(exc, StoreError):  # the store logged why, once; its changes are not on disk
+                logger.exception(
+                    "internal error handling %s (request id %s)", call.action or "request", call.request_id
+                )
+            error = InternalError("We encountered an internal error. Please try again.")
+        call.status, call.query_error, payload = self._render_error(
+            error, call.is_json, call.query_json, call.request_id
+        )
+        call.error_code = error.shape
+        return payload
+
+    def _respond(self, call: _Call, payload: bytes) -> Answer:
+        """The answer's status, headers (content type, request id, length, the Query error code, CORS) and body;
+        the call is counted and logged."""
+        content_type = _CT_JSON if call.is_json else _CT_QUERY_JSON if call.query_json else _CT_XML
         headers = [
-            (_CONTENT_TYPE, _CT_JSON if is_json else _CT_QUERY_JSON if query_json else _CT_XML),
-            (_REQUEST_ID, request_id.encode()),
+            (_CONTENT_TYPE, content_type),
+            (_REQUEST_ID, call.request_id.encode()),
             (_CONTENT_LENGTH, str(len(payload)).encode()),
         ]
-        if query_error is not None:
-            headers.append((_QUERY_ERROR, query_error))
-        if cors:
-            headers.extend(cors)
-        if observed:
-            self._observe(action, is_json, status, error_code, note, request_id, started)
-        return status, headers, payload
+        if call.query_error is not None:
+            headers.append((_QUERY_ERROR, call.query_error))
+        if call.cors:
+            headers.extend(call.cors)
+        self._observe(call, call.status, call.error_code)
+        return call.status, headers, payload
 
-    def _observe(
-        self,
-        action: str | None,
-        is_json: bool,
-        status: int,
-        error_code: str | None,
-        note: _CallNote | None,
-        request_id: str,
-        started: float,
-    ) -> None:
-        """Count the answered call (metrics) and log its access line (``--access-log``); ``started`` is the
-        ``perf_counter()`` of its arrival."""
-        seconds = perf_counter() - started
-        protocol = "json" if is_json else "query"
+    def _observe(self, call: _Call, status: int, error_code: str | None) -> None:
+        """Count the answered call (metrics) and log its access line (``--access-log``)."""
+        if not self.observed:
+            return
+        seconds = perf_counter() - call.started
+        protocol = "json" if call.is_json else "query"
+        action = call.action
         metrics = self.metrics
         if metrics is not None:
             label = action if action in OPERATIONS else UNKNOWN_ACTION
             metrics.requests.record(label, protocol, error_code or "ok", seconds)
-        if self.access is not None and note is not None:
+        if self.access is not None:
             self.access.sqs(
-                action, note.queue, protocol, status, error_code, note.messages, note.failed, seconds, request_id
+                action, call.queue, protocol, status, error_code, call.messages, call.failed, seconds, call.request_id
             )
 
     @staticmethod
@@ -612,9 +678,10 @@ class SQSApp:
         except OSError:
             pass
 
-    async def _inject(self, action: str, request: object, queue_path: tuple[str, str] | None) -> None:
-        """Offer the call to the fault rules: sleep, raise an injected error or ``_DropConnection``, or return."""
-        outcome = self.faults.decide(action, _fault_queue_name(request, queue_path))
+    async def _inject(self, action: str, queue: tuple[str, str] | None) -> None:
+        """Offer the call on ``queue`` (``(account, name)``, None for none) to the fault rules: sleep, raise an
+        injected error or ``_DropConnection``, or return."""
+        outcome = self.faults.decide(action, queue[1] if queue is not None else None)
         if outcome is None:
             return
         logger.debug("fault rule(s) %s fired on %s", ", ".join(outcome.rule_ids), action)
@@ -625,14 +692,14 @@ class SQSApp:
         if outcome.drop:
             raise _DropConnection
 
-    async def _lose_answer(self, realism: Realism, action: str, caller: Namespace, queue: str | None) -> None:
-        """Realism ``lost_answers`` (docs/realism.md): the call on ``queue`` ran; when its answer is to be lost,
-        commit the change (durable mode) and drop the connection unanswered (``_DropConnection``)."""
-        if not realism.lose_answer(caller, queue):
+    async def _lose_answer(self, realism: Realism, action: str, queue: Namespace, name: str) -> None:
+        """Realism ``lost_answers`` (docs/realism.md): the call on queue ``name`` of ``queue`` (the addressed
+        queue's account, in the caller's region) ran; when that queue's answers are to be lost, commit the change
+        (durable mode) and drop the connection unanswered (``_DropConnection``)."""
+        if not realism.lose_answer(queue, name):
             return
         logger.debug("realism: the answer of %s is lost", action)
-        if self.store is not None:
-            await self.store.durable()
+        await self._committed()
         raise _DropConnection
 
     def _home(self, scope: Scope, host: str | None) -> Answer:
@@ -652,22 +719,17 @@ class SQSApp:
 
     async def _dispatch(
         self,
-        scope: Scope,
+        call: _Call,
         detected: Detected,
         body: bytes,
-        authorization: str | None,
-        host: str | None,
-        trace: str | None,
-        request_id: str,
         watch_disconnect: Callable[[], asyncio.Future[None]],
-        query_json: bool = False,
-        namespace: Namespace | None = None,
-        note: _CallNote | None = None,
     ) -> bytes:
-        """Decode, run and encode one SQS call; ``query_json`` renders a Query response as JSON; ``namespace`` is
-        the caller's when a verified signature decided it (else it comes from the credential scope); ``note``,
-        when given, learns the queue and the message counts for the access line."""
+        """Decode, run and encode one SQS call (a Query response as JSON when ``call.query_json``); the caller's
+        namespace is ``call.namespace`` when a verified signature decided it, else the credential scope's; the
+        access line's queue and counts are noted on ``call``."""
         action = detected.action
+        scope = call.scope
+        authorization = call.authorization
         credential = credential_from_authorization(authorization) if authorization else None
         queue_path: tuple[str, str] | None = None
         if detected.protocol is Protocol.JSON:
@@ -690,33 +752,30 @@ class SQSApp:
             if credential is None:
                 credential = _presigned_credential(detected.params)
         config = self.config
-        caller = namespace or caller_namespace(credential, config)
-        if note is not None:
-            note.queue = _queue_label(request, queue_path, caller)
+        caller = call.namespace or caller_namespace(credential, config)
+        if self.access is not None:
+            addressed = _addressed(request, queue_path, caller)
+            call.queue = None if addressed is None else f"{addressed[0]}/{addressed[1]}"
         if self.faults.rules:
-            await self._inject(action, request, queue_path)
-        ctx = Context(
-            self.broker,
-            caller,
-            url_base(config, scope.get("scheme", "http"), host),
-            queue_path,
-            trace,
-            watch_disconnect,
-        )
+            await self._inject(action, _addressed(request, queue_path, caller))
+        base = url_base(config, scope.get("scheme", "http"), call.url_host())
+        ctx = Context(self.broker, caller, base, queue_path, call.trace, watch_disconnect)
         if operation.is_async:
             result = await operation.handler(ctx, request)  # type: ignore[misc]
         else:
             result = operation.handler(ctx, request)
-        if note is not None:
-            _count_messages(note, action, result)
+        if self.access is not None:
+            _count_messages(call, action, result)
         realism = self.broker.realism
         if realism is not None and realism.lossy:
-            await self._lose_answer(realism, action, caller, _fault_queue_name(request, queue_path))
+            addressed = _addressed(request, queue_path, caller)
+            if addressed is not None:
+                await self._lose_answer(realism, action, Namespace(addressed[0], caller.region), addressed[1])
         if detected.protocol is Protocol.JSON:
             return jsonproto.encode(result)
-        if query_json:
-            return query.encode_json(action, result, request_id)
-        return query.encode(action, result, request_id)
+        if call.query_json:
+            return query.encode_json(action, result, call.request_id)
+        return query.encode(action, result, call.request_id)
 
 
 _CONSOLE_REDIRECT = [(b"location", b"/_sqsemu/ui/"), (_CONTENT_LENGTH, b"0")]

@@ -86,12 +86,42 @@ class _Continue:
                     return stop.value  # type: ignore[no-any-return]
 
 
+class _AwsSpelling:
+    """The connection's transport as the ASGI cycle of an SQS call sees it: the response head it writes names the
+    request id ``x-amzn-RequestId``, as AWS spells it (Developer Guide, "Interpreting Amazon SQS JSON API
+    responses") and as the fast lane writes it; uvicorn writes every header name in lower case."""
+
+    __slots__ = ("_transport",)
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+
+    def write(self, data: bytes) -> None:
+        if data.startswith(b"HTTP/1.1 "):
+            data = data.replace(b"\r\nx-amzn-requestid: ", b"\r\nx-amzn-RequestId: ", 1)
+        self._transport.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+def _reraise(exc: BaseException) -> None:
+    raise exc
+
+
 class FastLaneProtocol(GuardedHttpToolsProtocol):
     """The guarded httptools protocol with the fast lane for SQS calls (see the module docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if not self.config.access_log:
+            # uvicorn's access lines are off (sqsemu writes its own): uvicorn would still write them, and the fast
+            # lane step aside for them, whenever the host program's logging gives "uvicorn.access" a handler
+            # (propagation switched back on, as under pytest): the fast lane was then silently off.
+            self.access_log = False
         self._sqs = sqs_app_of(self.app)
+        self._lane = self._sqs.lane if self._sqs is not None else None
+        self._fresh_context = bool(getattr(self.config, "reset_contextvars", False))  # uvicorn >= 0.53's option
         self._opening = False  # inside on_headers_complete: a task start there may be deferred
         self._deferred: RequestResponseCycle | None = None  # cycle waiting for its whole body (fast lane)
         self._gone: asyncio.Future[None] | None = None  # the last long poll's: completed when the connection is lost
@@ -109,7 +139,13 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         if self._opening and app is self.app and self._qualifies(cycle):
             self._deferred = cycle  # its app is self.app
             return
+        self._spell_as_aws(cycle, app)
         super()._start_asgi_task(cycle, app)
+
+    def _spell_as_aws(self, cycle: RequestResponseCycle, app: Any) -> None:
+        """An SQS call taking the ASGI cycle writes its request-id header as the fast lane does."""
+        if self._sqs is not None and app is self.app and not is_admin_path(cycle.scope["path"]):
+            cycle.transport = _AwsSpelling(cycle.transport)  # type: ignore[assignment]
 
     def _qualifies(self, cycle: RequestResponseCycle) -> bool:
         scope = cycle.scope
@@ -121,6 +157,7 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         """Hand the deferred request to uvicorn's ASGI cycle, with what was read of it so far."""
         cycle, self._deferred = self._deferred, None
         if cycle is not None:
+            self._spell_as_aws(cycle, self.app)
             super()._start_asgi_task(cycle, self.app)
 
     def on_body(self, body: bytes) -> None:
@@ -150,19 +187,28 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         cycle.body = bytearray()
         scope: Any = cycle.scope
         coro = app.answer(scope, headers.get, partial(app.given_body, body), self._watch_disconnect)
-        context = contextvars.copy_context()
+        # As uvicorn's own request tasks: a fresh context with its reset_contextvars option, else a copy.
+        context = contextvars.Context() if self._fresh_context else contextvars.copy_context()
         try:
             first = context.run(coro.send, None)
         except StopIteration as stop:
             self._write(cycle, stop.value)
             return
-        except BaseException:
+        except Exception:
             self.logger.exception("Exception in the SQS fast lane")
             cycle.response_started = True  # nothing more is written on this connection
             self.transport.close()
             return
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: the connection closes and the loop stops
+            cycle.response_started = True
+            self.transport.close()
+            # Raised here it would reach httptools, which turns whatever a callback raises into a parser error
+            # (answered 400 by uvicorn): raised from a callback of its own it stops the loop, as it does when it
+            # comes from uvicorn's own request tasks.
+            self.loop.call_soon(_reraise, exc)
+            return
         task = self.loop.create_task(self._finish(cycle, _Continue(coro, first)), context=context)
-        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(partial(self._finished, coro))
         self.tasks.add(task)
 
     async def _finish(self, cycle: RequestResponseCycle, rest: _Continue) -> None:
@@ -171,11 +217,23 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         except asyncio.CancelledError:
             self.transport.close()
             raise
-        except BaseException:
+        except Exception:
             self.logger.exception("Exception in the SQS fast lane")
             self.transport.close()
             return
+        except BaseException:  # KeyboardInterrupt, SystemExit: re-raised by the event loop
+            self.transport.close()
+            raise
         self._write(cycle, answer)
+
+    def _finished(self, coro: Any, task: asyncio.Task[None]) -> None:
+        """Done callback of a call that went on in a task. A task cancelled before its first step never resumed
+        the call: close the call's coroutine now (its ``finally`` clauses run: a long poll's waiter goes) and the
+        connection, which will get no answer."""
+        self.tasks.discard(task)
+        if coro.cr_frame is not None:
+            coro.close()
+            self.transport.close()
 
     def _watch_disconnect(self) -> asyncio.Future[None]:
         """A future completed when this connection is lost: made per call (a long poll calls it once, when it has
@@ -208,6 +266,9 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         cycle.response_started = True
         transport.write(b"".join(parts))
         cycle.response_complete = True
+        lane = self._lane
+        if lane is not None:
+            lane.answers += 1
         if not cycle.keep_alive:
             transport.close()
         cycle.on_response()

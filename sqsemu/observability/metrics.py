@@ -35,7 +35,8 @@ gauges. A queue whose messages never carried a MessageGroupId has no noisy group
 Per action: ``sqsemu_requests_total`` (labels ``action``, ``protocol``, ``outcome``: ``ok`` or the SQS error code)
 and ``sqsemu_request_duration_seconds`` (histogram; labels ``action``, ``protocol``). Server:
 ``sqsemu_long_polls_waiting``, ``sqsemu_open_connections``, ``sqsemu_timers_scheduled``, ``sqsemu_queues``,
-``sqsemu_info`` (labels ``version``, ``clock``, ``fidelity``, ``durable``; value 1) and, in durable mode,
+``sqsemu_info`` (labels ``version``, ``clock``, ``fidelity``, ``durable``, ``http_fast_lane``: ``on`` or ``off:
+<reason>``; value 1), ``sqsemu_fast_lane_answers_total`` (SQS calls the HTTP fast lane answered) and, in durable mode,
 ``sqsemu_durable_commit_duration_seconds`` and ``sqsemu_durable_commit_changes`` (histograms per group commit);
 plus prometheus-client's ``process_*`` metrics (CPU seconds, resident memory, open files; Linux).
 
@@ -50,6 +51,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from sqsemu.engine.message import MessageState
+from sqsemu.observability.fastlane import FastLaneState
 from sqsemu.observability.histogram import Histogram
 from sqsemu.observability.queuecounters import QueueCounters, QueueCounts
 from sqsemu.observability.requeststats import RequestStats
@@ -94,8 +96,16 @@ class Metrics:
     ``connections`` is set by the server once it listens (a function giving the number of open connections).
     """
 
-    def __init__(self, config: Config, broker: Broker, store: Store | None = None, version: str = "") -> None:
+    def __init__(
+        self,
+        config: Config,
+        broker: Broker,
+        store: Store | None = None,
+        version: str = "",
+        lane: FastLaneState | None = None,
+    ) -> None:
         self.broker = broker
+        self.lane = lane if lane is not None else FastLaneState()
         self.requests = RequestStats()
         self.queues = QueueCounters()
         broker.subscribe(self.queues)
@@ -324,7 +334,7 @@ class SqsemuCollector:
         yield durations
 
     def _server(self) -> Iterator[Metric]:
-        from prometheus_client.metrics_core import GaugeMetricFamily, HistogramMetricFamily
+        from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
         metrics = self.metrics
         broker = metrics.broker
@@ -343,11 +353,19 @@ class SqsemuCollector:
             value=len(broker.wheel),
         )
         yield GaugeMetricFamily("sqsemu_queues", "Queues, of every account and region.", value=len(queues))
+        labels = {**metrics.info, "http_fast_lane": metrics.lane.status}
         info = GaugeMetricFamily(
-            "sqsemu_info", "The server: version, clock, fidelity, durable mode (always 1).", labels=list(metrics.info)
+            "sqsemu_info",
+            "The server: version, clock, fidelity, durable mode, HTTP fast lane (always 1).",
+            labels=list(labels),
         )
-        info.add_metric(list(metrics.info.values()), 1)
+        info.add_metric(list(labels.values()), 1)
         yield info
+        yield CounterMetricFamily(
+            "sqsemu_fast_lane_answers",
+            "SQS calls answered by the HTTP fast lane (the rest took uvicorn's ASGI cycle).",
+            value=metrics.lane.answers,
+        )
         if metrics.commit_durations is not None and metrics.commit_changes is not None:
             commit_durations = HistogramMetricFamily(
                 "sqsemu_durable_commit_duration_seconds",

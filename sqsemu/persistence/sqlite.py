@@ -79,7 +79,7 @@ _SCHEMA = """
 CREATE TABLE queues (
     uid TEXT PRIMARY KEY, account TEXT NOT NULL, region TEXT NOT NULL, name TEXT NOT NULL, fifo INTEGER NOT NULL,
     attributes TEXT NOT NULL, tags TEXT NOT NULL, created_s INTEGER NOT NULL, last_modified_s INTEGER NOT NULL,
-    last_purge_ms INTEGER);
+    last_purge_ms INTEGER, delayed_attributes TEXT);
 CREATE TABLE messages (
     seq INTEGER PRIMARY KEY, queue_uid TEXT NOT NULL, message_id TEXT NOT NULL, body TEXT NOT NULL,
     message_attributes TEXT, system_attributes TEXT, trace_header TEXT, sender_id TEXT NOT NULL,
@@ -99,6 +99,9 @@ CREATE TABLE move_tasks (
 # Expired deduplication keys are deleted as batches commit; this index finds them without scanning the table. A
 # file made before it existed gets it when opened (older versions read a file with it unchanged).
 _DEDUP_EXPIRY_INDEX = "CREATE INDEX IF NOT EXISTS deduplication_expiry ON deduplication (expires_ms)"
+# SetQueueAttributes changes answered but not applied yet (realism's attribute_delay): JSON [[due_ms, {name:
+# value}], ...] or NULL. A file made before the column existed gets it when opened.
+_DELAYED_ATTRIBUTES_COLUMN = "ALTER TABLE queues ADD COLUMN delayed_attributes TEXT"
 # Pending work for one message: [full row to insert or None, changed columns or None, delete it]
 _Pending = list[Any]
 # SQLite's result codes (sqlite3.Error.sqlite_errorname, extended codes start with these) that mean the file or its
@@ -254,6 +257,7 @@ def _queue_row(queue: Queue) -> tuple[Any, ...]:
         queue.created_s,
         queue.last_modified_s,
         queue.last_purge_ms,
+        json.dumps(queue.delayed_attributes) if queue.delayed_attributes else None,
     )
 
 
@@ -373,6 +377,9 @@ class SQLiteStore:
                 )
             else:
                 connection.execute(_DEDUP_EXPIRY_INDEX)
+                columns = {row[1] for row in connection.execute("PRAGMA table_info(queues)")}
+                if "delayed_attributes" not in columns:
+                    connection.execute(_DELAYED_ATTRIBUTES_COLUMN)
         except sqlite3.Error as exc:
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
@@ -394,9 +401,9 @@ class SQLiteStore:
         db = self._db
         now = broker.clock.now_ms()
         queues: dict[str, Queue] = {}
-        for uid, account, region, name, fifo, attributes, tags, created, modified, purged in db.execute(
-            "SELECT uid, account, region, name, fifo, attributes, tags, created_s, last_modified_s, last_purge_ms "
-            "FROM queues ORDER BY rowid"
+        for uid, account, region, name, fifo, attributes, tags, created, modified, purged, delayed in db.execute(
+            "SELECT uid, account, region, name, fifo, attributes, tags, created_s, last_modified_s, last_purge_ms, "
+            "delayed_attributes FROM queues ORDER BY rowid"
         ):
             queues[uid] = broker.restore_queue(
                 Namespace(account, region),
@@ -408,6 +415,7 @@ class SQLiteStore:
                 created,
                 modified,
                 purged,
+                [(int(due), dict(values)) for due, values in json.loads(delayed)] if delayed else (),
             )
         for row in db.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages ORDER BY seq"):
             queue = queues.get(row[0])
@@ -620,9 +628,15 @@ class SQLiteStore:
                 self._fail(f"to record a deduplication key of queue {queue.name}", exc)
 
     def task_saved(self, task: MoveTask[Queue]) -> None:
-        """Journal: a move task's row (none for a task whose source queue is gone: its rows went with it)."""
+        """Journal: a move task's row (none for a task whose source queue is gone: its rows went with it); a task
+        pruned from memory (``task.forgotten``) has its row deleted."""
         if self._failure is None and not task.source.deleted:
             try:
+                if task.forgotten:  # pruned from memory: its row goes too
+                    self._tasks.pop(task.task_id, None)
+                    self._queue_ops.append(("forget_task", task.task_id))
+                    self._recorded()
+                    return
                 self._tasks[task.task_id] = (
                     task.task_id,
                     task.source.uid,

@@ -67,6 +67,12 @@ def connect_settings(connection: sqlite3.Connection, fsync: str) -> None:
         connection.execute(pragma)
 
 
+_SAVE_QUEUE = (
+    "INSERT OR REPLACE INTO queues (uid, account, region, name, fifo, attributes, tags, created_s, last_modified_s, "
+    "last_purge_ms, delayed_attributes) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
 def write_batch(db: sqlite3.Connection, batch: tuple[Any, ...], dedup_due: int | None) -> int | None:
     """Commit one batch of ``SQLiteStore._take`` in one transaction on ``db`` (autocommit mode); returns the
     earliest ``expires_ms`` among the deduplication rows now on disk (None: none), given it before the batch.
@@ -89,12 +95,14 @@ def write_batch(db: sqlite3.Connection, batch: tuple[Any, ...], dedup_due: int |
                 db.execute("DELETE FROM deduplication WHERE queue_uid=?", (uid,))
                 db.execute("DELETE FROM move_tasks WHERE source_uid=?", (uid,))
                 db.execute("DELETE FROM fifo_sequences WHERE queue_uid=?", (uid,))
+            elif op[0] == "forget_task":
+                db.execute("DELETE FROM move_tasks WHERE task_id=?", (op[1],))
             else:
                 row = op[1]
                 if op[0] == "purge":
                     db.execute("DELETE FROM messages WHERE queue_uid=?", (row[0],))
                     db.execute("DELETE FROM deduplication WHERE queue_uid=?", (row[0],))
-                db.execute("INSERT OR REPLACE INTO queues VALUES (?,?,?,?,?,?,?,?,?,?)", row)
+                db.execute(_SAVE_QUEUE, row)
         inserts, updates, deletes = [], [], []
         for seq, (row, changed, deleted) in messages.items():
             if deleted:

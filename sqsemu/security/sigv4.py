@@ -30,7 +30,11 @@ Checks, in order, and what each failure answers (:mod:`sqsemu.security.errors` h
    now earlier than <now - 15 min> (<now> - 15 min.)`` / ``Signature not yet current: ...``, as SQS answers; a
    presigned URL after ``X-Amz-Date + X-Amz-Expires``: RequestExpired (``Request has expired.``, HTTP 400), and one
    dated more than 15 minutes ahead: ``Signature not yet current``;
-5. a scope whose service is not ``sqs`` or whose date is not that of ``X-Amz-Date``, a signed
+5. an ``x-amz-*`` header sent but not signed (``X-Amz-Target`` above all: unsigned, it would let a captured request
+   be replayed as another action), or an unsigned ``Content-Type`` of a header-signed request (AWS General
+   Reference, "Create a canonical request for Signature Version 4"; botocore and the other SDKs sign both):
+   SignatureDoesNotMatch naming the header (the message is sqsemu's);
+6. a scope whose service is not ``sqs`` or whose date is not that of ``X-Amz-Date``, a signed
    ``X-Amz-Content-SHA256`` that is not the body's hash, or a signature that differs: SignatureDoesNotMatch.
 
 A verified request acts as the key's account (``Credential.account``) in the scope's region when that looks like a
@@ -181,6 +185,26 @@ def _query_parts(params: dict[str, str]) -> tuple[_Parts, int]:
     return parts, int(expires)
 
 
+_NOT_SIGNED_IN_QUERY = frozenset(("x-amz-date", "x-amz-security-token", "x-amz-content-sha256"))
+
+
+def _check_signed_headers(scope: Scope, parts: _Parts, presigned: bool) -> None:
+    """Every ``x-amz-*`` header the request carries, and (header-signed) its ``Content-Type``, must be among the
+    signed headers (AWS General Reference, "Create a canonical request for Signature Version 4": the canonical
+    headers must include ``host``, ``Content-Type`` when present and any ``x-amz-*`` header the request includes).
+    Otherwise a captured request could be replayed, within its 15 minutes, with another ``X-Amz-Target`` (another
+    action on the same body). Raises SignatureDoesNotMatch naming the header."""
+    signed = set(parts.signed_headers)
+    unsigned = {raw.decode("latin-1").lower() for raw, _ in scope["headers"]} - signed
+    for name in sorted(unsigned):
+        if name.startswith("x-amz-") and not (presigned and name in _NOT_SIGNED_IN_QUERY):
+            raise SignatureDoesNotMatch(f"The header {name} is not among the SignedHeaders; every x-amz-* header "
+                                        "sent must be signed.")  # fmt: skip
+    if "content-type" in unsigned and not presigned:
+        raise SignatureDoesNotMatch("The header content-type is not among the SignedHeaders; it must be signed "
+                                    "when sent.")  # fmt: skip
+
+
 class SigV4Verifier:
     """Verifies requests against ``config.credentials`` (module docstring); ``now`` is the wall clock (epoch s)."""
 
@@ -257,6 +281,7 @@ class SigV4Verifier:
                 f"Signature expired: {parts.amz_date} is now earlier than {_stamp(now - SKEW_S)} "
                 f"({_stamp(now)} - 15 min.)"
             )
+        _check_signed_headers(scope, parts, presigned)
         if parts.service != SERVICE:
             raise SignatureDoesNotMatch(f"Credential should be scoped to correct service: '{SERVICE}'.")
         if parts.scope_date != parts.amz_date[:8]:

@@ -126,6 +126,11 @@ class _DriverState:
             names = (*names, *(name for name in FIFO_ATTRIBUTES if name not in names))
         self.attribute_names = names
         self.lock = threading.Lock()
+        # Held by a renewal from choosing its receipt handles until its call is answered, and taken by whatever
+        # deletes (acknowledge) or releases messages: a renewal never lands after the delete or the release of a
+        # message it chose (a late renewal would hide a released message for a whole visibility timeout again).
+        # Taken before ``lock`` when both are.
+        self.renewing = threading.Lock()
         self.pending: dict[int, list[dict[str, Any]]] = {}  # seq -> received, not yet acknowledged messages
         # seq -> time.monotonic() by which the batch's messages turn visible unless renewed (a lower bound: taken
         # from before the receiving started, or before the last renewal)
@@ -334,7 +339,7 @@ class SQSStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _acknowledge(self, upto: int) -> None:
         """Delete the messages of every held batch numbered <= ``upto`` (Spark has committed them)."""
         state = self._driver()
-        with state.lock:
+        with state.renewing, state.lock:  # a renewal under way ends first; later ones no longer see these
             done = sorted(key for key in state.pending if key <= upto)
             messages = [m for key in done for m in state.pending.pop(key)]
             for key in done:
@@ -372,7 +377,12 @@ class SQSStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _renew_due(self, state: _DriverState, period: float) -> None:
         """Push ``visibilityTimeout`` seconds ahead the visibility of the held messages that would turn visible
-        within two periods and a second (before the wake-up after next could renew them); leave the others."""
+        within two periods and a second (before the wake-up after next could renew them); leave the others. Holds
+        ``state.renewing`` throughout (see there)."""
+        with state.renewing:
+            self._renew_held(state, period)
+
+    def _renew_held(self, state: _DriverState, period: float) -> None:
         timeout = self.options.read.visibility_timeout
         now = time.monotonic()
         horizon = now + 2 * period + 1.0
@@ -400,9 +410,10 @@ class SQSStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if not messages:
             return
         try:
-            change_visibility(
-                state.client, state.queue_url, [m["ReceiptHandle"] for m in messages], 0, state.concurrency
-            )
+            with state.renewing:  # after any renewal that chose them: released last, they are visible
+                change_visibility(
+                    state.client, state.queue_url, [m["ReceiptHandle"] for m in messages], 0, state.concurrency
+                )
         except Exception as exc:  # they come back after their visibility timeout anyway
             log.warning("sqs stream reader %s: releasing %d messages failed: %s", state.run, len(messages), exc)
 

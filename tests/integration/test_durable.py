@@ -257,6 +257,34 @@ def test_queue_changes_after_a_restart_are_kept_too(durable: Durable) -> None:
     assert durable.url("second").endswith("/second")
 
 
+def test_an_answered_delayed_attribute_change_survives_sigkill_before_it_takes_effect(durable: Durable) -> None:
+    # Realism's attribute_delay holds an answered SetQueueAttributes back for 30 s (docs/realism.md): the answer
+    # promises the change, so it is on disk before the answer and a restart applies it when due.
+    durable.start("--realism", "attribute_delay=30")
+    url = durable.sqs.create_queue(QueueName="late-change")["QueueUrl"]
+    durable.sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "100", "DelaySeconds": "7"})
+    due_ms = durable.now_ms() + 30_000
+    durable.restart("sigkill", "--realism", "attribute_delay=30")
+    url = durable.url("late-change")
+    names = ["VisibilityTimeout", "DelaySeconds"]
+    assert durable.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"] == {
+        "VisibilityTimeout": "30",
+        "DelaySeconds": "0",
+    }
+    durable.advance_to(due_ms + 1)
+    assert durable.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"] == {
+        "VisibilityTimeout": "100",
+        "DelaySeconds": "7",
+    }
+    # Applied, it is the queue's own value: a restart keeps it, and applies nothing twice.
+    durable.restart("sigkill")
+    url = durable.url("late-change")
+    assert durable.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"] == {
+        "VisibilityTimeout": "100",
+        "DelaySeconds": "7",
+    }
+
+
 def test_data_dir_from_the_environment(durable: Durable) -> None:
     durable.start(env={"SQSEMU_DATA_DIR": str(durable.data_dir)}, data_dir_flag=False)
     durable.sqs.create_queue(QueueName="from-env")

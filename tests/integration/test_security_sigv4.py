@@ -159,6 +159,23 @@ def test_a_header_signature_older_than_15_minutes_is_refused(auth_server: Server
     assert "<Code>SignatureDoesNotMatch</Code>" in resp.text and "Signature expired:" in resp.text
 
 
+def test_a_captured_request_cannot_be_replayed_as_another_action(make_client: Any, auth_server: ServerProcess) -> None:
+    # A request whose signature leaves X-Amz-Target (and Content-Type) out: its body is signed, its action is
+    # not. Replayed with another target it would run that action; every x-amz-* header sent must be signed.
+    sqs = make_client()
+    url = sqs.create_queue(QueueName=f"replayed-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+    request = AWSRequest(method="POST", url=f"{auth_server.endpoint_url}/", data=json.dumps({"QueueUrl": url}))
+    sign(request)  # host and x-amz-date only
+    request.headers["Content-Type"] = "application/x-amz-json-1.0"
+    request.headers["X-Amz-Target"] = "AmazonSQS.DeleteQueue"
+    resp = send(auth_server, request)
+    assert resp.status == 403, resp.text
+    assert resp.headers["x-amzn-query-error"] == "SignatureDoesNotMatch;Sender"
+    assert "x-amz-target" in resp.json()["message"]
+    assert sqs.get_queue_url(QueueName=url.rsplit("/", 1)[1])["QueueUrl"] == url
+    sqs.delete_queue(QueueUrl=url)
+
+
 # ------------------------------------------------------------------------------------------------ presigned URLs
 
 

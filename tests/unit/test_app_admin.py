@@ -50,10 +50,14 @@ def test_clock_system() -> None:
     assert "not manual" in resp.json()["error"]
 
 
-def test_unknown_admin_path() -> None:
+def test_unknown_admin_path_and_method_are_answered_in_json() -> None:
     clock = SystemClock()
     app = create_app(Config(), Broker(clock), clock)
-    assert _get(app, "/_sqsemu/nothing").status == 404
+    resp = _get(app, "/_sqsemu/nothing")
+    assert (resp.status, resp.headers["content-type"], resp.json()) == (404, "application/json", {"error": "Not Found"})
+    resp = asyncio.run(call_asgi(app, "DELETE", "/_sqsemu/clock", {"Host": "h"}))
+    assert (resp.status, resp.json()) == (405, {"error": "Method Not Allowed"})
+    assert set(resp.headers["allow"].split(", ")) == {"GET", "HEAD"}
 
 
 def _driven(broker: Broker, clock: ManualClock) -> bool:

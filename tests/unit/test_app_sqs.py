@@ -530,3 +530,36 @@ def test_query_batch_result_with_only_failures(app: tuple[Any, Broker]) -> None:
     result = xml(query_call(app[0], params)).find(NS + "SendMessageBatchResult")
     assert result is not None
     assert [child.tag for child in result] == [NS + "BatchResultErrorEntry"]
+
+
+class _LateTimers(ManualClock):
+    """A clock whose time moves on before its due timers have run: what the event loop does when a request and a
+    timer become ready in one wake-up and the request's callback runs first."""
+
+    def pass_without_timers(self, seconds: float) -> None:
+        self._now += int(seconds * 1000)
+
+
+def test_calls_see_the_queue_as_the_clock_has_it_even_before_due_timers_ran() -> None:
+    clock = _LateTimers(START_MS)
+    app, broker = make_app(broker=Broker(clock))
+    fifo = json.loads(
+        json_call(app, "CreateQueue", {"QueueName": "late.fifo", "Attributes": {"FifoQueue": "true"}}).body
+    )
+    plain = json.loads(json_call(app, "CreateQueue", {"QueueName": "late"}).body)
+    for url, extra in (
+        (fifo["QueueUrl"], {"MessageGroupId": "g", "MessageDeduplicationId": "d"}),
+        (plain["QueueUrl"], {}),
+    ):
+        assert json_call(app, "SendMessage", {"QueueUrl": url, "MessageBody": "m", **extra}).status == 200
+    handles = []
+    for url in (fifo["QueueUrl"], plain["QueueUrl"]):
+        got = json.loads(json_call(app, "ReceiveMessage", {"QueueUrl": url, "VisibilityTimeout": 1}).body)
+        handles.append(got["Messages"][0]["ReceiptHandle"])
+    clock.pass_without_timers(2)  # both visibility timeouts ran out; their timers have not run yet
+    # The FIFO receipt has expired (docs/behaviour.md 2.10) ...
+    deleted = json_call(app, "DeleteMessage", {"QueueUrl": fifo["QueueUrl"], "ReceiptHandle": handles[0]})
+    assert deleted.status == 400 and "The receipt handle has expired." in deleted.body.decode()
+    # ... and the standard queue's message is visible again.
+    again = json.loads(json_call(app, "ReceiveMessage", {"QueueUrl": plain["QueueUrl"]}).body)
+    assert [m["Body"] for m in again["Messages"]] == ["m"]

@@ -144,3 +144,20 @@ def test_kms_and_sqs_managed_encryption(engine: Engine) -> None:
     assert attrs["KmsDataKeyReusePeriodSeconds"] == "300"
     with pytest.raises(InvalidAttributeName, match="one type of server-side encryption"):
         engine.broker.set_queue_attributes(q, {"KmsMasterKeyId": "k", "SqsManagedSseEnabled": "true"})
+
+
+def test_a_deleted_queue_is_not_kept_alive_by_its_retention_timer(engine: Engine) -> None:
+    import gc
+    import weakref
+
+    queue = engine.queue("short-lived")
+    engine.send(queue, "m")  # arms the retention timer, four days ahead
+    before = len(engine.broker.wheel)
+    engine.broker.delete_queue(queue)
+    alive = weakref.ref(queue)
+    del queue
+    gc.collect()
+    assert alive() is None
+    assert len(engine.broker.wheel) == before  # the entry itself lapses at its deadline
+    engine.clock.advance(4 * 86400 + 1)  # and then does nothing
+    assert len(engine.broker.wheel) == 0

@@ -6,6 +6,7 @@ bodies, ``Expect: 100-continue``, pipelining behind a waiting call) are still an
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -23,11 +24,30 @@ DEFAULT = Namespace("000000000000", "us-east-1")
 
 
 class FakeTransport:
-    """Just enough of an asyncio transport for uvicorn's protocol; keeps every write apart."""
+    """Just enough of an asyncio transport for uvicorn's protocol; keeps every write apart. Like a socket
+    transport it hands received bytes over in reads of at most 64 KiB, and none while reading is paused (they
+    wait, and follow when it resumes): a protocol that pauses reading and waits for more bytes never gets them."""
+
+    READ_SIZE = 64 * 1024
 
     def __init__(self) -> None:
         self.writes: list[bytes] = []
         self.closed = False
+        self.reading = True
+        self.incoming = b""
+        self.protocol: Any = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def receive(self, data: bytes) -> None:
+        """Bytes from the client: handed to the protocol from the loop, read by read."""
+        self.incoming += data
+        assert self.loop is not None
+        self.loop.call_soon(self._pump)
+
+    def _pump(self) -> None:
+        while self.reading and self.incoming and not self.closed:
+            chunk, self.incoming = self.incoming[: self.READ_SIZE], self.incoming[self.READ_SIZE :]
+            self.protocol.data_received(chunk)
 
     def write(self, data: bytes) -> None:
         assert not self.closed
@@ -40,10 +60,12 @@ class FakeTransport:
         return self.closed
 
     def pause_reading(self) -> None:
-        pass
+        self.reading = False
 
     def resume_reading(self) -> None:
-        pass
+        self.reading = True
+        if self.incoming and self.loop is not None:
+            self.loop.call_soon(self._pump)
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
         return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 9324)}.get(name, default)
@@ -60,10 +82,11 @@ class Conn:
             config=config, server_state=state, app_state={}, _loop=loop
         )
         self.transport = FakeTransport()
+        self.transport.protocol, self.transport.loop = self.protocol, loop
         self.protocol.connection_made(self.transport)  # type: ignore[arg-type]
 
     def feed(self, data: bytes) -> None:
-        self.loop.call_soon(self.protocol.data_received, data)  # the server reads inside the running loop
+        self.transport.receive(data)  # the server reads inside the running loop
         self.settle()
 
     def settle(self) -> None:
@@ -235,10 +258,13 @@ def test_requests_that_do_not_qualify_are_answered_the_asgi_way(loop: asyncio.Ab
             "PurgeQueue", {"QueueUrl": URL}, extra=b"Origin: https://evil.example\r\nSec-Fetch-Site: cross-site\r\n"
         )
     )
-    (s1, _, _), (s2, _, _), (s3, _, b3) = conn.answers()
+    conn.feed(json_request("CreateQueue", {"QueueName": "proxied"}, extra=b"X-Forwarded-Proto: https\r\n"))
+    (s1, _, _), (s2, _, _), (s3, _, b3), (s4, _, b4) = conn.answers()
     assert (s1, s2) == (200, 200)
     assert b"HTTP/1.1 100 Continue" in b"".join(conn.transport.writes)
     assert s3 == 403 and "AccessDenied" in b3.decode()
+    assert s4 == 200 and json.loads(b4)["QueueUrl"].startswith("https://")
+    assert app.lane.answers == 0  # every one of them took the ASGI cycle
     assert counts(loop, app, state) == (2, 0)
 
 
@@ -263,3 +289,96 @@ def test_a_waiting_call_cancelled_at_shutdown_closes_its_connection(
     assert task.cancelled() and conn.transport.closed and conn.transport.writes == []
     send(loop, app, state, "after")
     assert counts(loop, app, state) == (1, 0)
+
+
+def test_a_waiting_call_cancelled_before_its_task_first_ran_closes_its_connection_and_leaves_no_waiter(
+    loop: asyncio.AbstractEventLoop, served: Any
+) -> None:
+    app, broker, state = served
+    conn = Conn(loop, app, state)
+    waiting: list[int] = []
+
+    def read_and_cancel() -> None:
+        conn.protocol.data_received(json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20}))
+        waiting.append(broker.get_queue(DEFAULT, "q").waiters.waiting_count())
+        [task] = state.tasks  # made, not run yet: cancelled before its first step (a shutdown at that moment)
+        task.cancel()
+        tasks.append(task)
+
+    tasks: list[asyncio.Task[None]] = []
+    loop.call_soon(read_and_cancel)
+    conn.settle()
+    [task] = tasks
+    assert waiting == [1]
+    assert task.cancelled() and conn.transport.closed and conn.transport.writes == []
+    assert broker.get_queue(DEFAULT, "q").waiters.waiting_count() == 0
+    assert not state.tasks
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
+def test_a_keyboard_interrupt_or_system_exit_in_a_call_is_not_swallowed(
+    loop: asyncio.AbstractEventLoop, served: Any, monkeypatch: pytest.MonkeyPatch, stop: type[BaseException]
+) -> None:
+    app, _, state = served
+
+    async def stopping(*args: Any) -> Any:
+        raise stop
+
+    monkeypatch.setattr(app, "answer", stopping)
+    conn = Conn(loop, app, state)
+    loop.call_soon(conn.protocol.data_received, json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "x"}))
+    with pytest.raises(stop):  # out of the event loop, as from uvicorn's own request tasks
+        for _ in range(3):
+            loop.run_until_complete(asyncio.sleep(0))
+    assert conn.transport.closed and conn.transport.writes == []
+
+
+@pytest.mark.parametrize("reset", [False, True])
+def test_calls_run_in_a_fresh_context_when_uvicorn_resets_context_variables(
+    loop: asyncio.AbstractEventLoop, served: Any, monkeypatch: pytest.MonkeyPatch, reset: bool
+) -> None:
+    app, _, state = served
+    leaked: contextvars.ContextVar[str] = contextvars.ContextVar("leaked", default="fresh")
+    seen: list[str] = []
+    answer = app.answer
+
+    async def noting(*args: Any) -> Any:
+        seen.append(leaked.get())
+        return await answer(*args)
+
+    monkeypatch.setattr(app, "answer", noting)
+    config = uvicorn.Config(app, lifespan="off", log_level="critical", access_log=False, reset_contextvars=reset)
+    config.load()
+    protocol = fast_lane_protocol(30.0, 64 * 1024)(config=config, server_state=state, app_state={}, _loop=loop)
+    transport = FakeTransport()
+    protocol.connection_made(transport)  # type: ignore[arg-type]
+    context = contextvars.copy_context()
+    context.run(leaked.set, "set by the lifespan")
+    loop.call_soon(
+        context.run, protocol.data_received, json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "x"})
+    )
+    for _ in range(3):
+        loop.run_until_complete(asyncio.sleep(0))
+    assert seen == ["fresh" if reset else "set by the lifespan"]
+    assert len(transport.writes) == 1
+
+
+def test_trace_logging_turns_the_fast_lane_off_with_one_warning_that_says_why(
+    loop: asyncio.AbstractEventLoop, caplog: pytest.LogCaptureFixture
+) -> None:
+    # uvicorn wraps the app in its message logger at --log-level trace: the fast lane could not see the app.
+    from sqsemu.http.protocol import GuardedHttpToolsProtocol
+    from sqsemu.server import _http_protocol
+
+    async def build() -> Any:
+        return make_app(Config(log_level="trace"))[0]
+
+    app = loop.run_until_complete(build())
+    with caplog.at_level("WARNING", logger="sqsemu.http"):
+        http = _http_protocol(app.config, app)
+    reason = "--log-level trace wraps the app in uvicorn's message logger"
+    assert app.lane.status == f"off: {reason}"
+    assert [r.getMessage() for r in caplog.records] == [
+        f"HTTP fast lane off: {reason}; every request takes the ASGI path"
+    ]
+    assert issubclass(http, GuardedHttpToolsProtocol) and not issubclass(http, FastLaneProtocol)

@@ -12,6 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from sqsemu.config import Config
 from sqsemu.engine.message import ReceiptEntry
+from sqsemu.observability.fastlane import NOT_SERVED
 from sqsemu.observability.histogram import INF, Histogram
 from sqsemu.observability.metrics import Metrics
 from sqsemu.observability.requeststats import RequestStats
@@ -132,7 +133,9 @@ def test_the_collector_reads_gauges_and_counters(engine: Engine) -> None:
     assert value(samples, "sqsemu_queues") == 4
     assert value(samples, "sqsemu_long_polls_waiting") == 0
     assert value(samples, "sqsemu_timers_scheduled") == len(broker.wheel)
-    assert value(samples, "sqsemu_info", version="9.9.9", clock="manual", fidelity="relaxed", durable="false") == 1
+    info = {"version": "9.9.9", "clock": "manual", "fidelity": "relaxed", "durable": "false"}
+    assert value(samples, "sqsemu_info", **info, http_fast_lane=NOT_SERVED) == 1
+    assert value(samples, "sqsemu_fast_lane_answers_total") == 0
     assert not any(name.startswith("sqsemu_durable_") for name, _ in samples)
     assert not any(name == "sqsemu_open_connections" for name, _ in samples)
 

@@ -129,3 +129,21 @@ def test_encode_errors() -> None:
     status, header, body = jp.encode_error(MissingParameter.named("QueueUrl"))
     assert (status, header) == (400, b"MissingParameter;Sender")
     assert json.loads(body)["__type"] == "com.amazon.coral.service#MissingRequiredParameterException"
+
+
+@pytest.mark.parametrize(
+    ("literal", "error", "shown"),
+    [
+        (b"9223372036854775808", None, None),  # 2**63: still an integer, the engine's range rule answers
+        (b"18446744073709551616", InvalidParameterValue, "Value 1.8446744073709552e+19 "),
+        (b"1" + b"0" * 400, SerializationError, "The request body is not valid JSON."),
+    ],
+)
+def test_integers_beyond_64_bits_as_behaviour_10_18_says(literal: bytes, error: type | None, shown: str | None) -> None:
+    body = b'{"QueueUrl": "q", "MessageBody": "m", "DelaySeconds": ' + literal + b"}"
+    if error is None:
+        assert jp.decode(s.SendMessageRequest, body).delay_seconds == int(literal)  # type: ignore[attr-defined]
+        return
+    with pytest.raises(error) as caught:
+        jp.decode(s.SendMessageRequest, body)
+    assert shown is not None and shown in caught.value.message  # type: ignore[attr-defined]

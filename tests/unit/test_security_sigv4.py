@@ -180,6 +180,30 @@ def test_unsigned_headers_may_change() -> None:
     assert SigV4Verifier(CONFIG, now=lambda: NOW).verify(scope, body) == Namespace(ACCOUNT, "us-east-1")
 
 
+@pytest.mark.parametrize(
+    ("added", "named"),
+    [
+        ({"X-Amz-Target": "AmazonSQS.DeleteQueue", "Content-Type": "application/x-amz-json-1.0"}, "x-amz-target"),
+        ({"Content-Type": FORM}, "content-type"),
+        ({"X-Amz-Security-Token": "token"}, "x-amz-security-token"),
+    ],
+)
+def test_an_x_amz_or_content_type_header_sent_but_not_signed_is_refused(added: dict[str, str], named: str) -> None:
+    # Signed with no header but host and x-amz-date: valid as far as it goes, but the action (X-Amz-Target) and the
+    # content type are not covered, so a captured request could be replayed as another action.
+    request = signed(headers={}, body=b"Action=ListQueues")
+    for name, value in added.items():
+        request.headers[name] = value
+    error = refused(request, SignatureDoesNotMatch)
+    assert named in error.message
+
+
+def test_a_presigned_url_needs_no_signed_content_type() -> None:
+    request = signed(method="GET", url="http://localhost:9324/?Action=ListQueues", headers={}, body=b"", expires=60)
+    request.headers["Content-Type"] = FORM
+    assert verify(request) == Namespace(ACCOUNT, "us-east-1")
+
+
 def test_a_header_signed_request_older_or_newer_than_15_minutes_is_refused_as_sqs_does() -> None:
     error = refused(signed(), SignatureDoesNotMatch, now=NOW + 15 * 60 + 1)
     assert error.message == (

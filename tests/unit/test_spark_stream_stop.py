@@ -96,3 +96,54 @@ def test_only_batches_whose_timeout_runs_out_soon_are_renewed(server: SQSServer)
     assert min(renewed) > max(untouched) + 1  # batch 1 got 60 s from now; batch 2 still counts from its receipt
     assert state.expires[1] > now + 60 and state.expires[2] == now + 100
     reader.stop()
+
+
+@pytest.mark.parametrize("ends", ["commit", "release"])
+def test_a_renewal_under_way_lands_before_the_delete_or_release_of_its_messages(
+    server: SQSServer, monkeypatch: pytest.MonkeyPatch, ends: str
+) -> None:
+    # The renewing thread chooses its receipt handles, then calls ChangeMessageVisibilityBatch; a commit (delete)
+    # or a release (visibility 0) of the same messages meanwhile must land after it, or the renewal would act on
+    # deleted messages or hide released ones again for a whole visibility timeout.
+    from sqsemu.spark import client as sqs_client
+    from sqsemu.spark import stream
+
+    _, reader = _reader_on(server, f"renew-race-{ends}", 10)
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, reader.getDefaultReadLimit())
+    state = reader._driver()
+    landed: list[str] = []
+    chosen, go, ended = threading.Event(), threading.Event(), threading.Event()
+    real_change, real_delete = sqs_client.change_visibility, sqs_client.delete_messages
+
+    def change(client: object, url: str, handles: list[str], timeout: int, concurrency: int = 1) -> object:
+        if threading.current_thread().name == "renewer":
+            chosen.set()
+            go.wait(10)
+            landed.append("renew")
+        else:
+            landed.append("release")
+            ended.set()
+        return real_change(client, url, handles, timeout, concurrency=concurrency)
+
+    def delete(client: object, url: str, handles: list[str], concurrency: int = 1) -> object:
+        landed.append("delete")
+        ended.set()
+        return real_delete(client, url, handles, concurrency=concurrency)
+
+    monkeypatch.setattr(stream, "change_visibility", change)
+    monkeypatch.setattr(stream, "delete_messages", delete)
+    renewer = threading.Thread(target=reader._renew_due, args=(state, 1000.0), name="renewer")
+    renewer.start()
+    assert chosen.wait(10)
+    if ends == "commit":
+        other = threading.Thread(target=reader.commit, args=(end,))
+    else:
+        other = threading.Thread(target=reader._release, args=(state, state.pending[1]))
+    other.start()
+    ended.wait(2)  # without the renewal lock the delete or release lands now, before the renewal
+    go.set()
+    renewer.join(10)
+    other.join(10)
+    assert landed == ["renew", "delete" if ends == "commit" else "release"]
+    reader.stop()

@@ -25,6 +25,7 @@ from sqsemu.clock import ManualClock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker, Queue
 from sqsemu.engine.message import Message, MessageAttributeValue, MessageState, SendEntry
+from sqsemu.engine.redrive import KEEP_FINISHED
 from sqsemu.persistence import StoreError
 from sqsemu.persistence.sqlite import FILE_NAME, SQLiteStore
 from tests.unit.engine_helpers import NS, START_MS, Engine
@@ -343,6 +344,60 @@ def test_dead_lettered_messages_and_move_tasks_are_restored(node: Node, data_dir
         (task,) = node.broker.move_tasks.list(node.get("dlq").arn, 10)
         assert task["Status"] == "COMPLETED"
         assert node.counts(node.get("src")) == (5, 0, 0)
+    finally:
+        node.close()
+
+
+def test_move_tasks_pruned_from_memory_are_deleted_from_the_file(node: Node, data_dir: Path) -> None:
+    dlq = node.queue("dlq")
+    node.queue("src", RedrivePolicy=json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1}))
+    started = []
+    for _ in range(KEEP_FINISHED + 3):
+        started.append(node.clock.now_ms())
+        node.broker.start_message_move_task(NS, dlq.arn, None, 1)
+        node.advance(1)  # the source is empty: the task completes at its first tick
+    node.commit()
+    kept = [task["StartedTimestamp"] for task in node.broker.move_tasks.list(dlq.arn, 10)]
+    assert sorted(kept) == started[-KEEP_FINISHED:]
+    assert len(rows(data_dir, "SELECT task_id FROM move_tasks")) == KEEP_FINISHED
+    node = restart(node, data_dir)
+    try:
+        listed = node.broker.move_tasks.list(node.get("dlq").arn, 10)
+        assert [task["StartedTimestamp"] for task in listed] == kept
+    finally:
+        node.close()
+
+
+def test_a_delayed_attribute_change_is_journaled_and_applied_after_a_restart(node: Node, data_dir: Path) -> None:
+    node.broker.set_realism("attribute_delay=10", 1)
+    queue = node.queue("late")
+    node.broker.set_queue_attributes(queue, {"VisibilityTimeout": "45"})
+    node.commit()  # what the answer waits for in durable mode
+    node.store.close(commit=False)  # a kill: nothing more is written
+    node = Node(data_dir, START_MS + 5_000)
+    try:
+        assert node.get("late").attributes["VisibilityTimeout"] == "30"
+        node.advance(5)
+        assert node.get("late").attributes["VisibilityTimeout"] == "45"
+        node.commit()
+        assert rows(data_dir, "SELECT delayed_attributes FROM queues") == [(None,)]
+    finally:
+        node.close()
+
+
+def test_a_file_without_the_delayed_attributes_column_gets_it(node: Node, data_dir: Path) -> None:
+    node.queue("old")
+    node.close()
+    connection = sqlite3.connect(data_dir / FILE_NAME)
+    connection.execute("ALTER TABLE queues DROP COLUMN delayed_attributes")
+    connection.commit()
+    connection.close()
+    node = Node(data_dir)
+    try:
+        assert node.get("old").name == "old"
+        node.broker.set_queue_attributes(node.get("old"), {"DelaySeconds": "3"})
+        node.commit()
+        assert rows(data_dir, "SELECT name, delayed_attributes FROM queues") == [("old", None)]
     finally:
         node.close()
 
@@ -780,6 +835,30 @@ def test_requests_are_answered_internal_error_once_the_store_failed(
     finally:
         broker.close()
         store.close()
+
+
+def test_a_server_thread_stops_itself_once_its_store_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As ``sqsemu`` stops with exit status 3 (``sqsemu.server.run``), a ServerThread whose store failed stops: its
+    state is ahead of the file, and a test harness must not go on talking to it."""
+    from sqsemu.config import Config
+    from sqsemu.persistence import sqlite as sqlite_module
+    from sqsemu.server import STORE_FAILED_EXIT_STATUS, ServerThread
+    from tests.integration.harness.raw import raw_request
+
+    with ServerThread(Config(host="127.0.0.1", clock="manual", data_dir=str(tmp_path / "data"))) as server:
+        headers = {"X-Amz-Target": "AmazonSQS.CreateQueue", "Content-Type": "application/x-amz-json-1.0"}
+        created = raw_request(server.endpoint_url, "POST", "/", b'{"QueueName": "q"}', headers)
+        assert created.status == 200 and server.exit_status == 0
+
+        def broken(attributes: dict[str, MessageAttributeValue]) -> str | None:
+            raise MemoryError("no memory for the row")
+
+        monkeypatch.setattr(sqlite_module, "_attributes_json", broken)
+        headers["X-Amz-Target"] = "AmazonSQS.SendMessage"
+        body = json.dumps({"QueueUrl": created.json()["QueueUrl"], "MessageBody": "m"}).encode()
+        assert raw_request(server.endpoint_url, "POST", "/", body, headers).status == 500
+        assert server.join(timeout=20)
+        assert server.exit_status == STORE_FAILED_EXIT_STATUS
 
 
 # ------------------------------------------------------------------------------------------------ growth
