@@ -6,7 +6,8 @@ it has imported Starlette, the admin routes or the web console: :class:`AdminApp
 routes, the console, ``/metrics``) when the first request for anything else arrives. That request pays for the
 imports once (tens of milliseconds); the SQS path never needs them.
 
-``/health`` answers ``{"status": "ok", "version": "<sqsemu version>", "clock": "system"|"manual"}`` (HTTP 200,
+``/health`` answers ``{"status": "ok", "version": "<sqsemu version>", "clock": "system"|"manual", "build": "compiled
+(mypyc)"|"pure Python: <reason>"}`` (HTTP 200, ``build`` from :func:`sqsemu.compiled.status`,
 ``Content-Type: application/json``), the same document and headers the admin app's own ``/health`` route answers
 (it serves the requests this shortcut leaves to it: other methods (405) and requests with a body, which the
 admin body cap checks). The README's "Options" and "Security" sections list what ``/health`` answers and who may
@@ -19,7 +20,7 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from sqsemu import __version__
+from sqsemu import __version__, compiled
 from sqsemu.clock import Clock, ManualClock
 
 if TYPE_CHECKING:
@@ -51,8 +52,9 @@ def clock_mode(clock: Clock) -> str:
 
 
 def health_document(clock: Clock) -> dict[str, str]:
-    """What ``GET /health`` answers: ``{"status": "ok", "version", "clock"}``."""
-    return {"status": "ok", "version": package_version(), "clock": clock_mode(clock)}
+    """What ``GET /health`` answers: ``{"status": "ok", "version", "clock", "build"}`` (``build``: the hot path
+    compiled or pure, :func:`sqsemu.compiled.status`)."""
+    return {"status": "ok", "version": package_version(), "clock": clock_mode(clock), "build": compiled.status()}
 
 
 def health_body(clock: Clock) -> bytes:
@@ -71,7 +73,7 @@ class AdminApp:
         self.clock = clock
         self.metrics = metrics
         self._app: ASGIApp | None = None
-        body = health_body(clock)  # the clock's kind and the version never change
+        body = health_body(clock)  # the clock's kind, the version and the build never change
         self._health_headers = ((b"content-length", str(len(body)).encode()), (b"content-type", b"application/json"))
         self._health_body = body
 

@@ -31,8 +31,9 @@ from collections.abc import Mapping, Sequence
 
 from sqsemu.engine.errors import InvalidParameterValue, MissingParameter, invalid_value
 from sqsemu.engine.events import AddReason, DeleteReason
+from sqsemu.engine.limits import Limits
 from sqsemu.engine.message import Message, MessageState, SendEntry
-from sqsemu.engine.queue import Queue, Received
+from sqsemu.engine.queue import Namespace, Queue, QueueHost, Received
 from sqsemu.engine.validation import check_token
 
 DELAYED, VISIBLE, IN_FLIGHT, DELETED = (
@@ -71,7 +72,17 @@ class FifoQueue(Queue):
 
     fifo = True
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(
+        self,
+        name: str,
+        namespace: Namespace,
+        attributes: dict[str, str],
+        tags: Mapping[str, str],
+        now_ms: int,
+        limits: Limits,
+        host: QueueHost,
+    ) -> None:
+        # The parameters of Queue.__init__, spelled out: mypyc compiles no pass-through of *args to a typed __init__.
         self.groups: dict[str, Group] = {}
         self.available: dict[str, None] = {}
         self.dedup: dict[str, tuple[int, str, str]] = {}  # key -> (expires ms, message id, sequence number)
@@ -79,7 +90,7 @@ class FifoQueue(Queue):
         self.attempts: dict[str, Attempt] = {}
         self._attempt_order: deque[tuple[int, str]] = deque()
         self._sequence = 0
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(name, namespace, attributes, tags, now_ms, limits, host)
 
     # ----------------------------------------------------------------- attributes
 
