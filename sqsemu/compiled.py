@@ -3,9 +3,9 @@
 :data:`MODULES` is the one list of the modules that ``setup.py`` compiles with mypyc when mypy and a C compiler are
 present at install time (``pip install .``, ``pip install -e .``, ``python -m build``, the Docker image); every other
 module is always pure Python. To take a module out of the compiled build, delete its line here and reinstall. The
-compiled modules are protocol and engine code and the SQS answer path, never a subclass of a dependency's class
-(``sqsemu.http.fastlane`` and ``sqsemu.http.protocol`` subclass uvicorn's and stay pure); docs/performance.md says
-how to build, check and measure either way.
+compiled modules are protocol and engine code, never a subclass of a dependency's class (``sqsemu.http.fastlane``
+and ``sqsemu.http.protocol`` subclass uvicorn's and stay pure); docs/compiled.md says what is left out and why, and
+how to build and check either way.
 
 At run time the compiled modules are used when all of them are installed and current; else the pure sources run and
 :func:`status` says why. ``SQSEMU_PURE_PYTHON=1`` in the environment forces the pure sources even where compiled

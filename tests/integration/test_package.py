@@ -1,6 +1,8 @@
 """The package installs as the README says: ``python -m build`` makes an sdist and a wheel (the wheel built from the
 sdist, so the sdist is complete), ``twine check`` passes on both, and a fresh virtual environment with only the
-wheel installed runs ``sqsemu --version`` and serves a boto3 round trip.
+wheel installed runs ``sqsemu --version`` and serves a boto3 round trip. Where mypyc and a C compiler are there (as
+on CI), the wheel holds the compiled hot path: a compiled module for every module ``sqsemu.compiled.MODULES`` lists,
+beside its source, and the installed server says ``compiled (mypyc)`` in ``GET /health``.
 
 The distributions are built once per session into a temporary folder; pip's download cache is used as usual, so
 after the first run the fresh environment installs without downloading.
@@ -8,9 +10,13 @@ after the first run the fresh environment installs without downloading.
 
 from __future__ import annotations
 
+import importlib.machinery
+import json
+import os
 import subprocess
 import sys
 import tarfile
+import urllib.request
 import zipfile
 from collections.abc import Iterator
 from email.parser import Parser
@@ -19,7 +25,8 @@ from pathlib import Path
 import pytest
 from harness import ServerProcess, json_client
 
-from sqsemu import __version__
+from sqsemu import __version__, compiled
+from tests.buildprobe import can_compile
 
 pytestmark = pytest.mark.integration
 
@@ -64,6 +71,21 @@ def test_the_distributions_carry_the_license_the_console_files_and_the_extras(di
     assert metadata["Requires-Python"] == ">=3.11"
 
 
+def test_the_wheel_holds_the_compiled_hot_path_where_a_compiler_is_there(dist: dict[str, Path]) -> None:
+    missing = can_compile()
+    if missing:
+        pytest.skip(f"the wheel is the pure-Python package here: {missing}")
+    with zipfile.ZipFile(dist["wheel"]) as wheel:
+        files = set(wheel.namelist())
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]  # .cpython-3XX-<arch>.so
+    for module in compiled.MODULES:
+        path = module.replace(".", "/")
+        assert f"{path}{suffix}" in files, f"{module} is not compiled in the wheel"
+        assert f"{path}.py" in files, f"{module}'s source is missing (the pure fallback needs it)"
+    assert any(name.endswith(f"__mypyc{suffix}") for name in files), "mypyc's shared library is missing"
+    assert "-py3-none-any.whl" not in dist["wheel"].name, dist["wheel"].name
+
+
 def test_a_fresh_venv_with_the_wheel_runs_sqsemu(dist: dict[str, Path], tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv)
@@ -76,3 +98,9 @@ def test_a_fresh_venv_with_the_wheel_runs_sqsemu(dist: dict[str, Path], tmp_path
         sqs.send_message(QueueUrl=url, MessageBody="installed from the wheel")
         messages = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages", [])
         assert [m["Body"] for m in messages] == ["installed from the wheel"]
+        with urllib.request.urlopen(f"{srv.endpoint_url}/health", timeout=10) as response:
+            build = json.loads(response.read())["build"]
+    if can_compile() or compiled.PURE_ENV in os.environ:
+        assert build.startswith("pure Python: "), build
+    else:
+        assert build == compiled.COMPILED, build
