@@ -45,6 +45,8 @@ MODULES: tuple[str, ...] = (
     "sqsemu.engine.timerwheel",
     "sqsemu.engine.validation",
     "sqsemu.engine.waiters",
+    # the SQS answer path (a plain class; the fast lane and the guarded protocol, which subclass uvicorn's, stay pure)
+    "sqsemu.http.app",
     # Left pure: sqsemu.engine.broker (tests subclass it and patch its methods, and the fault injectors are kept in a
     # weak-keyed map by broker: a mypyc class allows none of the three);
     # sqsemu.protocol.shapes (mypyc 2.4 compiles a dataclass's ClassVar, the request classes' ACTION and

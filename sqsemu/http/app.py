@@ -119,8 +119,12 @@ def next_request_id() -> str:
 Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
 """An SQS call's answer: HTTP status, response headers (lower-case names, bytes) and body (bytes)."""
 
-DROP: Answer = (0, [], b"")
-"""What :meth:`SQSApp.answer` returns when the connection is to be dropped unanswered (compared by identity)."""
+DROP_STATUS = 0
+"""The status of :data:`DROP`, which no real answer has."""
+
+DROP: Answer = (DROP_STATUS, [], b"")
+"""What :meth:`SQSApp.answer` returns when the connection is to be dropped unanswered. Recognised by its status,
+not its identity: compiled (mypyc), a tuple is copied on its way out of a function."""
 
 
 def is_admin_path(path: str) -> bool:
@@ -414,7 +418,7 @@ class SQSApp:
                 task.cancel()
         if answer is None:
             return
-        if answer is DROP:
+        if answer[0] == DROP_STATUS:
             await self._drop(send)
             return
         status, headers, payload = answer

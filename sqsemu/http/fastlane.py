@@ -40,7 +40,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, RequestResponseCycle
 
-from sqsemu.http.app import DROP, Answer, SQSApp, is_admin_path
+from sqsemu.http.app import DROP_STATUS, Answer, SQSApp, is_admin_path
 from sqsemu.http.protocol import GuardedHttpToolsProtocol
 
 __all__ = ["FAST_BODY_LIMIT", "FastLaneProtocol", "sqs_app_of"]
@@ -192,7 +192,7 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         if cycle.disconnected or answer is None:
             return
         transport = self.transport
-        if answer is DROP:
+        if answer[0] == DROP_STATUS:  # DROP
             cycle.response_started = True
             transport.close()
             return

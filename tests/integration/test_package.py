@@ -28,7 +28,10 @@ from harness import ServerProcess, json_client
 from sqsemu import __version__, compiled
 from tests.buildprobe import can_compile
 
-pytestmark = pytest.mark.integration
+# Building compiles the hot path (mypyc, about 1.5 minutes of one core), once for the wheel and once more in the
+# no-compiler check (which compiles nothing but sets up its own build environment): more than the default timeout on
+# a busy machine.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,6 +87,24 @@ def test_the_wheel_holds_the_compiled_hot_path_where_a_compiler_is_there(dist: d
         assert f"{path}.py" in files, f"{module}'s source is missing (the pure fallback needs it)"
     assert any(name.endswith(f"__mypyc{suffix}") for name in files), "mypyc's shared library is missing"
     assert "-py3-none-any.whl" not in dist["wheel"].name, dist["wheel"].name
+
+
+def test_without_a_c_compiler_the_wheel_is_the_pure_package_and_says_so(dist: dict[str, Path], tmp_path: Path) -> None:
+    """The fallback is real: with no compiler to be had (``CC`` names none), the sdist still builds, into the
+    pure-Python wheel, and the build says why."""
+    with tarfile.open(dist["sdist"]) as sdist:
+        sdist.extractall(tmp_path, filter="data")
+    (source,) = tmp_path.glob("sqsemu-*")
+    env = {**os.environ, "CC": str(tmp_path / "no-such-compiler")}
+    env.pop(compiled.PURE_ENV, None)
+    argv = [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "out"), str(source)]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "sqsemu build: no C compiler" in result.stdout + result.stderr
+    (wheel,) = (tmp_path / "out").glob("sqsemu-*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
+    with zipfile.ZipFile(wheel) as archive:
+        assert not [name for name in archive.namelist() if name.endswith(".so")]
 
 
 def test_a_fresh_venv_with_the_wheel_runs_sqsemu(dist: dict[str, Path], tmp_path: Path) -> None:

@@ -104,8 +104,10 @@ def test_stale_or_missing_compiled_modules_leave_the_sources_running(
     (package / "engine" / f"a{suffix}").write_text("")
     assert compiled._decide() == "compiled build incomplete (sqsemu.engine.b not compiled): reinstall"
     (package / "engine" / f"b{suffix}").write_text("")
+    for name in ("a", "b"):
+        os.utime(package / "engine" / f"{name}{suffix}", (past + 10, past + 10))  # built after the sources
     assert compiled._decide() == ""
-    os.utime(package / "engine" / "b.py")  # edited after the build
+    os.utime(package / "engine" / "b.py", (past + 20, past + 20))  # edited after the build
     assert compiled._decide().startswith("sources changed since the build (sqsemu.engine.b)")
     monkeypatch.setenv(compiled.PURE_ENV, "1")
     assert compiled._decide() == "SQSEMU_PURE_PYTHON is set"
