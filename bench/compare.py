@@ -1,5 +1,5 @@
 """The README's comparison table, reproduced: every workload against the bare-uvicorn ceiling, sqsemu (in memory
-and ``--data-dir``) and, when installed, moto and LocalStack.
+and ``--data-dir``) and, when installed, fauxqs, moto and LocalStack.
 
     python bench/compare.py                      # the full table, 3 runs each, medians (about an hour)
     python bench/compare.py --quick              # 1 run, shorter windows, 200k backlog (a few minutes)
@@ -16,8 +16,15 @@ its bytecode compiled, as an installed package has it, and its CPU time by then;
 modules compiled from source at every start, as a checkout run with ``PYTHONDONTWRITEBYTECODE=1`` does. Each build
 gets a bytecode cache of its own (``PYTHONPYCACHEPREFIX`` in a temporary folder): source trees are not written to.
 
-moto is used when ``moto_server`` is on the PATH (or ``--moto-cmd``); LocalStack when ``--localstack-python``
-names a Python with ``localstack-core`` (host mode, SQS only). Raw results go to ``--out`` (JSON per run); the
+``--pure`` adds sqsemu's pure-Python build beside the installed one (the same tree with ``SQSEMU_PURE_PYTHON=1``: the
+modules that ``sqsemu.compiled`` lists run from their sources); each sqsemu's build (``compiled (mypyc)`` or ``pure
+Python: ...``, from its ``/health``) is printed under the table.
+
+fauxqs (Node.js) is used when it is installed with npm in ``--fauxqs-dir`` (default ``bench/.fauxqs``, ignored by
+git: ``npm install --prefix bench/.fauxqs fauxqs``); it is started from there with Node, through the package's own
+``startFauxqs`` with its request log off (as sqsemu runs without its access log). moto is used when ``moto_server``
+is on the PATH (or ``--moto-cmd``); LocalStack when ``--localstack-python`` names a Python with ``localstack-core``
+(host mode, SQS only). Raw results go to ``--out`` (JSON per run); the
 table is printed as Markdown. The load driver needs ``uvloop`` and ``httptools`` for its own CPU to stay small
 (both come with uvicorn's standard extras, installed with sqsemu).
 """
@@ -119,8 +126,10 @@ def _healthy(port: int, path: str) -> bool:
     return True
 
 
-def _sqsemu(label: str, python: str, src: str | None, data_dir: bool = False) -> Server:
+def _sqsemu(label: str, python: str, src: str | None, data_dir: bool = False, pure: bool = False) -> Server:
     env = {"PYTHONPATH": src} if src else {}
+    if pure:
+        env["SQSEMU_PURE_PYTHON"] = "1"
     cmd = [python, "-m", "sqsemu", "--host", "127.0.0.1", "--port", "{port}", "--log-level", "warning"]
     return Server(label, cmd, env, health="/health", data_dir=data_dir)
 
@@ -139,6 +148,29 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("durable: batch", "send-batch", "json", "durable"),
     ("backlog: RSS per 1 KiB message; receive+delete head vs tail", "backlog", "json", "all"),
 ]
+
+
+def _fauxqs(directory: str, node: str) -> Server | None:
+    """fauxqs installed with ``npm install --prefix DIRECTORY fauxqs``, started on ``{port}`` without its request
+    log; None when it is not installed there."""
+    app = os.path.join(os.path.abspath(directory), "node_modules", "fauxqs", "dist", "app.js")
+    if not os.path.isfile(app):
+        return None
+    script = (
+        f"import {{ startFauxqs }} from {json.dumps('file://' + app)};"
+        " await startFauxqs({ port: Number(process.env.FAUXQS_PORT), logger: false });"
+    )
+    script = script.replace("{", "{{").replace("}", "}}")  # the command line is str.format()ted with the port
+    return Server("fauxqs", [node, "--input-type=module", "-e", script], {"FAUXQS_PORT": "{port}"}, health="/health")
+
+
+def _build_of(port: int) -> str:
+    """What a running sqsemu's ``/health`` says of its build (``compiled (mypyc)`` or ``pure Python: ...``)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+            return str(json.loads(r.read()).get("build", "not said (an sqsemu older than its build field)"))
+    except (OSError, ValueError):
+        return "unknown"
 
 
 def _args(workload: str, a: argparse.Namespace) -> list[str]:
@@ -319,6 +351,13 @@ def main() -> int:
         metavar="LABEL=SRC",
         help="also run sqsemu from another source tree (PYTHONPATH=SRC), e.g. before=../main",
     )
+    ap.add_argument("--pure", action="store_true", help="also run sqsemu's pure-Python build (SQSEMU_PURE_PYTHON=1)")
+    ap.add_argument(
+        "--fauxqs-dir",
+        default=os.path.join(HERE, ".fauxqs"),
+        help="where fauxqs is installed with npm (npm install --prefix DIR fauxqs); skipped when it is not there",
+    )
+    ap.add_argument("--node", default=shutil.which("node") or "node", help="the Node.js that runs fauxqs")
     ap.add_argument("--moto-cmd", default=shutil.which("moto_server"), help="moto's server (default: on the PATH)")
     ap.add_argument("--localstack-python", help="a Python with localstack-core installed")
     ap.add_argument(
@@ -355,7 +394,16 @@ def main() -> int:
     builds = [("sqsemu", ROOT)] + [tuple(b.split("=", 1)) for b in a.build]  # type: ignore[misc]
     memory = [_sqsemu(label, py, src) for label, src in builds]
     durable = [] if a.no_durable else [_sqsemu(f"{label} --data-dir", py, src, True) for label, src in builds]
+    if a.pure:
+        memory.append(_sqsemu("sqsemu pure", py, ROOT, pure=True))
+        if not a.no_durable:
+            durable.append(_sqsemu("sqsemu pure --data-dir", py, ROOT, True, pure=True))
     others: list[Server] = []
+    fauxqs = _fauxqs(a.fauxqs_dir, a.node)
+    if fauxqs is not None:
+        others.append(fauxqs)
+    else:
+        print(f"fauxqs: not installed in {a.fauxqs_dir} (npm install --prefix {a.fauxqs_dir} fauxqs); skipped")
     if a.moto_cmd:
         others.append(Server("moto", [a.moto_cmd, "-H", "127.0.0.1", "-p", "{port}"]))
     if a.localstack_python:
@@ -386,9 +434,12 @@ def main() -> int:
     only = set(a.only.split(",")) if a.only else None
     log = os.path.join(a.out, "servers.log")
     results: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+    builds_seen: dict[str, str] = {}
 
     def run(server: Server, workload: str, protocol: str, key: str, i: int) -> None:
         pid = server.start(a.port, log)
+        if server.label.startswith("sqsemu") or server in memory + durable:
+            builds_seen.setdefault(server.label, _build_of(a.port))
         out = os.path.join(a.out, f"{server.label.replace(' ', '_')}__{workload}__{protocol}__r{i}.json")
         try:
             cmd = [
@@ -457,10 +508,30 @@ def main() -> int:
                 in_memory = [r for k, r in results.items() if k[1:] == (label, workload, protocol) and k != key]
                 base = _median(in_memory[0], rate[workload]) if in_memory else None
                 cell += f"; {value / base:.2f} of in memory" if base else ""
-            elif value and ceiling_rps and workload in ("send", "roundtrip"):
+            elif value and ceiling_rps and workload in ("send", "roundtrip", "send-batch"):
                 cell += f"; {value / ceiling_rps:.2f} of the ceiling"
             cells.append(cell)
         print(f"| {title} | {hello} | " + " | ".join(cells) + " |")
+    fauxqs_ratios = []
+    for title, workload, protocol, applies in ROWS:
+        if workload not in rate or applies == "durable" or not _selected(only, workload, protocol, applies):
+            continue
+        theirs = _median(results.get((title, "fauxqs", workload, protocol), []), rate[workload])
+        if not theirs:
+            continue
+        ours = [
+            f"{label} {value / theirs:.2f}x"
+            for label in [s.label for s in memory]
+            if (value := _median(results.get((title, label, workload, protocol), []), rate[workload]))
+        ]
+        fauxqs_ratios.append(f"- {title}: " + ", ".join(ours))
+    if fauxqs_ratios:
+        print()
+        print("msgs/s against fauxqs's (same run):")
+        print("\n".join(fauxqs_ratios))
+    if builds_seen:
+        print()
+        print("builds: " + "; ".join(f"{label}: {build}" for label, build in builds_seen.items()))
     if startup:
         cells = [startup.get(label, "") for label in labels]
         print("| start to first `/health` answer | | " + " | ".join(cells) + " |")

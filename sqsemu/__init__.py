@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sqsemu import compiled as _compiled
+
 __version__ = "0.1.0"
+
+# The compiled hot path (mypyc) or the pure-Python sources: chosen once, before any of those modules is imported.
+_compiled.activate()
 
 __all__ = ["Config", "ServerThread", "__version__", "build", "run"]
 

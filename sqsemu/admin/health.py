@@ -2,7 +2,8 @@
 other admin module, so the admin routes, the console and the HTTP layer all read it).
 
 ``/health`` answers ``{"status": "ok", "version": "<sqsemu version>", "clock": "system"|"manual", "http_fast_lane":
-"on"|"off: <reason>"}`` (HTTP 200,
+"on"|"off: <reason>", "build": "compiled (mypyc)"|"pure Python: <reason>"}`` (HTTP 200, ``build`` from
+:func:`sqsemu.compiled.status`,
 ``Content-Type: application/json``), the same document and headers the admin app's own ``/health`` route answers
 (it serves the requests this shortcut leaves to it: other methods (405) and requests with a body, which the
 admin body cap checks). docs/configuration.md and docs/security.md list what ``/health`` answers and who may
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from sqsemu import __version__
+from sqsemu import __version__, compiled
 from sqsemu.clock import Clock, ManualClock
 from sqsemu.observability.fastlane import FastLaneState
 
@@ -35,10 +36,17 @@ def clock_mode(clock: Clock) -> str:
 
 
 def health_document(clock: Clock, lane: FastLaneState | None = None) -> dict[str, str]:
-    """What ``GET /health`` answers: ``{"status": "ok", "version", "clock", "http_fast_lane"}``; ``http_fast_lane``
-    is ``"on"`` or ``"off: <reason>"`` (``sqsemu.observability.fastlane``)."""
+    """What ``GET /health`` answers: ``{"status": "ok", "version", "clock", "http_fast_lane", "build"}``;
+    ``http_fast_lane`` is ``"on"`` or ``"off: <reason>"`` (``sqsemu.observability.fastlane``), ``build`` the hot path
+    compiled or pure (:func:`sqsemu.compiled.status`)."""
     status = lane.status if lane is not None else FastLaneState().status
-    return {"status": "ok", "version": package_version(), "clock": clock_mode(clock), "http_fast_lane": status}
+    return {
+        "status": "ok",
+        "version": package_version(),
+        "clock": clock_mode(clock),
+        "http_fast_lane": status,
+        "build": compiled.status(),
+    }
 
 
 def health_body(clock: Clock, lane: FastLaneState | None = None) -> bytes:

@@ -35,8 +35,9 @@ from collections.abc import Mapping, Sequence
 from sqsemu.engine.delivery import Received
 from sqsemu.engine.errors import InvalidParameterValue, MissingParameter, invalid_value
 from sqsemu.engine.events import AddReason, DeleteReason
+from sqsemu.engine.limits import Limits
 from sqsemu.engine.message import Message, MessageState, SendEntry
-from sqsemu.engine.queue import Queue
+from sqsemu.engine.queue import Namespace, Queue, QueueHost
 from sqsemu.engine.validation import check_token
 
 DELAYED, VISIBLE, IN_FLIGHT, DELETED = (
@@ -78,7 +79,17 @@ class FifoQueue(Queue):
 
     fifo = True
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(
+        self,
+        name: str,
+        namespace: Namespace,
+        attributes: dict[str, str],
+        tags: Mapping[str, str],
+        now_ms: int,
+        limits: Limits,
+        host: QueueHost,
+    ) -> None:
+        # The parameters of Queue.__init__, spelled out: mypyc compiles no pass-through of *args to a typed __init__.
         self.groups: dict[str, Group] = {}
         self.available: dict[str, None] = {}
         self.dedup: dict[str, tuple[int, str, str]] = {}  # key -> (expires ms, message id, sequence number)
@@ -88,7 +99,7 @@ class FifoQueue(Queue):
         self._sequence = 0
         self._scope_change: tuple[int, str] | None = None  # (from epoch ms, scope): a change not applied yet
         self._queue_keys_until_ms = 0  # queue-scope keys may still be live (after a switch to messageGroup)
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(name, namespace, attributes, tags, now_ms, limits, host)
         self.dedup_scope = self.attributes.get("DeduplicationScope", "queue")
 
     # ----------------------------------------------------------------- attributes

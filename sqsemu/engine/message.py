@@ -14,11 +14,8 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
-from operator import attrgetter
-from typing import TYPE_CHECKING, Generic, TypeVar
 
 _RANDOM_IDS_PER_READ = 256
-T = TypeVar("T")
 
 
 def _random_hex() -> Iterator[str]:
@@ -150,39 +147,23 @@ class MessageExtras:
 
     def copy(self) -> MessageExtras:
         """A field-by-field copy (the attribute maps are shared: they are never changed in place)."""
-        copy = MessageExtras.__new__(MessageExtras)
-        for name in MessageExtras.__slots__:
-            setattr(copy, name, getattr(self, name))
+        copy = MessageExtras(
+            self.message_attributes,
+            self.system_attributes,
+            self.trace_header,
+            self.group_id,
+            self.deduplication_id,
+            self.size,
+        )
+        copy.sequence_number = self.sequence_number
+        copy.dead_letter_source_arn = self.dead_letter_source_arn
+        copy.md5_of_message_attributes = self.md5_of_message_attributes
+        copy.md5_of_system_attributes = self.md5_of_system_attributes
         return copy
 
 
 NO_EXTRAS = MessageExtras(NO_ATTRIBUTES, NO_ATTRIBUTES, None, None, None, 0)
 """The extras of every plain message; never written to (``Message`` copies it before a write)."""
-
-
-def _extra(name: str) -> property:
-    """A ``Message`` property for ``MessageExtras.<name>``: read through ``attrgetter`` (no Python frame); a write
-    gives the message extras of its own first, except a write of None to a plain message, which changes nothing."""
-
-    def write(message: Message, value: object) -> None:
-        extras = message.extras
-        if extras is NO_EXTRAS:
-            if value is None:
-                return
-            extras = message.extras = MessageExtras(NO_ATTRIBUTES, NO_ATTRIBUTES, None, None, None, len(message.body))
-        setattr(extras, name, value)
-
-    return property(attrgetter(f"extras.{name}"), write)
-
-
-class _Typed(Generic[T]):
-    """For mypy only: the type of a ``Message`` property (an attribute of its extras, or an alias)."""
-
-    def __get__(self, message: object, owner: type | None = None) -> T:
-        raise NotImplementedError
-
-    def __set__(self, message: object, value: T) -> None:
-        raise NotImplementedError
 
 
 class Message:
@@ -221,33 +202,110 @@ class Message:
         "queued",
         "body_md5",
     )
+    extras: MessageExtras
 
-    if TYPE_CHECKING:  # what mypy sees of the properties below
-        message_attributes = _Typed[dict[str, MessageAttributeValue]]()
-        system_attributes = _Typed[dict[str, MessageAttributeValue]]()
-        trace_header = _Typed[str | None]()
-        group_id = _Typed[str | None]()
-        deduplication_id = _Typed[str | None]()
-        sequence_number = _Typed[str | None]()
-        dead_letter_source_arn = _Typed[str | None]()
-        md5_of_message_attributes = _Typed[str | None]()
-        md5_of_system_attributes = _Typed[str | None]()
-        receipt_serial = _Typed[int]()
-    else:
-        message_attributes = _extra("message_attributes")
-        system_attributes = _extra("system_attributes")
-        trace_header = _extra("trace_header")
-        group_id = _extra("group_id")
-        deduplication_id = _extra("deduplication_id")
-        sequence_number = _extra("sequence_number")
-        dead_letter_source_arn = _extra("dead_letter_source_arn")
-        md5_of_message_attributes = _extra("md5_of_message_attributes")
-        md5_of_system_attributes = _extra("md5_of_system_attributes")
-        receipt_serial = property(
-            attrgetter("receive_count"),
-            lambda message, serial: setattr(message, "receive_count", serial),
-            doc="The serial of the newest receipt handle: the receive count (both count the receives).",
-        )
+    @property
+    def message_attributes(self) -> dict[str, MessageAttributeValue]:
+        return self.extras.message_attributes
+
+    @message_attributes.setter
+    def message_attributes(self, value: dict[str, MessageAttributeValue]) -> None:
+        self._own_extras().message_attributes = value
+
+    @property
+    def system_attributes(self) -> dict[str, MessageAttributeValue]:
+        return self.extras.system_attributes
+
+    @system_attributes.setter
+    def system_attributes(self, value: dict[str, MessageAttributeValue]) -> None:
+        self._own_extras().system_attributes = value
+
+    @property
+    def trace_header(self) -> str | None:
+        return self.extras.trace_header
+
+    @trace_header.setter
+    def trace_header(self, value: str | None) -> None:
+        if value is None and self.extras is NO_EXTRAS:
+            return  # nothing to store: the message stays plain
+        self._own_extras().trace_header = value
+
+    @property
+    def group_id(self) -> str | None:
+        return self.extras.group_id
+
+    @group_id.setter
+    def group_id(self, value: str | None) -> None:
+        if value is None and self.extras is NO_EXTRAS:
+            return  # nothing to store: the message stays plain
+        self._own_extras().group_id = value
+
+    @property
+    def deduplication_id(self) -> str | None:
+        return self.extras.deduplication_id
+
+    @deduplication_id.setter
+    def deduplication_id(self, value: str | None) -> None:
+        if value is None and self.extras is NO_EXTRAS:
+            return  # nothing to store: the message stays plain
+        self._own_extras().deduplication_id = value
+
+    @property
+    def sequence_number(self) -> str | None:
+        return self.extras.sequence_number
+
+    @sequence_number.setter
+    def sequence_number(self, value: str | None) -> None:
+        if value is None and self.extras is NO_EXTRAS:
+            return  # nothing to store: the message stays plain
+        self._own_extras().sequence_number = value
+
+    @property
+    def dead_letter_source_arn(self) -> str | None:
+        return self.extras.dead_letter_source_arn
+
+    @dead_letter_source_arn.setter
+    def dead_letter_source_arn(self, value: str | None) -> None:
+        if value is None and self.extras is NO_EXTRAS:
+            return  # nothing to store: the message stays plain
+        self._own_extras().dead_letter_source_arn = value
+
+    @property
+    def md5_of_message_attributes(self) -> str | None:
+        return self.extras.md5_of_message_attributes
+
+    @md5_of_message_attributes.setter
+    def md5_of_message_attributes(self, value: str | None) -> None:
+        if value is None and self.extras is NO_EXTRAS:
+            return  # nothing to store: the message stays plain
+        self._own_extras().md5_of_message_attributes = value
+
+    @property
+    def md5_of_system_attributes(self) -> str | None:
+        return self.extras.md5_of_system_attributes
+
+    @md5_of_system_attributes.setter
+    def md5_of_system_attributes(self, value: str | None) -> None:
+        if value is None and self.extras is NO_EXTRAS:
+            return  # nothing to store: the message stays plain
+        self._own_extras().md5_of_system_attributes = value
+
+    @property
+    def receipt_serial(self) -> int:
+        """The serial of the newest receipt handle: the receive count (both count the receives)."""
+        return self.receive_count
+
+    @receipt_serial.setter
+    def receipt_serial(self, serial: int) -> None:
+        self.receive_count = serial
+
+    def _own_extras(self) -> MessageExtras:
+        """The message's extras, made its own first when it shares ``NO_EXTRAS`` (a plain message's)."""
+        extras = self.extras
+        if extras is NO_EXTRAS:
+            extras = MessageExtras(NO_ATTRIBUTES, NO_ATTRIBUTES, None, None, None, len(self.body))
+            self.extras = extras
+        return extras
 
     def __init__(
         self,
@@ -305,12 +363,17 @@ class Message:
         """A copy for a dead-letter move: the same id, body, attributes, timestamps and counts in a new object
         (with extras of its own), so references the source queue still holds (timers, ordering structures) keep
         seeing the deleted original."""
-        copy = Message.__new__(Message)
-        for name in Message.__slots__:
-            setattr(copy, name, getattr(self, name))
-        if self.extras is not NO_EXTRAS:
-            copy.extras = self.extras.copy()
+        copy = Message(self.message_id, self.body, NO_ATTRIBUTES, NO_ATTRIBUTES, None, self.sender_id, self.sent_ms, 0)
+        copy.extras = self.extras if self.extras is NO_EXTRAS else self.extras.copy()
+        copy.enqueued_ms = self.enqueued_ms
+        copy.receive_count = self.receive_count
+        copy.first_receive_ms = self.first_receive_ms
+        copy.received_ms = self.received_ms
+        copy.visible_at_ms = self.visible_at_ms
+        copy.state = self.state
+        copy.order = self.order
         copy.queued = False
+        copy.body_md5 = self.body_md5
         return copy
 
     def __repr__(self) -> str:

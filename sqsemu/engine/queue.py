@@ -23,7 +23,6 @@ import heapq
 import itertools
 import json
 import secrets
-import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -106,9 +105,20 @@ class Namespace:
         return f"Namespace({self.account_id!r}, {self.region!r})"
 
 
-def _retention_timer(arg: tuple[weakref.ref[Queue], int], fired_ms: int) -> None:
+class QueueHandle:
+    """What a long-lived timer holds instead of its queue: ``queue`` until the queue is deleted, then None, so a
+    deleted queue is not kept alive until the timer's deadline (days ahead for retention). A plain reference cleared
+    by ``Queue.drop``, not a weak reference: compiled (mypyc) classes take no weak references."""
+
+    __slots__ = ("queue",)
+
+    def __init__(self, queue: Queue) -> None:
+        self.queue: Queue | None = queue
+
+
+def _retention_timer(arg: tuple[QueueHandle, int], fired_ms: int) -> None:
     """Timer: the retention check of a queue still alive (``Queue._on_retention``)."""
-    queue = arg[0]()
+    queue = arg[0].queue
     if queue is not None:
         queue._on_retention(arg[1], fired_ms)
 
@@ -158,6 +168,7 @@ class Queue:
         self.last_purge_ms: int | None = None
         self.in_flight_limit = limits.in_flight_max_fifo if self.fifo else limits.in_flight_max_standard
         self.redrive: tuple[str, int] | None = None  # (deadLetterTargetArn, maxReceiveCount)
+        self.handle = QueueHandle(self)  # what long-lived timers hold (cleared when the queue is deleted)
         self.realism: QueueRealism | None = None  # realism mode (engine/realism.py); None: off
         self.fair: FairQueue | None = None  # fair-queue tenants (engine/fair.py); None until a message has a group
         # SetQueueAttributes answered but not applied yet (realism's attribute_delay): (due epoch ms, values), in
@@ -316,8 +327,8 @@ class Queue:
         due = oldest.enqueued_ms + self.retention_s * 1000
         if force or self._retention_due == 0 or due < self._retention_due:
             self._retention_due = due
-            # By weak reference: the timer may be days ahead, and a deleted queue must not live until then.
-            self._schedule(max(due, now_ms), _retention_timer, (weakref.ref(self), due))
+            # Through the handle: the timer may be days ahead, and a deleted queue must not live until then.
+            self._schedule(max(due, now_ms), _retention_timer, (self.handle, due))
 
     def _on_retention(self, due: int, fired_ms: int) -> None:
         """Timer: delete every message older than the retention period (MessageRetentionPeriod), counted from its
@@ -893,5 +904,6 @@ class Queue:
     def drop(self) -> None:
         """DeleteQueue: forget every message and answer waiting long polls with no messages."""
         self.deleted = True
+        self.handle.queue = None
         self.purge()
         self.waiters.release_all()

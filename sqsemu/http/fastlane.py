@@ -40,7 +40,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, RequestResponseCycle
 
-from sqsemu.http.app import DROP, Answer, SQSApp, is_admin_path
+from sqsemu.http.app import DROP_STATUS, Answer, SQSApp, is_admin_path
 from sqsemu.http.protocol import GuardedHttpToolsProtocol
 
 __all__ = ["FAST_BODY_LIMIT", "FastLaneProtocol", "sqs_app_of"]
@@ -63,13 +63,15 @@ class _Continue:
     """Awaitable that goes on with a coroutine started outside any task: it hands the task what the coroutine
     yielded (the future it waits for) and passes the task's ``send``/``throw`` back to the coroutine."""
 
-    __slots__ = ("coro", "first")
+    __slots__ = ("coro", "first", "started")
 
     def __init__(self, coro: Any, first: Any) -> None:
         self.coro = coro
         self.first = first
+        self.started = False  # whether a task has begun to await this (a task cancelled before never does)
 
     def __await__(self) -> Generator[Any, Any, Answer | None]:
+        self.started = True
         coro, value = self.coro, self.first
         while True:
             try:
@@ -207,8 +209,9 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
             # comes from uvicorn's own request tasks.
             self.loop.call_soon(_reraise, exc)
             return
-        task = self.loop.create_task(self._finish(cycle, _Continue(coro, first)), context=context)
-        task.add_done_callback(partial(self._finished, coro))
+        rest = _Continue(coro, first)
+        task = self.loop.create_task(self._finish(cycle, rest), context=context)
+        task.add_done_callback(partial(self._finished, rest))
         self.tasks.add(task)
 
     async def _finish(self, cycle: RequestResponseCycle, rest: _Continue) -> None:
@@ -226,13 +229,14 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
             raise
         self._write(cycle, answer)
 
-    def _finished(self, coro: Any, task: asyncio.Task[None]) -> None:
+    def _finished(self, rest: _Continue, task: asyncio.Task[None]) -> None:
         """Done callback of a call that went on in a task. A task cancelled before its first step never resumed
         the call: close the call's coroutine now (its ``finally`` clauses run: a long poll's waiter goes) and the
-        connection, which will get no answer."""
+        connection, which will get no answer. (Known by ``rest.started``, not by the coroutine's frame: a compiled
+        coroutine, ``sqsemu.compiled``, has none.)"""
         self.tasks.discard(task)
-        if coro.cr_frame is not None:
-            coro.close()
+        if not rest.started:
+            rest.coro.close()
             self.transport.close()
 
     def _watch_disconnect(self) -> asyncio.Future[None]:
@@ -250,7 +254,7 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
         if cycle.disconnected or answer is None:
             return
         transport = self.transport
-        if answer is DROP:
+        if answer[0] == DROP_STATUS:  # DROP
             cycle.response_started = True
             transport.close()
             return

@@ -1,18 +1,20 @@
 """The start-up banner: what is serving where, logged at INFO by ``sqsemu.banner`` once the server listens.
 
-Four lines, e.g.::
+Five lines, e.g.::
 
     sqsemu 0.1.0 serving SQS at http://127.0.0.1:9324 (region us-east-1, default account 000000000000)
     clock system, fidelity relaxed, data in memory
     queues: 0 restored, 2 declared
     metrics at http://127.0.0.1:9324/metrics; console: none in this build
+    build: compiled (mypyc)
 
 In durable mode the second line reads ``data durable in /abs/dir (fsync normal)``. The last line says ``metrics off
 (--no-metrics)`` or ``console off`` when they are switched off (``--no-admin``, or the console's own switch, when
-the Config has one), and ``(admin token required)`` when ``--admin-token`` guards them. With ``--log-format json``
+the Config has one), and ``(admin token required)`` when ``--admin-token`` guards them. The last line is
+:func:`sqsemu.compiled.status`: ``compiled (mypyc)`` or ``pure Python: <reason>``. With ``--log-format json``
 every line is a record of its own and the first carries the facts as fields: ``version``, ``endpoint``,
 ``region``, ``account``, ``clock``, ``fidelity``, ``data_dir`` (``null``: in memory), ``fsync``,
-``queues_restored``, ``queues_declared``, ``metrics_url``, ``console_url`` (``null`` when off or absent).
+``queues_restored``, ``queues_declared``, ``metrics_url``, ``console_url`` (``null`` when off or absent), ``build``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import importlib.util
 import logging
 from dataclasses import asdict, dataclass
 
+from sqsemu import compiled
 from sqsemu.config import Config
 from sqsemu.observability import METRICS_PATH
 
@@ -63,6 +66,7 @@ class Banner:
     admin_token: bool = False
     admin: bool = True  # the console is on (the admin routes are, and the console's own switch if there is one)
     console_built: bool = False
+    build: str = ""  # sqsemu.compiled.status()
 
     @classmethod
     def of(cls, config: Config, version: str, port: int, restored: int, data_dir: str | None = None) -> Banner:
@@ -87,6 +91,7 @@ class Banner:
             admin_token=bool(config.admin_token),
             admin=console_on,
             console_built=built,
+            build=compiled.status(),
         )
 
     def lines(self) -> list[str]:
@@ -106,6 +111,7 @@ class Banner:
             f"clock {self.clock}, fidelity {self.fidelity}, {data}",
             f"queues: {self.queues_restored} restored, {self.queues_declared} declared",
             f"{metrics}; {console}",
+            f"build: {self.build}",
         ]
 
     def fields(self) -> dict[str, object]:

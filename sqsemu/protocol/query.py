@@ -522,7 +522,8 @@ def encode_json(action: str, result: dict[str, Any], request_id: str) -> bytes:
 
 # Characters outside XML 1.0's ``Char`` production (#x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] |
 # [#x10000-#x10FFFF]): C0 controls but tab, line feed and carriage return; lone surrogates; U+FFFE and U+FFFF.
-_NOT_XML_CHAR = "\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff"
+# Written with the regular expression's own escapes (a raw string): mypyc cannot compile lone surrogates in a literal.
+_NOT_XML_CHAR = r"\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff"
 _FORBIDDEN = re.compile(f"[{_NOT_XML_CHAR}]")
 # Whether a text needs any work: markup characters, CR, or a character XML 1.0 cannot carry. ASCII text (ids, digests,
 # numbers, receipt handles, most bodies) is searched with an ASCII-only class, which sre matches with a bitmap as fast

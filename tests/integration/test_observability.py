@@ -16,6 +16,8 @@ from botocore.exceptions import ClientError
 from harness import ServerProcess, client_for, http_get
 from prometheus_client.parser import text_string_to_metric_families
 
+from sqsemu import compiled
+
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 ACCOUNT = "000000000000"
 
@@ -193,6 +195,7 @@ def test_banner_lines_at_start(tmp_path: Path) -> None:
         "clock manual, fidelity relaxed, data in memory",
         "queues: 0 restored, 2 declared",
         f"metrics at {endpoint}/metrics; console at {endpoint}/_sqsemu/ui/",
+        f"build: {compiled.status()}",  # the server's environment is this one's: the same build
     ]
 
 
@@ -209,6 +212,7 @@ def test_banner_of_a_durable_server_in_json(tmp_path: Path) -> None:
         f"clock system, fidelity relaxed, data durable in {data.resolve()} (fsync normal)",
         "queues: 1 restored, 0 declared",
         f"metrics off (--no-metrics); console at {server.endpoint_url}/_sqsemu/ui/",
+        f"build: {compiled.status()}",
     ]
     facts = banner[0]
     assert (facts["queues_restored"], facts["queues_declared"], facts["data_dir"]) == (1, 0, str(data.resolve()))

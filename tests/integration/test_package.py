@@ -1,6 +1,8 @@
 """The package installs as the README says: ``python -m build`` makes an sdist and a wheel (the wheel built from the
 sdist, so the sdist is complete), ``twine check`` passes on both, and a fresh virtual environment with only the
-wheel installed runs ``sqsemu --version`` and serves a boto3 round trip.
+wheel installed runs ``sqsemu --version`` and serves a boto3 round trip. Where mypyc and a C compiler are there (as
+on CI), the wheel holds the compiled hot path: a compiled module for every module ``sqsemu.compiled.MODULES`` lists,
+beside its source, and the installed server says ``compiled (mypyc)`` in ``GET /health``.
 
 The distributions are built once per session into a temporary folder; pip's download cache is used as usual, so
 after the first run the fresh environment installs without downloading.
@@ -8,9 +10,13 @@ after the first run the fresh environment installs without downloading.
 
 from __future__ import annotations
 
+import importlib.machinery
+import json
+import os
 import subprocess
 import sys
 import tarfile
+import urllib.request
 import zipfile
 from collections.abc import Iterator
 from email.parser import Parser
@@ -19,9 +25,13 @@ from pathlib import Path
 import pytest
 from harness import ServerProcess, json_client
 
-from sqsemu import __version__
+from sqsemu import __version__, compiled
+from tests.buildprobe import can_compile
 
-pytestmark = pytest.mark.integration
+# Building compiles the hot path (mypyc, about 1.5 minutes of one core), once for the wheel and once more in the
+# no-compiler check (which compiles nothing but sets up its own build environment): more than the default timeout on
+# a busy machine.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,6 +74,39 @@ def test_the_distributions_carry_the_license_the_console_files_and_the_extras(di
     assert metadata["Requires-Python"] == ">=3.11"
 
 
+def test_the_wheel_holds_the_compiled_hot_path_where_a_compiler_is_there(dist: dict[str, Path]) -> None:
+    missing = can_compile()
+    if missing:
+        pytest.skip(f"the wheel is the pure-Python package here: {missing}")
+    with zipfile.ZipFile(dist["wheel"]) as wheel:
+        files = set(wheel.namelist())
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]  # .cpython-3XX-<arch>.so
+    for module in compiled.MODULES:
+        path = module.replace(".", "/")
+        assert f"{path}{suffix}" in files, f"{module} is not compiled in the wheel"
+        assert f"{path}.py" in files, f"{module}'s source is missing (the pure fallback needs it)"
+    assert any(name.endswith(f"__mypyc{suffix}") for name in files), "mypyc's shared library is missing"
+    assert "-py3-none-any.whl" not in dist["wheel"].name, dist["wheel"].name
+
+
+def test_without_a_c_compiler_the_wheel_is_the_pure_package_and_says_so(dist: dict[str, Path], tmp_path: Path) -> None:
+    """The fallback is real: with no compiler to be had (``CC`` names none), the sdist still builds, into the
+    pure-Python wheel, and the build says why."""
+    with tarfile.open(dist["sdist"]) as sdist:
+        sdist.extractall(tmp_path, filter="data")
+    (source,) = tmp_path.glob("sqsemu-*")
+    env = {**os.environ, "CC": str(tmp_path / "no-such-compiler")}
+    env.pop(compiled.PURE_ENV, None)
+    argv = [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "out"), str(source)]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "sqsemu build: no C compiler" in result.stdout + result.stderr
+    (wheel,) = (tmp_path / "out").glob("sqsemu-*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
+    with zipfile.ZipFile(wheel) as archive:
+        assert not [name for name in archive.namelist() if name.endswith(".so")]
+
+
 def test_a_fresh_venv_with_the_wheel_runs_sqsemu(dist: dict[str, Path], tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv)
@@ -76,3 +119,9 @@ def test_a_fresh_venv_with_the_wheel_runs_sqsemu(dist: dict[str, Path], tmp_path
         sqs.send_message(QueueUrl=url, MessageBody="installed from the wheel")
         messages = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages", [])
         assert [m["Body"] for m in messages] == ["installed from the wheel"]
+        with urllib.request.urlopen(f"{srv.endpoint_url}/health", timeout=10) as response:
+            build = json.loads(response.read())["build"]
+    if can_compile() or compiled.PURE_ENV in os.environ:
+        assert build.startswith("pure Python: "), build
+    else:
+        assert build == compiled.COMPILED, build

@@ -71,6 +71,18 @@ class FakeTransport:
         return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 9324)}.get(name, default)
 
 
+class AnswerReplaced:
+    """The SQS app as the fast lane sees it (``FastLaneProtocol._sqs``), its ``answer`` replaced by ``answer``:
+    a compiled ``SQSApp`` (sqsemu.compiled) takes no patched methods, so tests replace the fast lane's view of it."""
+
+    def __init__(self, app: Any, answer: Any) -> None:
+        self._app = app
+        self.answer = answer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._app, name)
+
+
 class Conn:
     """One client connection to the fast-lane protocol."""
 
@@ -324,8 +336,8 @@ def test_a_keyboard_interrupt_or_system_exit_in_a_call_is_not_swallowed(
     async def stopping(*args: Any) -> Any:
         raise stop
 
-    monkeypatch.setattr(app, "answer", stopping)
     conn = Conn(loop, app, state)
+    conn.protocol._sqs = AnswerReplaced(app, stopping)  # type: ignore[assignment]
     loop.call_soon(conn.protocol.data_received, json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "x"}))
     with pytest.raises(stop):  # out of the event loop, as from uvicorn's own request tasks
         for _ in range(3):
@@ -346,10 +358,10 @@ def test_calls_run_in_a_fresh_context_when_uvicorn_resets_context_variables(
         seen.append(leaked.get())
         return await answer(*args)
 
-    monkeypatch.setattr(app, "answer", noting)
     config = uvicorn.Config(app, lifespan="off", log_level="critical", access_log=False, reset_contextvars=reset)
     config.load()
     protocol = fast_lane_protocol(30.0, 64 * 1024)(config=config, server_state=state, app_state={}, _loop=loop)
+    protocol._sqs = AnswerReplaced(app, noting)  # type: ignore[assignment]
     transport = FakeTransport()
     protocol.connection_made(transport)  # type: ignore[arg-type]
     context = contextvars.copy_context()

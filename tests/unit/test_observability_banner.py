@@ -6,6 +6,7 @@ import logging
 
 import pytest
 
+from sqsemu import compiled
 from sqsemu.config import Config, QueueDeclaration
 from sqsemu.observability import banner as banner_module
 from sqsemu.observability.banner import Banner, endpoint_url
@@ -18,6 +19,7 @@ def test_banner_of_the_defaults() -> None:
         "clock system, fidelity relaxed, data in memory",
         "queues: 0 restored, 0 declared",
         "metrics at http://127.0.0.1:9324/metrics; console at http://127.0.0.1:9324/_sqsemu/ui/",
+        f"build: {compiled.status()}",
     ]
 
 
@@ -37,6 +39,7 @@ def test_banner_of_a_durable_server_with_declared_queues() -> None:
         "clock manual, fidelity strict, data durable in /srv/data (fsync full)",
         "queues: 5 restored, 2 declared",
         "metrics at http://127.0.0.1:9999/metrics; console at http://127.0.0.1:9999/_sqsemu/ui/",
+        f"build: {compiled.status()}",
     ]
     assert banner.fields() == {
         "version": "1.2.3",
@@ -51,6 +54,7 @@ def test_banner_of_a_durable_server_with_declared_queues() -> None:
         "queues_declared": 2,
         "metrics_url": "http://127.0.0.1:9999/metrics",
         "console_url": "http://127.0.0.1:9999/_sqsemu/ui/",
+        "build": compiled.status(),
     }
 
 

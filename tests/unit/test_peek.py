@@ -39,9 +39,16 @@ def peek(engine: Engine, account: str, name: str, query: bytes = b"") -> Any:
     return resp.json()
 
 
+def _fields(message: Message) -> dict[str, str]:
+    """Every public data attribute of the message (its slots and properties), as text. Read through dir(): a compiled
+    build's Message (mypyc) has no ``__slots__`` to list."""
+    names = [n for n in dir(message) if not n.startswith("_") and not callable(getattr(message, n))]
+    return {name: repr(getattr(message, name)) for name in names}
+
+
 def snapshot(queue: Queue) -> Any:
-    """Everything a peek could conceivably disturb: every message slot, the counts and the ready line."""
-    messages = {mid: {slot: repr(getattr(m, slot)) for slot in Message.__slots__} for mid, m in queue.messages.items()}
+    """Everything a peek could conceivably disturb: every message field, the counts and the ready line."""
+    messages = {mid: _fields(m) for mid, m in queue.messages.items()}
     return messages, list(queue.counts), [m.message_id for m in queue.ready], queue.get_attributes(["All"])
 
 

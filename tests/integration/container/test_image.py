@@ -1,7 +1,8 @@
 """The image, built from the repository's Dockerfile and run in a real Docker engine, reached through its published
 port on 127.0.0.1: /health, round trips with boto3 (both wire protocols) and the AWS CLI, the unprivileged user,
 SQSEMU_* variables (the port included, which the health check follows), a prompt ``docker stop`` with a long poll
-open, durable state across ``docker restart``, and an image without compilers or pip.
+open, durable state across ``docker restart``, an image without compilers or pip, and the hot path compiled (the
+build stage installs a C compiler; /health says ``compiled (mypyc)``).
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ import os
 import subprocess
 import sys
 import time
+import urllib.request
 
 import pytest
 from harness import client_for, json_client, start_long_poll
 from harness.docker import BASE_SCRIPT, BUILD_TIMEOUT_S, LOCAL_BASE, docker, unique_name
+
+from sqsemu import compiled
 
 from .conftest import RunContainer, report, wait_for_health
 
@@ -36,6 +40,13 @@ def test_health_and_a_round_trip_through_the_published_port(run_container: RunCo
     assert [m["Body"] for m in messages] == ["through the container"]
     sqs.delete_message(QueueUrl=url, ReceiptHandle=messages[0]["ReceiptHandle"])
     assert sqs.receive_message(QueueUrl=url).get("Messages", []) == []
+
+
+def test_the_image_runs_the_compiled_hot_path(run_container: RunContainer) -> None:
+    box = run_container()
+    with urllib.request.urlopen(f"{box.endpoint_url}/health", timeout=10) as response:
+        build = json.loads(response.read())["build"]
+    assert build == compiled.COMPILED, f"the image's build: {build} (see the docker build log)"
 
 
 def test_an_aws_cli_round_trip(run_container: RunContainer) -> None:

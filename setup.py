@@ -1,0 +1,131 @@
+"""Build sqsemu: the hot path compiled with mypyc where it can be, the pure-Python package otherwise.
+
+Everything else about the package is in pyproject.toml; this file only adds the compiled extension modules. The
+modules compiled are the one list ``MODULES`` in ``sqsemu/compiled.py`` (read here without importing sqsemu).
+mypyc compiles them when all of these hold, else the build is pure Python and says why on standard error (pip
+shows it with ``-v``; the server's banner and ``GET /health`` say it too, as ``build``):
+
+- ``SQSEMU_PURE_PYTHON`` is not set (``SQSEMU_PURE_PYTHON=1 pip install .`` asks for the pure build);
+- mypyc imports (mypy is in the build requirements, so an isolated build has it);
+- a C compiler compiles a file that includes ``Python.h`` (the compiler named by ``CC`` or Python's build);
+- mypyc type-checks and translates the modules, and the C compiles and links (a failure there is announced and the
+  pure package is installed: the ``.py`` sources are always in it).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from typing import Any
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _say(message: str) -> None:
+    print(f"sqsemu build: {message}", file=sys.stderr, flush=True)
+
+
+def _compiled_list() -> tuple[tuple[str, ...], str]:
+    """``(MODULES, PURE_ENV)`` from sqsemu/compiled.py (standard library only, so it loads on its own)."""
+    spec = importlib.util.spec_from_file_location("_sqsemu_compiled_list", os.path.join(HERE, "sqsemu", "compiled.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return tuple(module.MODULES), str(module.PURE_ENV)
+
+
+def _compiler_works() -> str:
+    """``""`` when a C compiler builds against Python.h; else why not."""
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    include = sysconfig.get_paths()["include"]
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = os.path.join(tmp, "probe.c")
+        with open(probe, "w") as f:
+            f.write("#include <Python.h>\nint main(void) { return 0; }\n")
+        try:
+            result = subprocess.run(
+                [*shlex.split(cc), "-fsyntax-only", f"-I{include}", probe], capture_output=True, text=True, timeout=60
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return f"no C compiler ({cc}: {error})"
+    if result.returncode != 0:
+        return f"the C compiler cannot build against Python.h ({cc}: {result.stderr.strip()[:300]})"
+    return ""
+
+
+class _OptionalBuildExt(build_ext):
+    """build_ext that installs the pure package when compiling or linking fails, saying so."""
+
+    def initialize_options(self) -> None:
+        super().initialize_options()
+        self._built: list[str] = []
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if self.parallel is None:  # the generated C files of separate extensions compile side by side
+            self.parallel = os.cpu_count() or 1
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as error:  # noqa: BLE001 - any compile or link failure: the pure package still works
+            _say(f"compiling failed ({error}); building the pure-Python package instead")
+            self.extensions = []
+            for ext_file in self._built:
+                if os.path.isfile(ext_file):
+                    os.remove(ext_file)
+
+    def build_extension(self, ext: Any) -> None:
+        super().build_extension(ext)
+        self._built.append(self.get_ext_fullpath(ext.name))
+
+
+# The setup.py commands that build (PEP 517 runs this file for egg_info and dist_info first, which need no mypyc run).
+_BUILDING = {"bdist_wheel", "editable_wheel", "build", "build_ext", "install", "develop", "bdist_egg"}
+
+
+# mypyc type-checks with pyproject.toml's mypy settings (strict), in a build environment that may not have the
+# dependencies installed (an isolated build: `python -m build`): their types are then Any, which strict mode refuses
+# in a few places that the project's own mypy run (with them installed) accepts. What compiles is the same.
+_MYPY_FLAGS = [
+    "--ignore-missing-imports",
+    "--allow-subclassing-any",
+    "--no-warn-return-any",
+    "--no-warn-unused-ignores",
+]
+
+
+def _ext_modules() -> list[Any]:
+    if not _BUILDING.intersection(sys.argv[1:]):
+        return []
+    modules, pure_env = _compiled_list()
+    if os.environ.get(pure_env, "").strip().lower() not in ("", "0", "false", "no"):
+        _say(f"{pure_env} is set: building the pure-Python package")
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError as error:
+        _say(f"mypyc is not available ({error}): building the pure-Python package")
+        return []
+    problem = _compiler_works()
+    if problem:
+        _say(f"{problem}: building the pure-Python package")
+        return []
+    paths = [os.path.join(*m.split(".")) + ".py" for m in modules]
+    _say(f"compiling {len(paths)} modules with mypyc")
+    try:
+        return list(mypycify([*_MYPY_FLAGS, *paths], opt_level="3", debug_level="0"))
+    except (SystemExit, Exception) as error:  # noqa: BLE001 - mypyc's type errors exit; the pure package still works
+        _say(f"mypyc could not translate the modules ({error!r}): building the pure-Python package")
+        return []
+
+
+setup(ext_modules=_ext_modules(), cmdclass={"build_ext": _OptionalBuildExt})
