@@ -63,6 +63,7 @@ class AdminApp:
             self.history = QueueHistory(broker, metrics.queues)
             self.history.start()
         self.lane = lane if lane is not None else FastLaneState()
+        self.more_routes: list[BaseRoute] = []  # routes of other parts (--auth iam's POST /_sqsemu/authorize)
         self._app: ASGIApp | None = None
         self._health_lane = ""  # the fast lane's status the body below was made for (it is set once, at start)
         self._health_headers: tuple[tuple[bytes, bytes], ...] = ()
@@ -97,6 +98,7 @@ class AdminApp:
                 extra += console_routes(self.config, self.broker, self.clock, self.history)
             if self.metrics is not None:
                 extra.append(self.metrics.route())
+            extra += self.more_routes
             self._app = admin_app(self.config, self.broker, self.clock, extra, self.lane)
         return self._app
 
