@@ -220,6 +220,6 @@ def evaluate(
             assert chosen is not None
             return Decision(True, "allowed", principal.arn, action, resource, "queue policy", chosen.label)
         return Decision(True, "root user", principal.arn, action, resource)
-    if same_account or not identity_ok:
+    if (same_account or not identity_ok) and principal.kind != "service":
         return Decision(False, "no identity-based policy allows", principal.arn, action, resource)
     return Decision(False, "no resource-based policy allows", principal.arn, action, resource)

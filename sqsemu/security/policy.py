@@ -218,14 +218,14 @@ def _statement(index: int, raw: Any, resource_based: bool) -> Statement:
     where = f"Statement #{index + 1}"
     if not isinstance(raw, dict):
         raise PolicyError(f"{where} must be an object.")
-    unknown = sorted(set(raw) - _STATEMENT_KEYS)
-    if unknown:
-        raise PolicyError(f"{where}: unknown field {unknown[0][:50]!r}.")
     sid = raw.get("Sid")
     if sid is not None and not isinstance(sid, str):
         raise PolicyError(f"{where}: Sid must be a string.")
     if sid:
         where = f"Statement {sid[:50]!r}"
+    unknown = sorted(set(raw) - _STATEMENT_KEYS)
+    if unknown:
+        raise PolicyError(f"{where}: unknown field {unknown[0][:50]!r}.")
     effect = raw.get("Effect")
     if effect not in ("Allow", "Deny"):
         raise PolicyError(f"{where}: Effect must be Allow or Deny.")
