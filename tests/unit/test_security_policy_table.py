@@ -245,7 +245,10 @@ add(
 )  # fmt: skip
 
 # --- explicit deny wins (deny one account; deny unless from a VPC endpoint)
-for who, identity in ((OTHER_ROOT, ()), (OTHER_USER, (ALLOW_ALL_SQS,)), (OTHER_ROLE, (ALLOW_ALL_SQS,))):
+DENIED_CALLERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (OTHER_ROOT, ()), (OTHER_USER, (ALLOW_ALL_SQS,)), (OTHER_ROLE, (ALLOW_ALL_SQS,)),
+)  # fmt: skip
+for who, identity in DENIED_CALLERS:
     add(
         Case("explicit-deny", CUSTOM, who, "sqs:SendMessage", QUEUE2, False, qs("1"), identity, DENY_ONE_ACCOUNT),
         Case("explicit-deny", CUSTOM, who, "sqs:ReceiveMessage", QUEUE2, False, qs("1"), identity, DENY_ONE_ACCOUNT),
@@ -257,7 +260,10 @@ add(
     Case("explicit-deny", CUSTOM, OTHER_USER, "sqs:DeleteMessage", QUEUE2, False, NONE_RES, (ALLOW_ALL_SQS,),
          DENY_ONE_ACCOUNT),
 )  # fmt: skip
-for who, identity in ((OWNER_ROOT, ()), (OWNER_USER, (ALLOW_ALL_SQS,)), (OTHER_USER, (ALLOW_ALL_SQS,))):
+VPCE_CALLERS: tuple[tuple[str | None, tuple[str, ...]], ...] = (
+    (OWNER_ROOT, ()), (OWNER_USER, (ALLOW_ALL_SQS,)), (OTHER_USER, (ALLOW_ALL_SQS,)),
+)  # fmt: skip
+for who, identity in VPCE_CALLERS:
     for action in ("sqs:SendMessage", "sqs:PurgeQueue", "sqs:DeleteQueue"):
         add(Case("explicit-deny", CUSTOM, who, action, QUEUE2, False, qs("1"), identity, DENY_NOT_VPCE))
 add(
