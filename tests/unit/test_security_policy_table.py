@@ -263,9 +263,9 @@ add(
 VPCE_CALLERS: tuple[tuple[str | None, tuple[str, ...]], ...] = (
     (OWNER_ROOT, ()), (OWNER_USER, (ALLOW_ALL_SQS,)), (OTHER_USER, (ALLOW_ALL_SQS,)),
 )  # fmt: skip
-for who, identity in VPCE_CALLERS:
+for caller, identity in VPCE_CALLERS:
     for action in ("sqs:SendMessage", "sqs:PurgeQueue", "sqs:DeleteQueue"):
-        add(Case("explicit-deny", CUSTOM, who, action, QUEUE2, False, qs("1"), identity, DENY_NOT_VPCE))
+        add(Case("explicit-deny", CUSTOM, caller, action, QUEUE2, False, qs("1"), identity, DENY_NOT_VPCE))
 add(
     Case("explicit-deny", CUSTOM, OWNER_ROOT, "sqs:SendMessage", QUEUE2, True, ROOT, (), DENY_NOT_VPCE,
          {"aws:SourceVpce": "vpce-1a2b3c4d"}),
