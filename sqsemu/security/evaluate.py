@@ -76,15 +76,24 @@ def principal_for(arn: str | None, account: str) -> Principal:
 
 
 class Context:
-    """The request context's condition keys: ``fixed`` (lower-case key -> values) and the ones computed only when a
-    condition reads them (``aws:CurrentTime`` and ``aws:EpochTime`` from ``now``, epoch seconds of the server's
-    clock)."""
+    """The request context's condition keys, computed only when a condition reads them: ``fixed`` (lower-case key
+    -> values: the caller's), ``aws:CurrentTime`` and ``aws:EpochTime`` from ``now`` (epoch seconds of the server's
+    clock), ``aws:SecureTransport`` and ``aws:SourceIp`` from the ASGI ``scope`` (when given),
+    ``aws:ResourceTag/<key>`` from the queue's ``tags``."""
 
-    __slots__ = ("fixed", "now")
+    __slots__ = ("fixed", "now", "scope", "tags")
 
-    def __init__(self, fixed: Mapping[str, Sequence[str]], now: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        fixed: Mapping[str, Sequence[str]],
+        now: Callable[[], float],
+        scope: Mapping[str, object] | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
         self.fixed = fixed
         self.now = now
+        self.scope = scope
+        self.tags = tags
 
     def values(self, key: str) -> Sequence[str] | None:
         """The values of the lower-case ``key``, None when absent."""
@@ -95,6 +104,18 @@ class Context:
             return (datetime.fromtimestamp(self.now(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),)
         if key == "aws:epochtime":
             return (str(int(self.now())),)
+        scope = self.scope
+        if scope is not None:
+            if key == "aws:securetransport":
+                return ("true" if scope.get("scheme") in ("https", "wss") else "false",)
+            if key == "aws:sourceip":
+                client = scope.get("client")
+                return (str(client[0]),) if isinstance(client, (tuple, list)) and client else None
+        if key.startswith("aws:resourcetag/") and self.tags:
+            wanted = key[len("aws:resourcetag/") :]
+            for tag, value in self.tags.items():
+                if tag.lower() == wanted:
+                    return (value,)
         return None
 
 
@@ -144,9 +165,34 @@ class Decision:
         }
 
 
-def _applies(statement: Statement, action: str, resource: str, context: Context) -> bool:
-    if statement.actions.matches(action) == statement.not_action:
-        return False
+MAX_CANDIDATES = 4096
+"""Entries of the candidate cache (policy, principal, action) before it is emptied."""
+_candidates: dict[tuple[Policy, str, str], tuple[tuple[Statement, str], ...]] = {}
+
+
+def candidates(policy: Policy, principal: Principal, action: str) -> tuple[tuple[Statement, str], ...]:
+    """The statements of ``policy`` whose action element matches ``action`` and (a queue policy's) whose principal
+    element names ``principal``, each with how it names it (``identity`` for an identity-based policy's): what is
+    left to look at per call is the resource and the conditions. Cached by (policy, principal ARN, action)."""
+    key = (policy, principal.arn, action)
+    found = _candidates.get(key)
+    if found is None:
+        chosen: list[tuple[Statement, str]] = []
+        for statement in policy.statements:
+            if statement.actions.matches(action) == statement.not_action:
+                continue
+            how = _named(statement, principal) if policy.resource_based else "identity"
+            if how is not None:
+                chosen.append((statement, how))
+        found = tuple(chosen)
+        if len(_candidates) >= MAX_CANDIDATES:
+            _candidates.clear()
+        _candidates[key] = found
+    return found
+
+
+def _applies(statement: Statement, resource: str, context: Context) -> bool:
+    """Whether a candidate statement's resource element matches ``resource`` and its conditions hold."""
     resources = statement.resources
     if resources is not None and resources.matches(resource) == statement.not_resource:
         return False
@@ -182,8 +228,8 @@ def evaluate(
     (None when it has none); the rules of the module docstring, in their order."""
     identity_allow: tuple[str, Statement] | None = None
     for label, policy in identity_policies if principal.kind in ("user", "role") else ():
-        for statement in policy.statements:
-            if _applies(statement, action, resource, context):
+        for statement, _ in candidates(policy, principal, action):
+            if _applies(statement, resource, context):
                 if not statement.allow:
                     return Decision(False, "explicit deny", principal.arn, action, resource, label, statement.label)
                 if identity_allow is None:
@@ -191,9 +237,8 @@ def evaluate(
     direct: Statement | None = None
     by_account: Statement | None = None
     if queue_policy is not None:
-        for statement in queue_policy.statements:
-            how = _named(statement, principal)
-            if how is None or not _applies(statement, action, resource, context):
+        for statement, how in candidates(queue_policy, principal, action):
+            if not _applies(statement, resource, context):
                 continue
             if not statement.allow:
                 return Decision(

@@ -113,6 +113,8 @@ class AccessControl:
         self.region = config.region
         self.denied: dict[str, int] = {}
         self.logger = logging.getLogger(ACCESS_LOGGER)
+        self._fixed: dict[tuple[str, str], dict[str, Sequence[str]]] = {}  # (key, region) -> the caller's keys
+        self._now = self._seconds
 
     # ------------------------------------------------------------------------------------------- the request path
 
@@ -133,8 +135,10 @@ class AccessControl:
         needs = REQUIRED.get(action)
         if identity is None or needs is None:
             return
-        fixed = self._fixed_context(identity, scope, caller.region)
-        decision = self._decide(identity.principal, identity.policies, needs, request, addressed, caller, fixed)
+        fixed = self._fixed.get((identity.access_key_id, caller.region))
+        if fixed is None:
+            fixed = self._fixed[identity.access_key_id, caller.region] = self._fixed_context(identity, caller.region)
+        decision = self._decide(identity.principal, identity.policies, needs, request, addressed, caller, fixed, scope)
         if decision is not None and not decision.allowed:
             self._denied(identity, decision, request_id)
             raise AccessDenied(decision.message())
@@ -146,7 +150,9 @@ class AccessControl:
                 except PolicyError as exc:
                     raise InvalidAttributeValue(f"Invalid value for the parameter Policy. Reason: {exc}") from None
 
-    def _fixed_context(self, identity: Identity, scope: Scope, region: str) -> dict[str, Sequence[str]]:
+    def _fixed_context(self, identity: Identity, region: str) -> dict[str, Sequence[str]]:
+        """The context keys of ``identity``'s calls in ``region`` (those of the request itself, TLS and the source
+        IP, are read from the scope by :class:`~sqsemu.security.evaluate.Context` when a condition asks)."""
         principal = identity.principal
         key = identity.access_key_id
         fixed: dict[str, Sequence[str]] = {
@@ -157,15 +163,14 @@ class AccessControl:
                 principal.account if principal.kind == "root" else f"{key}:{principal.name}"
                 if principal.kind == "role" else key,
             ),
-            "aws:securetransport": ("true" if scope.get("scheme") == "https" else "false",),
             "aws:requestedregion": (region,),
         }  # fmt: skip
         if principal.kind == "user":
             fixed["aws:username"] = (principal.name,)
-        client = scope.get("client")
-        if client:
-            fixed["aws:sourceip"] = (client[0],)
         return fixed
+
+    def _seconds(self) -> float:
+        return self.clock.now_ms() / 1000
 
     def _queues(
         self, request: object, addressed: tuple[str, str] | None, caller: Namespace
@@ -200,13 +205,18 @@ class AccessControl:
         addressed: tuple[str, str] | None,
         caller: Namespace,
         fixed: dict[str, Sequence[str]],
+        scope: Scope | None = None,
         queue_policy_text: str | None = None,
         checks: list[Decision] | None = None,
     ) -> Decision | None:
         """The first denial among the call's needed actions, else the last allow (None when it needs none on a
         known queue: a move task whose handle does not decode is left to the call's own error)."""
-        queues = self._queues(request, addressed, caller)
-        now = self.clock.now_ms
+        if len(needs) == 1 and needs[0][1] == "queue":  # all but move tasks and ListQueues
+            region = caller.region
+            one = (region, addressed[0], addressed[1]) if addressed is not None else (region, caller.account_id, "*")
+            queues: Mapping[str, QueueRef | None] = {"queue": one}
+        else:
+            queues = self._queues(request, addressed, caller)
         decision: Decision | None = None
         for iam_action, role in needs:
             ref = queues.get(role)
@@ -215,12 +225,7 @@ class AccessControl:
             queue_policy, tags = self._queue_state(ref)
             if queue_policy_text is not None and role in ("queue", "source"):
                 queue_policy = _policy_of(queue_policy_text)
-            context_keys = fixed
-            if tags:
-                context_keys = dict(fixed)
-                for tag, value in tags.items():
-                    context_keys[f"aws:resourcetag/{tag.lower()}"] = (value,)
-            context = Context(context_keys, lambda: now() / 1000)
+            context = Context(fixed, self._now, scope, tags)
             decision = evaluate(principal, iam_action, _arn(ref), ref[1], policies, queue_policy, context)
             if checks is not None:
                 checks.append(decision)
@@ -252,7 +257,7 @@ class AccessControl:
             if identity is None:
                 raise ValueError(f"no [[credentials]] entry has the access key id {key!r}")
             principal, policies = identity.principal, identity.policies
-            fixed = self._fixed_context(identity, {}, self.region)
+            fixed = self._fixed_context(identity, self.region)
         else:
             arn = data.get("principal")
             account = data.get("account", "")
@@ -308,7 +313,9 @@ class AccessControl:
             request.source_arn = _arn((addressed[0] or str(region), addressed[1], addressed[2]))
         caller = Namespace(principal.account, str(region))
         target = None if addressed is None else (addressed[1], addressed[2])
-        decision = self._decide(principal, policies, needs, request, target, caller, fixed, queue_policy, checks)
+        plain_http: Scope = {"scheme": "http"}  # a local call, unless the context says otherwise
+        decision = self._decide(principal, policies, needs, request, target, caller, fixed, plain_http, queue_policy,
+                                checks)  # fmt: skip
         if decision is None:
             raise ValueError("the call names no queue its actions are on")
         answer = decision.as_dict()

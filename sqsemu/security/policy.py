@@ -144,9 +144,10 @@ class Statement:
         return self.sid if self.sid else f"#{self.index + 1}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Policy:
-    """A parsed policy document: its ``Version`` (``2008-10-17`` when absent), ``Id`` and statements."""
+    """A parsed policy document: its ``Version`` (``2008-10-17`` when absent), ``Id`` and statements. Compared and
+    hashed by identity (one object per document text, :func:`parse_policy`), so it keys caches cheaply."""
 
     version: str
     id: str | None
