@@ -223,3 +223,24 @@ def test_unsigned_calls_keep_sigv4_answers(iam_server: ServerProcess) -> None:
         {"Content-Type": "application/x-www-form-urlencoded"},
     )
     assert answer.status == 403 and b"MissingAuthenticationToken" in answer.body
+
+
+def test_sqs_server_takes_principals_and_policies() -> None:
+    """The testing API: SQSServer(auth="iam", credentials=...) with a principal and an identity policy."""
+    from sqsemu.config import Credential
+    from sqsemu.testing import SQSServer
+
+    role = f"arn:aws:iam::{A}:role/reader"
+    credentials = (
+        Credential("AKIDROOT", "root-secret", A),
+        Credential("AKIDREAD", "read-secret", A, role, (doc_policy("read-only"),)),
+    )
+    with SQSServer(auth="iam", account_id=A, credentials=credentials) as server:
+        root = server.client()
+        url = root.create_queue(QueueName="reports")["QueueUrl"]
+        root.send_message(QueueUrl=url, MessageBody="x")
+        reader = server.client(principal=role)
+        assert reader.receive_message(QueueUrl=url)["Messages"][0]["Body"] == "x"
+        code, status, message = denied(lambda: reader.send_message(QueueUrl=url, MessageBody="y"))
+        assert (code, status) == ("AccessDenied", 403)
+        assert message.startswith(f"User: {role} is not authorized to perform: sqs:sendmessage")
