@@ -337,6 +337,7 @@ class SQSApp:
 
             self.access_control = AccessControl(config, broker, clock)
             admin_app.more_routes += self.access_control.routes()
+            admin_app.authorize = self.access_control.authorize
             if self.metrics is not None:
                 self.metrics.collectors.append(self.access_control.collector())
         self.console_home = config.console and config.admin

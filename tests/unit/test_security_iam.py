@@ -197,3 +197,50 @@ def test_bad_identities_are_refused(tmp_path: Path, entry: str, why: str) -> Non
     (tmp_path / "c.toml").write_text(f'[[credentials]]\naccess_key_id = "K"\nsecret_access_key = "s"\n{entry}\n')
     with pytest.raises(ConfigFileError, match=why):
         load_file(str(tmp_path / "c.toml"))
+
+
+def test_the_console_shows_the_policy_and_tries_a_call() -> None:
+    """Under --auth iam the queue page shows the queue policy and a form that tries a call against it."""
+    import html
+
+    from tests.unit.test_console import NS as CONSOLE_NS
+    from tests.unit.test_console import UI, Console
+
+    account = CONSOLE_NS.account_id
+    reader = f"arn:aws:iam::{account}:user/reader"
+    config = Config(clock="manual", auth="iam", credentials=(Credential("AKIDROOT", "s"), user("AKIDREAD",
+                    policy(allow("sqs:ReceiveMessage")), account=account, name="reader")))  # fmt: skip
+    console = Console(config)
+    try:
+        arn = f"arn:aws:sqs:us-east-1:{account}:orders"
+        queue_policy = policy(allow("sqs:SendMessage", arn, Sid="tls", Principal={"AWS": reader},
+                                    Condition={"Bool": {"aws:SecureTransport": "true"}}))  # fmt: skip
+        console.queue("orders", Policy=queue_policy)
+        page = console.get(f"{UI}/queues/{account}/us-east-1/orders")
+        assert page.status == 200 and "Access policy" in page.text
+        assert '"aws:SecureTransport": "true"' in html.unescape(page.text)
+        tried = console.follow(console.post(f"{UI}/queues/{account}/us-east-1/orders/try-call",
+                                            {"access_key_id": "AKIDREAD", "action": "SendMessage"}))  # fmt: skip
+        assert "Denied: SendMessage as arn:aws:iam::" in html.unescape(tried.text)
+        tried = console.follow(console.post(f"{UI}/queues/{account}/us-east-1/orders/try-call",
+                               {"access_key_id": "AKIDREAD", "action": "SendMessage",
+                                "context": '{"aws:SecureTransport": "true"}'}))  # fmt: skip
+        assert "Allowed: SendMessage as arn:aws:iam::" in html.unescape(tried.text)
+        assert "decided by queue policy statement tls" in html.unescape(tried.text)
+        bad = console.post(f"{UI}/queues/{account}/us-east-1/orders/try-call",
+                           {"access_key_id": "AKIDREAD", "action": "SendMessage", "context": "[1"})  # fmt: skip
+        assert bad.status == 400 and "The context must be a JSON object" in bad.text
+    finally:
+        console.close()
+
+
+def test_the_console_has_no_access_card_without_iam() -> None:
+    from tests.unit.test_console import UI, Console
+
+    console = Console()
+    try:
+        console.queue("orders")
+        assert "Access policy" not in console.get(f"{UI}/queues/000000000000/us-east-1/orders").text
+        assert console.post(f"{UI}/queues/000000000000/us-east-1/orders/try-call", {}).status == 404
+    finally:
+        console.close()
