@@ -119,7 +119,7 @@ class Context:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decision:
     """The outcome of :func:`evaluate`: ``allowed``; ``reason`` (``explicit deny``, ``allowed``, ``root user``,
     ``no identity-based policy allows``, ``no resource-based policy allows``); the deciding ``policy``
