@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sqsemu.clock import ManualClock
 from sqsemu.config import Config, Credential
@@ -244,3 +246,30 @@ def test_the_console_has_no_access_card_without_iam() -> None:
         assert console.post(f"{UI}/queues/000000000000/us-east-1/orders/try-call", {}).status == 404
     finally:
         console.close()
+
+
+AUTHORIZE_KEYS = st.sampled_from(
+    ["access_key_id", "principal", "policies", "action", "queue", "context", "queue_policy", "region", "account",
+     "source_arn", "destination_arn"]
+)  # fmt: skip
+AUTHORIZE_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=30), st.lists(st.text(max_size=10), max_size=3),
+    st.dictionaries(st.text(max_size=10), st.text(max_size=10), max_size=3),
+    st.sampled_from(["K", "SendMessage", "sqs:SendMessage", "StartMessageMoveTask", URL, "orders", "http://x/y/z/w",
+                     f"arn:aws:sqs:us-east-1:{A}:orders", f"arn:aws:iam::{A}:user/u", "sns.amazonaws.com",
+                     policy(allow("sqs:*")), "{", "arn:aws:sqs:::"]),
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(AUTHORIZE_KEYS, AUTHORIZE_VALUES, max_size=7))
+def test_authorize_answers_or_refuses_any_body(body: dict[str, Any]) -> None:
+    """POST /_sqsemu/authorize: any JSON object is answered or refused with a reason (400), never a 500."""
+    control, broker = make(user("K", policy(allow("sqs:*"))))
+    broker.create_queue(NS, "orders", {}, {})
+    try:
+        answer = control.authorize(body)
+    except ValueError as exc:
+        assert str(exc)
+    else:
+        assert answer["decision"] in ("allowed", "denied")
