@@ -27,7 +27,8 @@ Security (``sqsemu.security``): a request carrying ``Origin`` or ``Sec-Fetch-Sit
 the cross-site rule (403 AccessDenied, or CORS headers for an allowed origin, preflights answered here); a Host
 header that is not a valid ``host[:port]`` is refused (400) unless ``--base-url`` is set (valid hosts are
 remembered, so the check is one set lookup); with ``--auth sigv4`` each request's signature is verified once its
-body is read, and the verified key decides the account. With the defaults an SDK request pays two more dictionary
+body is read, and the verified key decides the account; with ``--auth iam`` the decoded call is then allowed or
+denied by ``sqsemu.security.iam`` (one call in ``_dispatch``, before the call runs). With the defaults an SDK request pays two more dictionary
 lookups (the request's headers are read into a dictionary once) and the host lookup. The admin routes sit behind
 ``sqsemu.security.admin.AdminGate``.
 
