@@ -190,7 +190,7 @@ def _security_config(options: dict[str, Any], **declarations: Any) -> Config:
         config = Config(**options, **declarations)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    if config.auth == "sigv4":
+    if config.auth in ("sigv4", "iam"):
         from sqsemu.security.sigv4 import botocore_missing
 
         missing = botocore_missing()

@@ -16,7 +16,7 @@ from typing import Any
 from sqsemu.optionspec import Option, option, options_of
 
 ACCOUNT_RE = re.compile(r"^\d{12}$")
-AUTH_MODES = ("none", "sigv4")
+AUTH_MODES = ("none", "sigv4", "iam")
 CLOCKS = ("system", "manual")
 FIDELITIES = ("relaxed", "strict")
 FSYNC_LEVELS = ("normal", "full")
@@ -65,11 +65,18 @@ class Credential:
     - ``secret_access_key``: its secret (not shown by ``repr``).
     - ``account``: the 12-digit account the key acts as; ``None`` means the key id itself when it is 12 digits,
       else the server's ``account_id`` (the same rule as without authentication).
+    - ``principal`` (``auth = "iam"``): the IAM user or role ARN the key belongs to
+      (``arn:aws:iam::111111111111:role/orders-service``); ``None``: the account's root user. Its account is the
+      key's account (``account`` may be left out, or must agree).
+    - ``policies`` (``auth = "iam"``): the principal's identity-based policy documents, each inline JSON text or
+      the path of a JSON file (``sqsemu.security.identity``); a root user has none.
     """
 
     access_key_id: str
     secret_access_key: str = field(repr=False)
     account: str | None = None
+    principal: str | None = None
+    policies: tuple[str, ...] = ()
 
     def account_for(self, default: str) -> str:
         """The account this key acts as, ``default`` being the server's ``account_id``."""
@@ -213,7 +220,8 @@ class Config:
         default="none",
         metadata=option(
             "`sigv4`: every SQS request must be signed (Signature Version 4) with a key of the config file's "
-            "`[[credentials]]`; `none`: any credentials are accepted.",
+            "`[[credentials]]`; `iam`: signed, and each call is allowed or denied by the key's identity policies "
+            "and the queue's policy, as AWS decides; `none`: any credentials are accepted.",
             choices=AUTH_MODES,
         ),
     )
@@ -353,11 +361,17 @@ class Config:
                 not isinstance(credential.account, str) or not ACCOUNT_RE.fullmatch(credential.account)
             ):
                 raise ValueError(f"credentials: the account of {key!r} must be 12 digits, got {credential.account!r}")
-        if self.auth == "sigv4" and not self.credentials:
+        if self.auth in ("sigv4", "iam") and not self.credentials:
             raise ValueError(
-                'auth "sigv4" needs at least one access key: declare [[credentials]] in the configuration file '
-                "(access_key_id, secret_access_key, account)"
+                f'auth "{self.auth}" needs at least one access key: declare [[credentials]] in the configuration '
+                "file (access_key_id, secret_access_key, account)"
             )
+        if self.auth == "iam":
+            from sqsemu.security.identity import identities_error
+
+            error = identities_error(self.credentials, self.account_id)
+            if error is not None:
+                raise ValueError(error)
 
     def _check_types(self) -> None:
         """Each option field holds its declared type (a bool is not accepted for an int)."""

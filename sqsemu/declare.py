@@ -27,6 +27,10 @@ The file is TOML (read with the standard library's ``tomllib``) with four option
     secret_access_key = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
     account = "123456789012"      # optional, a quoted 12-digit string; default: the key id if it is 12 digits,
                                   # else the server's account_id
+    principal = "arn:aws:iam::123456789012:role/orders-service"  # auth = "iam": the IAM user or role (absent:
+                                  # the account's root user)
+    policies = ['{"Version": "2012-10-17", "Statement": [...]}', "policies/orders.json"]  # auth = "iam": its
+                                  # identity-based policies, JSON text or files (relative to the file's folder)
 
 Attribute values may be strings, integers or booleans (``60`` → ``"60"``, ``true`` → ``"true"``); ``Policy`` and
 ``RedriveAllowPolicy`` may also be tables (sent as compact JSON). ``RedrivePolicy`` is not accepted as an
@@ -73,7 +77,7 @@ __all__ = [
 
 TOP_KEYS = ("server", "queues", "faults", "credentials", "event_source_mappings", "functions")
 QUEUE_KEYS = ("name", "account", "region", "attributes", "tags", "dead_letter_queue", "max_receive_count", "realism")
-CREDENTIAL_KEYS = ("access_key_id", "secret_access_key", "account")
+CREDENTIAL_KEYS = ("access_key_id", "secret_access_key", "account", "principal", "policies")
 _PROBE_CREDENTIAL = Credential("probe", "probe")  # lets [server] auth = "sigv4" be checked on its own
 PATH_KEYS = tuple(item.name for item in config_options() if item.spec.path)
 """``[server]`` keys whose relative values start at the config file's folder (options declared ``path=True``)."""
@@ -186,9 +190,9 @@ def parse_document(document: Mapping[str, Any], source: str, base_dir: Path | No
         error = _fault_rules_error(rules)
         if error is not None:
             raise ConfigFileError(f"{prefix}: [[faults]] {error}")
-    credentials = _parse_credentials(document.get("credentials", []), prefix)
-    if server.get("auth") == "sigv4" and not credentials:
-        raise ConfigFileError(f'{prefix}: [server] auth = "sigv4" needs at least one [[credentials]] entry')
+    credentials = _parse_credentials(document.get("credentials", []), prefix, base_dir)
+    if server.get("auth") in ("sigv4", "iam") and not credentials:
+        raise ConfigFileError(f'{prefix}: [server] auth = "{server["auth"]}" needs at least one [[credentials]] entry')
     return LoadedFile(source, server, queues, rules, credentials)
 
 
@@ -326,8 +330,10 @@ def _realism_tag(realism: Any, tags: tuple[tuple[str, str], ...], where: str) ->
     return (*tags, (REALISM_TAG, spec.text(" ")))  # a tag value cannot hold the commas
 
 
-def _parse_credentials(entries: Any, prefix: str) -> tuple[Credential, ...]:
-    """The ``[[credentials]]`` entries, each checked by the rules of :class:`~sqsemu.config.Config`."""
+def _parse_credentials(entries: Any, prefix: str, base_dir: Path | None = None) -> tuple[Credential, ...]:
+    """The ``[[credentials]]`` entries, each checked by the rules of :class:`~sqsemu.config.Config` (and, when it has
+    a ``principal`` or ``policies``, by those of ``auth = "iam"``); a policy file's relative path starts at
+    ``base_dir``."""
     if not isinstance(entries, list):
         raise ConfigFileError(f"{prefix}: credentials must be an array of tables ([[credentials]])")
     credentials: list[Credential] = []
@@ -347,13 +353,30 @@ def _parse_credentials(entries: Any, prefix: str) -> tuple[Credential, ...]:
         account = entry.get("account")
         if account is not None and not isinstance(account, str):
             raise ConfigFileError(f'{where}: account must be a quoted 12-digit string (account = "123456789012")')
-        credential = Credential(entry["access_key_id"], entry["secret_access_key"], account)
+        principal = entry.get("principal")
+        if principal is not None and not isinstance(principal, str):
+            raise ConfigFileError(f"{where}: principal must be a string (an IAM user or role ARN)")
+        policies = entry.get("policies", [])
+        if isinstance(policies, str):
+            policies = [policies]
+        if not isinstance(policies, list) or not all(isinstance(p, str) for p in policies):
+            raise ConfigFileError(f"{where}: policies must be a list of JSON texts or file paths")
+        policies = [_policy_path(p, base_dir) for p in policies]
+        credential = Credential(entry["access_key_id"], entry["secret_access_key"], account, principal, tuple(policies))
         try:
-            Config(credentials=(*credentials, credential))
+            auth = "iam" if principal is not None or policies else "none"
+            Config(credentials=(*credentials, credential), auth=auth)
         except ValueError as exc:
             raise ConfigFileError(f"{where}: {exc}") from None
         credentials.append(credential)
     return tuple(credentials)
+
+
+def _policy_path(source: str, base_dir: Path | None) -> str:
+    """A ``policies`` entry: inline JSON as it is, a relative file path from ``base_dir``."""
+    if source.lstrip().startswith("{") or base_dir is None or Path(source).is_absolute():
+        return source
+    return str(base_dir / source)
 
 
 def _fault_rules_error(rules: Sequence[Any], faults_file: str = "") -> str | None:

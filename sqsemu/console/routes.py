@@ -23,6 +23,8 @@ scripts, styles and connections (no inline script, no CDN) and forbids framing.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
@@ -102,6 +104,14 @@ INJECTED_LABELS = {
 """The realism labels a message can carry (``peek.message_view``'s ``injected``), as the console explains them."""
 
 
+TRY_ACTIONS = (
+    "SendMessage", "ReceiveMessage", "DeleteMessage", "ChangeMessageVisibility", "GetQueueAttributes",
+    "SetQueueAttributes", "GetQueueUrl", "PurgeQueue", "DeleteQueue", "ListQueueTags", "TagQueue",
+    "ListDeadLetterSourceQueues", "StartMessageMoveTask",
+)  # fmt: skip
+"""The calls the queue page's "try a call" form offers (--auth iam)."""
+
+
 class NotFound(Exception):
     """A console page about something that does not exist (a queue, a message): answered 404 with a page."""
 
@@ -139,8 +149,16 @@ def _environment() -> jinja2.Environment:
 class Console:
     """The console of one server: its pages and actions over ``broker`` and ``clock`` (module docstring)."""
 
-    def __init__(self, config: Config, broker: Broker, clock: Clock, history: QueueHistory | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        broker: Broker,
+        clock: Clock,
+        history: QueueHistory | None = None,
+        authorize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
         self.config = config
+        self.authorize = authorize  # --auth iam (sqsemu.security.iam): the queue page's "try a call" form
         self.history = history
         self.broker = broker
         self.clock = clock
@@ -346,8 +364,42 @@ class Console:
             redrive=queue.redrive,
             dlq_candidates=[(q.arn, q.name) for q in candidates],
             mappings=self.mappings_of(queue),
+            access=self.access_view(attributes.get("Policy")),
         )
         return self.page(request, "queue.html", context, status, error)
+
+    def access_view(self, policy: str | None) -> dict[str, Any] | None:
+        """What the queue page's access card shows under ``--auth iam``: the queue policy (indented) and the
+        declared keys to try a call as; None without ``--auth iam``."""
+        if self.authorize is None:
+            return None
+        shown = policy
+        if policy:
+            try:
+                shown = json.dumps(json.loads(policy), indent=2)
+            except ValueError:
+                pass
+        keys = [(c.access_key_id, c.principal or f"root of {c.account_for(self.config.account_id)}")
+                for c in self.config.credentials]  # fmt: skip
+        return {"policy": shown, "keys": keys, "actions": TRY_ACTIONS}
+
+    def try_call(self, form: Form, queue: Queue) -> str:
+        """The "try a call" form: allowed or denied, and why (``POST /_sqsemu/authorize``'s answer), as a note.
+        Raises ``AdminError`` for a bad form (a context that is not a JSON object)."""
+        assert self.authorize is not None
+        raw = form.get("context").strip() or "{}"
+        try:
+            context = json.loads(raw)
+        except ValueError:
+            raise AdminError("The context must be a JSON object of condition keys and values.") from None
+        call = {"access_key_id": form.get("access_key_id"), "action": form.get("action"), "queue": queue.arn}
+        try:
+            answer = self.authorize({**call, "context": context})
+        except ValueError as exc:
+            raise AdminError(str(exc)) from None
+        verdict = "Allowed" if answer["decision"] == "allowed" else "Denied"
+        text = f"{verdict}: {form.get('action')} as {answer['principal']}, decided by {answer['deciding']}."
+        return text if answer["message"] is None else f"{text} {answer['message']}"
 
     def mappings_of(self, queue: Queue) -> list[dict[str, Any]]:
         """The event source mappings reading ``queue`` (docs/lambda.md), their last invocations' times formatted."""
@@ -388,6 +440,8 @@ class Console:
                 note = actions.start_redrive(calls, form, queue)
             elif action == "cancel-redrive":
                 note = actions.cancel_redrive(calls, form)
+            elif action == "try-call" and self.authorize is not None:
+                note = self.try_call(form, queue)
             elif action == "delete":
                 return self.done(PREFIX + "/", actions.delete_queue(calls))
             else:
@@ -518,10 +572,17 @@ class Console:
         ]
 
 
-def routes(config: Config, broker: Broker, clock: Clock, history: QueueHistory | None = None) -> list[BaseRoute]:
+def routes(
+    config: Config,
+    broker: Broker,
+    clock: Clock,
+    history: QueueHistory | None = None,
+    authorize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+) -> list[BaseRoute]:
     """The console's routes for one server (mounted by ``sqsemu.http.adminapp`` beside the admin routes); the
-    queue pages chart ``history`` when given."""
-    return Console(config, broker, clock, history).routes()
+    queue pages chart ``history`` when given, and (``--auth iam``) show the queue policy with a form that tries a
+    call against it through ``authorize`` (``sqsemu.security.iam.AccessControl.authorize``)."""
+    return Console(config, broker, clock, history, authorize).routes()
 
 
 __all__ = ["Console", "describe", "routes"]

@@ -14,7 +14,7 @@ admin functions, the admin app knows nothing of the console, and this module put
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from sqsemu.admin.health import HEALTH_PATH, health_body
@@ -63,6 +63,8 @@ class AdminApp:
             self.history = QueueHistory(broker, metrics.queues)
             self.history.start()
         self.lane = lane if lane is not None else FastLaneState()
+        self.more_routes: list[BaseRoute] = []  # routes of other parts (--auth iam's POST /_sqsemu/authorize)
+        self.authorize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None  # --auth iam: the console's try
         self._app: ASGIApp | None = None
         self._health_lane = ""  # the fast lane's status the body below was made for (it is set once, at start)
         self._health_headers: tuple[tuple[bytes, bytes], ...] = ()
@@ -94,9 +96,10 @@ class AdminApp:
             if self.config.console:
                 from sqsemu.console.routes import routes as console_routes
 
-                extra += console_routes(self.config, self.broker, self.clock, self.history)
+                extra += console_routes(self.config, self.broker, self.clock, self.history, self.authorize)
             if self.metrics is not None:
                 extra.append(self.metrics.route())
+            extra += self.more_routes
             self._app = admin_app(self.config, self.broker, self.clock, extra, self.lane)
         return self._app
 

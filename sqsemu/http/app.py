@@ -27,7 +27,8 @@ Security (``sqsemu.security``): a request carrying ``Origin`` or ``Sec-Fetch-Sit
 the cross-site rule (403 AccessDenied, or CORS headers for an allowed origin, preflights answered here); a Host
 header that is not a valid ``host[:port]`` is refused (400) unless ``--base-url`` is set (valid hosts are
 remembered, so the check is one set lookup); with ``--auth sigv4`` each request's signature is verified once its
-body is read, and the verified key decides the account. With the defaults an SDK request pays two more dictionary
+body is read, and the verified key decides the account; with ``--auth iam`` the decoded call is then allowed or
+denied by ``sqsemu.security.iam`` (one call in ``_dispatch``, before the call runs). With the defaults an SDK request pays two more dictionary
 lookups (the request's headers are read into a dictionary once) and the host lookup. The admin routes sit behind
 ``sqsemu.security.admin.AdminGate``.
 
@@ -90,6 +91,7 @@ from sqsemu.security.host import GOOD_HOSTS, invalid_host, valid_host
 
 if TYPE_CHECKING:
     from sqsemu.observability.metrics import Metrics
+    from sqsemu.security.iam import AccessControl
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -196,6 +198,7 @@ class _Call:
         "query_json",
         "action",
         "namespace",
+        "access_key_id",
         "status",
         "query_error",
         "error_code",
@@ -220,6 +223,7 @@ class _Call:
         self.query_json = self.accept is not None and not self.is_json and query.wants_json(self.accept)
         self.action: str | None = None
         self.namespace: Namespace | None = None  # the caller's, when a verified signature decided it
+        self.access_key_id: str | None = None  # the key that signed it (--auth sigv4, iam)
         self.status = 200
         self.query_error: bytes | None = None
         self.error_code: str | None = None
@@ -312,7 +316,7 @@ class SQSApp:
         self.cross_site = CrossSitePolicy(config)
         self.check_host = not config.base_url
         self.verifier = None
-        if config.auth == "sigv4":
+        if config.auth != "none":
             from sqsemu.security.sigv4 import SigV4Verifier
 
             self.verifier = SigV4Verifier(config)
@@ -326,7 +330,17 @@ class SQSApp:
 
             self.metrics = Metrics(config, broker, store, self.version, self.lane)
         self.observed = self.access is not None or self.metrics is not None
-        self.admin = AdminGate(config, AdminApp(config, broker, clock, self.metrics, self.lane), self.cross_site)
+        admin_app = AdminApp(config, broker, clock, self.metrics, self.lane)
+        self.admin = AdminGate(config, admin_app, self.cross_site)
+        self.access_control: AccessControl | None = None
+        if config.auth == "iam":  # sqsemu.security.iam: policies enforced on each call, POST /_sqsemu/authorize
+            from sqsemu.security.iam import AccessControl
+
+            self.access_control = AccessControl(config, broker, clock)
+            admin_app.more_routes += self.access_control.routes()
+            admin_app.authorize = self.access_control.authorize
+            if self.metrics is not None:
+                self.metrics.collectors.append(self.access_control.collector())
         self.console_home = config.console and config.admin
         from sqsemu.eventsource.registry import EventSources  # the Lambda API and event source mappings
 
@@ -595,7 +609,7 @@ class SQSApp:
         """Verify the signature (``--auth sigv4``), recognise the protocol and the action, run the call: its
         encoded answer."""
         if self.verifier is not None:
-            call.namespace = self.verifier.verify(call.scope, body)
+            call.namespace, call.access_key_id = self.verifier.verify_key(call.scope, body)
         detected = detect(call.scope["method"], call.target, call.content_type, call.scope["query_string"], body)
         call.is_json = detected.protocol is Protocol.JSON
         call.action = detected.action
@@ -757,6 +771,11 @@ class SQSApp:
                 credential = _presigned_credential(detected.params)
         config = self.config
         caller = call.namespace or caller_namespace(credential, config)
+        if self.access_control is not None:  # --auth iam: allowed, or AccessDenied (sqsemu.security.iam)
+            self.access_control.check(
+                call.access_key_id, action, request, _addressed(request, queue_path, caller), caller, scope,
+                call.request_id,
+            )  # fmt: skip
         if self.access is not None:
             addressed = _addressed(request, queue_path, caller)
             call.queue = None if addressed is None else f"{addressed[0]}/{addressed[1]}"

@@ -247,6 +247,10 @@ class SigV4Verifier:
     def verify(self, scope: Scope, body: bytes) -> Namespace:
         """Check the signature of the request ``scope`` (ASGI HTTP scope) with ``body``; the caller's namespace, or
         raise one of the errors of :mod:`sqsemu.security.errors`."""
+        return self.verify_key(scope, body)[0]
+
+    def verify_key(self, scope: Scope, body: bytes) -> tuple[Namespace, str]:
+        """:meth:`verify`, with the access key id that signed (``--auth iam`` finds its identity by it)."""
         authorization: str | None = None
         amz_date: str | None = None
         for name, value in scope["headers"]:
@@ -293,7 +297,7 @@ class SigV4Verifier:
         if not hmac.compare_digest(expected.encode("ascii"), parts.signature.encode("utf-8", "replace")):
             raise SignatureDoesNotMatch()
         region = parts.region if valid_region(parts.region) else self._region
-        return Namespace(credential.account_for(self._account_id), region)
+        return Namespace(credential.account_for(self._account_id), region), credential.access_key_id
 
     def _expected_signature(
         self,

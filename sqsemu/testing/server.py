@@ -128,8 +128,9 @@ class SQSServer:
 
     Security options work too: with ``admin_token`` the admin calls (:meth:`peek`, :meth:`advance`, :meth:`reset`,
     :meth:`inject`...) send it; with ``auth="sigv4"`` and ``credentials`` (:class:`~sqsemu.config.Credential` s)
-    :meth:`client` signs with the key of the account it is asked for. ``admin=False`` leaves those admin calls
-    failing with ``AdminAPIError`` (404).
+    :meth:`client` signs with the key of the account it is asked for; with ``auth="iam"`` the credentials'
+    ``principal`` and ``policies`` are enforced, and ``client(principal=<ARN>)`` signs as that IAM user or role.
+    ``admin=False`` leaves those admin calls failing with ``AdminAPIError`` (404).
 
     Attributes once started: ``endpoint_url`` (``http://127.0.0.1:<port>``), ``clock`` (:class:`ServerClock`),
     ``config``.
@@ -220,15 +221,17 @@ class SQSServer:
         """A fresh 12-digit account id (see :func:`new_account`)."""
         return new_account()
 
-    def client(self, account: str | None = None, **kwargs: Any) -> Any:
+    def client(self, account: str | None = None, principal: str | None = None, **kwargs: Any) -> Any:
         """A boto3 SQS client for this server.
 
         ``account`` (12 digits) becomes the access key id, which sqsemu takes as the caller's account (default:
         the server's ``account_id``). Region is the server's, the secret a dummy, retries are off. ``kwargs`` go
         to ``boto3.session.Session().client`` and override those defaults (e.g. ``config=``).
 
-        With ``auth="sigv4"`` the client signs with the first configured credential acting as ``account``
-        (``ValueError`` when none does), unless ``kwargs`` give ``aws_access_key_id`` themselves.
+        With ``auth="sigv4"`` or ``auth="iam"`` the client signs with the first configured credential acting as
+        ``account`` (under ``iam``, the account's root user's first when there is one), or with the credential
+        whose ``principal`` is the given IAM user or role ARN (``ValueError`` when none is), unless ``kwargs``
+        give ``aws_access_key_id`` themselves.
         """
         import boto3
         from botocore.config import Config as BotoConfig
@@ -237,8 +240,8 @@ class SQSServer:
         if not ACCOUNT_RE.match(account):
             raise ValueError(f"account must be a 12-digit account id, got {account!r}")
         key_id, secret = account, DUMMY_SECRET
-        if self.config.auth == "sigv4" and "aws_access_key_id" not in kwargs:
-            key_id, secret = self._credential_for(account)
+        if self.config.auth != "none" and "aws_access_key_id" not in kwargs:
+            key_id, secret = self._credential_for(account, principal)
         options: dict[str, Any] = {
             "endpoint_url": self.endpoint_url,
             "region_name": self.region,
@@ -249,12 +252,20 @@ class SQSServer:
         options.update(kwargs)
         return boto3.session.Session().client("sqs", **options)
 
-    def _credential_for(self, account: str) -> tuple[str, str]:
-        """``(access key id, secret)`` of the first configured credential acting as ``account``."""
-        for credential in self.config.credentials:
+    def _credential_for(self, account: str, principal: str | None = None) -> tuple[str, str]:
+        """``(access key id, secret)`` of the configured credential of ``principal`` (an ARN), or else of the first
+        acting as ``account`` (a root user's first)."""
+        credentials = self.config.credentials
+        if principal is not None:
+            for credential in credentials:
+                if credential.principal == principal:
+                    return credential.access_key_id, credential.secret_access_key
+            raise ValueError(f"no configured credential has the principal {principal!r}")
+        ranked = sorted(credentials, key=lambda c: c.principal is not None)  # stable: root users first
+        for credential in ranked:
             if credential.account_for(self.account_id) == account:
                 return credential.access_key_id, credential.secret_access_key
-        raise ValueError(f"no configured credential acts as account {account!r} (auth is sigv4)")
+        raise ValueError(f"no configured credential acts as account {account!r} (auth is {self.config.auth})")
 
     # ----------------------------------------------------------------- Lambda: event source mappings
 

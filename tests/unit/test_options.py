@@ -101,7 +101,7 @@ def test_flags_and_variables_are_unique() -> None:
 def test_config_checks_choices_and_bounds_from_the_metadata() -> None:
     with pytest.raises(ValueError, match="fsync must be one of normal, full, got 'fast'"):
         Config(fsync="fast")
-    with pytest.raises(ValueError, match="auth must be one of none, sigv4, got 'basic'"):
+    with pytest.raises(ValueError, match="auth must be one of none, sigv4, iam, got 'basic'"):
         Config(auth="basic")
     with pytest.raises(ValueError, match="log_level must be one of .* got 'LOUD'"):
         Config(log_level="LOUD")

@@ -1,0 +1,56 @@
+"""Which IAM actions each SQS API call needs, and on which queue: the table of the SQS Developer Guide's "Amazon
+SQS API permissions: Actions and resource reference".
+
+- a batch call needs its single action (``SendMessageBatch`` -> ``sqs:SendMessage``, as recorded in AWS's denial
+  messages: "... is not authorized to perform: sqs:sendmessage ..." for a SendMessageBatch call);
+- ``StartMessageMoveTask`` needs ``sqs:StartMessageMoveTask``, ``sqs:ReceiveMessage``, ``sqs:DeleteMessage`` and
+  ``sqs:GetQueueAttributes`` on the source (the dead-letter queue) and ``sqs:SendMessage`` on the destination when
+  one is given; ``CancelMessageMoveTask`` and ``ListMessageMoveTasks`` their own action plus the same three on the
+  source;
+- ``ListQueues`` addresses no queue: its resource is ``arn:aws:sqs:<region>:<account>:*`` of the caller's account.
+
+:data:`REQUIRED` maps an API action to ``(iam action, role)`` pairs; the role names the queue the action is on:
+``queue`` (the call's QueueUrl or QueueName), ``source`` (a move task's SourceArn, or the queue of its TaskHandle),
+``destination`` (a move task's DestinationArn, when given) or ``account`` (the caller's account, ``ListQueues``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["REQUIRED", "Role"]
+
+Role = str
+
+_SINGLE = (
+    "AddPermission",
+    "ChangeMessageVisibility",
+    "CreateQueue",
+    "DeleteMessage",
+    "DeleteQueue",
+    "GetQueueAttributes",
+    "GetQueueUrl",
+    "ListDeadLetterSourceQueues",
+    "ListQueueTags",
+    "PurgeQueue",
+    "ReceiveMessage",
+    "RemovePermission",
+    "SendMessage",
+    "SetQueueAttributes",
+    "TagQueue",
+    "UntagQueue",
+)
+_MOVE_SOURCE = (("sqs:ReceiveMessage", "source"), ("sqs:DeleteMessage", "source"), ("sqs:GetQueueAttributes", "source"))
+
+REQUIRED: dict[str, tuple[tuple[str, Role], ...]] = {name: ((f"sqs:{name}", "queue"),) for name in _SINGLE}
+REQUIRED.update(
+    {
+        "SendMessageBatch": (("sqs:SendMessage", "queue"),),
+        "DeleteMessageBatch": (("sqs:DeleteMessage", "queue"),),
+        "ChangeMessageVisibilityBatch": (("sqs:ChangeMessageVisibility", "queue"),),
+        "ListQueues": (("sqs:ListQueues", "account"),),
+        "StartMessageMoveTask": (
+            ("sqs:StartMessageMoveTask", "source"), *_MOVE_SOURCE, ("sqs:SendMessage", "destination"),
+        ),
+        "CancelMessageMoveTask": (("sqs:CancelMessageMoveTask", "source"), *_MOVE_SOURCE),
+        "ListMessageMoveTasks": (("sqs:ListMessageMoveTasks", "source"), *_MOVE_SOURCE),
+    }
+)  # fmt: skip

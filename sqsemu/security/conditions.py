@@ -1,0 +1,268 @@
+"""A policy statement's ``Condition`` block: its operators, parsed once, and their evaluation against a request
+context.
+
+Rules, from the IAM User Guide pages "IAM JSON policy elements: Condition", "IAM JSON policy elements: Condition
+operators" and "Single-valued vs. multivalued context keys":
+
+- the block's operators are ANDed, and within one operator its keys are ANDed; a key's values are ORed (the
+  request's value matches any of them), and for a negated operator (``StringNotEquals``, ``StringNotLike``,
+  ``NumericNotEquals``, ``DateNotEquals``, ``ArnNotEquals``, ``ArnNotLike``, ``NotIpAddress``) the request's value
+  must match none of them;
+- condition key names are case-insensitive (values are not, but for the ``IgnoreCase`` operators);
+- a key absent from the request context makes a positive operator false and a negated one true
+  ("... if the key is not present, the condition is true" for the negated operators); ``...IfExists`` makes any
+  operator true when its key is absent; ``Null`` with ``true`` holds when the key is absent, with ``false`` when it
+  is present;
+- ``ForAnyValue:`` holds when at least one of the request's values matches (false when the key is absent or
+  empty); ``ForAllValues:`` holds when every one of them matches (true when the key is absent or empty);
+- ``String*`` compare strings (``StringLike``/``StringNotLike`` with ``*`` and ``?``); ``Numeric*`` compare numbers
+  (a value that is not a number matches nothing); ``Date*`` compare instants given as ISO 8601 or epoch seconds;
+  ``Bool`` compares ``true``/``false``; ``BinaryEquals`` compares base64 text; ``IpAddress``/``NotIpAddress`` test
+  membership of an IPv4 or IPv6 CIDR range (a bare address is a /32 or /128); ``Arn*`` compare the six ``:``
+  separated parts of an ARN, each with ``*``/``?`` wildcards (``ArnEquals`` and ``ArnLike`` behave alike).
+
+Policy variables (``${aws:username}``) are not substituted (docs/behaviour.md says so).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+__all__ = ["OPERATORS", "Condition", "ContextLookup", "parse_conditions"]
+
+
+class ContextLookup(Protocol):
+    """The request context: the values of a (lower-case) condition key, or None when absent."""
+
+    def values(self, key: str) -> Sequence[str] | None: ...
+
+
+Test = Callable[[str, Any], bool]
+"""Whether one request value matches one (parsed) policy value."""
+
+
+def _wild(text: str, ignore_case: bool = False) -> re.Pattern[str]:
+    body = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in text)
+    return re.compile(body, (re.IGNORECASE if ignore_case else 0) | re.DOTALL)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _instant(text: str) -> float | None:
+    """Epoch seconds of an ISO 8601 date/time or of epoch seconds; None when neither."""
+    text = text.strip()
+    number = _number(text)
+    if number is not None:
+        return number
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+def _arn_parts(text: str) -> list[str] | None:
+    parts = text.split(":", 5)
+    return parts if len(parts) == 6 and parts[0] == "arn" else None
+
+
+def _arn_pattern(text: str) -> list[re.Pattern[str]] | None:
+    parts = _arn_parts(text)
+    return None if parts is None else [_wild(part) for part in parts]
+
+
+def _arn_test(value: str, patterns: list[re.Pattern[str]] | None) -> bool:
+    parts = _arn_parts(value)
+    if parts is None or patterns is None:
+        return False
+    return all(p.fullmatch(v) is not None for p, v in zip(patterns, parts, strict=True))
+
+
+def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    try:
+        return ipaddress.ip_network(text.strip(), strict=False)
+    except ValueError:
+        return None
+
+
+def _in_network(value: str, network: ipaddress.IPv4Network | ipaddress.IPv6Network | None) -> bool:
+    if network is None:
+        return False
+    try:
+        address = ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return address.version == network.version and address in network
+
+
+def _compare(parse: Callable[[str], float | None], check: Callable[[float, float], bool]) -> tuple[Any, Test]:
+    def test(value: str, wanted: float | None) -> bool:
+        got = parse(value)
+        return got is not None and wanted is not None and check(got, wanted)
+
+    return parse, test
+
+
+def _same(value: str, wanted: str) -> bool:
+    return value == wanted
+
+
+def _same_folded(value: str, wanted: str) -> bool:
+    return value.lower() == wanted.lower()
+
+
+def _like(value: str, wanted: re.Pattern[str]) -> bool:
+    return wanted.fullmatch(value) is not None
+
+
+def _bool(value: str, wanted: str) -> bool:
+    return value.lower() == wanted.lower()
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def _eq(a: float, b: float) -> bool:
+    return a == b
+
+
+def _lt(a: float, b: float) -> bool:
+    return a < b
+
+
+def _le(a: float, b: float) -> bool:
+    return a <= b
+
+
+def _gt(a: float, b: float) -> bool:
+    return a > b
+
+
+def _ge(a: float, b: float) -> bool:
+    return a >= b
+
+
+_NUMERIC = {"Equals": _eq, "LessThan": _lt, "LessThanEquals": _le, "GreaterThan": _gt, "GreaterThanEquals": _ge}
+
+OPERATORS: dict[str, tuple[Callable[[str], Any], Test, bool]] = {
+    "StringEquals": (_identity, _same, False),
+    "StringNotEquals": (_identity, _same, True),
+    "StringEqualsIgnoreCase": (_identity, _same_folded, False),
+    "StringNotEqualsIgnoreCase": (_identity, _same_folded, True),
+    "StringLike": (_wild, _like, False),
+    "StringNotLike": (_wild, _like, True),
+    "Bool": (_identity, _bool, False),
+    "BinaryEquals": (_identity, _same, False),
+    "IpAddress": (_network, _in_network, False),
+    "NotIpAddress": (_network, _in_network, True),
+    "ArnEquals": (_arn_pattern, _arn_test, False),
+    "ArnLike": (_arn_pattern, _arn_test, False),
+    "ArnNotEquals": (_arn_pattern, _arn_test, True),
+    "ArnNotLike": (_arn_pattern, _arn_test, True),
+}
+"""Operator name -> (parse a policy value, test a request value against it, negated)."""
+for _suffix, _check in _NUMERIC.items():
+    OPERATORS["Numeric" + _suffix] = (*_compare(_number, _check), False)
+    OPERATORS["Date" + _suffix] = (*_compare(_instant, _check), False)
+OPERATORS["NumericNotEquals"] = (*_compare(_number, _eq), True)
+OPERATORS["DateNotEquals"] = (*_compare(_instant, _eq), True)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        return value
+    raise ValueError("a condition value must be a string, a number, a boolean or an array of them")
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One (operator, key) pair of a ``Condition`` block: ``operator`` as written, ``key`` in lower case."""
+
+    operator: str
+    key: str
+    texts: tuple[str, ...]
+    wanted: tuple[Any, ...]
+    test: Test | None  # None for Null
+    negated: bool
+    if_exists: bool
+    quantifier: str  # "", "any" (ForAnyValue:), "all" (ForAllValues:)
+
+    def holds(self, context: ContextLookup) -> bool:
+        """Whether this condition holds for the request ``context`` (module docstring)."""
+        values = context.values(self.key)
+        if self.test is None:  # Null
+            absent = not values
+            return any((text.lower() == "true") == absent for text in self.texts)
+        if self.quantifier == "all":
+            return not values or all(self._one(value) for value in values)
+        if self.quantifier == "any":
+            return values is not None and any(self._one(value) for value in values)
+        if not values:
+            return self.if_exists or self.negated
+        return any(self._one(value) for value in values)
+
+    def _one(self, value: str) -> bool:
+        test = self.test
+        assert test is not None
+        matched = any(test(value, wanted) for wanted in self.wanted)
+        return not matched if self.negated else matched
+
+
+def parse_conditions(block: Any) -> tuple[Condition, ...]:
+    """The conditions of a ``Condition`` element (an object of operators); raises ValueError naming what is wrong
+    (an unknown operator, a key whose values are not strings, numbers or booleans)."""
+    if not isinstance(block, dict):
+        raise ValueError("must be an object of condition operators")
+    conditions: list[Condition] = []
+    for written, keys in block.items():
+        name = written
+        quantifier = ""
+        if name.startswith("ForAnyValue:"):
+            quantifier, name = "any", name[len("ForAnyValue:") :]
+        elif name.startswith("ForAllValues:"):
+            quantifier, name = "all", name[len("ForAllValues:") :]
+        if_exists = name.endswith("IfExists") and name != "IfExists"
+        if if_exists:
+            name = name[: -len("IfExists")]
+        if not isinstance(keys, dict) or not keys:
+            raise ValueError(f"{written[:60]!r} must map condition keys to values")
+        for key, raw in keys.items():
+            if not isinstance(key, str) or not key:
+                raise ValueError(f"{written[:60]!r}: a condition key must be a non-empty string")
+            items = raw if isinstance(raw, list) else [raw]
+            if not items:
+                raise ValueError(f"{written[:60]!r}: {key[:60]!r} has no values")
+            texts = tuple(_scalar(item) for item in items)
+            if name == "Null":
+                if if_exists or quantifier:
+                    raise ValueError(f"invalid condition operator {written[:60]!r}")
+                if any(text.lower() not in ("true", "false") for text in texts):
+                    raise ValueError("Null takes true or false")
+                conditions.append(Condition(written, key.lower(), texts, texts, None, False, False, ""))
+                continue
+            entry = OPERATORS.get(name)
+            if entry is None:
+                raise ValueError(f"invalid condition operator {written[:60]!r}")
+            parse, test, negated = entry
+            conditions.append(
+                Condition(written, key.lower(), texts, tuple(parse(t) for t in texts), test, negated, if_exists,
+                          quantifier)
+            )  # fmt: skip
+    return tuple(conditions)

@@ -1,0 +1,270 @@
+"""Whether a principal may perform one action on one resource, as AWS decides it, and why.
+
+Rules, from the IAM User Guide pages "Policy evaluation logic", "How AWS enforcement code logic evaluates requests
+to allow or deny access", "Policy evaluation for requests within a single account", "Cross-account policy
+evaluation logic" and "IAM JSON policy elements: Principal":
+
+1. every applicable statement is found: its ``Action``/``NotAction``, ``Resource``/``NotResource``,
+   ``Principal``/``NotPrincipal`` (queue policies) match and all its conditions hold
+   (:mod:`sqsemu.security.conditions`);
+2. an explicit deny in any policy (the caller's identity-based policies or the queue's) decides: denied;
+3. by default everything is implicitly denied, except for the account's **root user**, which has full access to
+   its own account's resources (a root user has no identity-based policies: its own account allows it);
+4. within one account, an allow in the identity-based policies **or** in the queue policy suffices; a queue
+   policy that names the caller only by its account (``"111122223333"`` or ``arn:aws:iam::111122223333:root``, an
+   account principal) delegates to the account, whose identity-based policies must then allow ("IAM JSON policy
+   elements: Principal", AWS account principals);
+5. across accounts, both must allow: the caller's identity-based policies (or the caller being its account's root
+   user) and the queue policy (naming the caller, its account, or everyone);
+6. a service principal (``sns.amazonaws.com``, only in hypothetical calls of ``POST /_sqsemu/authorize``) is allowed
+   by a queue policy statement naming the service.
+
+A denial's message follows AWS's recorded form ("User: <arn> is not authorized to perform: sqs:sendmessage on
+resource: <queue arn> because no identity-based policy allows the sqs:sendmessage action"; "... because no
+resource-based policy allows ..." across accounts; "... with an explicit deny in a resource-based policy" from the
+IAM page "Troubleshoot access denied error messages"), the action in lower case as SQS writes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqsemu.security.policy import Policy, Statement
+
+__all__ = ["Context", "Decision", "Principal", "evaluate", "principal_for"]
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who calls: ``arn`` (``arn:aws:iam::<account>:root``, ``...:user/<name>``, ``...:role/<name>``, or a service
+    name such as ``sns.amazonaws.com``), its ``account``, ``kind`` (``root``, ``user``, ``role`` or ``service``) and
+    ``name`` (the user's or role's name, the service's name, ``root``)."""
+
+    arn: str
+    account: str
+    kind: str
+    name: str
+
+    @property
+    def service(self) -> str | None:
+        """The service name of a service principal, else None."""
+        return self.arn if self.kind == "service" else None
+
+
+def principal_for(arn: str | None, account: str) -> Principal:
+    """The principal of ``arn`` (None: ``account``'s root user). Raises ValueError for an ARN that names no IAM
+    user, role or root user, or a service name not ending with ``.amazonaws.com``."""
+    if arn is None:
+        return Principal(f"arn:aws:iam::{account}:root", account, "root", "root")
+    if arn.endswith(".amazonaws.com") and ":" not in arn:
+        return Principal(arn, account, "service", arn)
+    parts = arn.split(":", 5)
+    if len(parts) != 6 or parts[0] != "arn" or parts[2] != "iam" or parts[3] or len(parts[4]) != 12:
+        raise ValueError(
+            f"principal must be an IAM user or role ARN (arn:aws:iam::<12-digit account>:user/<name> or "
+            f"...:role/<name>), got {arn!r}"
+        )
+    resource = parts[5]
+    if resource == "root":
+        return Principal(arn, parts[4], "root", "root")
+    kind, _, path_name = resource.partition("/")
+    if kind not in ("user", "role") or not path_name:
+        raise ValueError(f"principal must name an IAM user or role (user/<name>, role/<name>), got {arn!r}")
+    return Principal(arn, parts[4], kind, path_name.rsplit("/", 1)[-1])
+
+
+class Context:
+    """The request context's condition keys, computed only when a condition reads them: ``fixed`` (lower-case key
+    -> values: the caller's), ``aws:CurrentTime`` and ``aws:EpochTime`` from ``now`` (epoch seconds of the server's
+    clock), ``aws:SecureTransport`` and ``aws:SourceIp`` from the ASGI ``scope`` (when given),
+    ``aws:ResourceTag/<key>`` from the queue's ``tags``."""
+
+    __slots__ = ("fixed", "now", "scope", "tags")
+
+    def __init__(
+        self,
+        fixed: Mapping[str, Sequence[str]],
+        now: Callable[[], float],
+        scope: Mapping[str, object] | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        self.fixed = fixed
+        self.now = now
+        self.scope = scope
+        self.tags = tags
+
+    def values(self, key: str) -> Sequence[str] | None:
+        """The values of the lower-case ``key``, None when absent."""
+        found = self.fixed.get(key)
+        if found is not None:
+            return found
+        if key == "aws:currenttime":
+            return (datetime.fromtimestamp(self.now(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),)
+        if key == "aws:epochtime":
+            return (str(int(self.now())),)
+        scope = self.scope
+        if scope is not None:
+            if key == "aws:securetransport":
+                return ("true" if scope.get("scheme") in ("https", "wss") else "false",)
+            if key == "aws:sourceip":
+                client = scope.get("client")
+                return (str(client[0]),) if isinstance(client, (tuple, list)) and client else None
+        if key.startswith("aws:resourcetag/") and self.tags:
+            wanted = key[len("aws:resourcetag/") :]
+            for tag, value in self.tags.items():
+                if tag.lower() == wanted:
+                    return (value,)
+        return None
+
+
+@dataclass(slots=True)
+class Decision:
+    """The outcome of :func:`evaluate`: ``allowed``; ``reason`` (``explicit deny``, ``allowed``, ``root user``,
+    ``no identity-based policy allows``, ``no resource-based policy allows``); the deciding ``policy``
+    (``identity policy <n>`` or ``queue policy``) and ``statement`` (its Sid or ``#n``) when one decided."""
+
+    allowed: bool
+    reason: str
+    principal: str
+    action: str
+    resource: str
+    policy: str | None = None
+    statement: str | None = None
+
+    @property
+    def deciding(self) -> str:
+        """The deciding statement in words: ``queue policy statement "Sid"``, or the reason when none decided."""
+        if self.statement is None:
+            return self.reason
+        return f"{self.policy} statement {self.statement}"
+
+    def message(self) -> str:
+        """AWS's denial message (module docstring)."""
+        action = self.action.lower()
+        head = f"User: {self.principal} is not authorized to perform: {action} on resource: {self.resource}"
+        if self.reason == "explicit deny":
+            kind = "a resource-based" if self.policy == "queue policy" else "an identity-based"
+            return f"{head} with an explicit deny in {kind} policy"
+        kind = "resource-based" if self.reason == "no resource-based policy allows" else "identity-based"
+        return f"{head} because no {kind} policy allows the {action} action"
+
+    def as_dict(self) -> dict[str, object]:
+        """The decision as JSON-ready fields (``POST /_sqsemu/authorize``)."""
+        return {
+            "decision": "allowed" if self.allowed else "denied",
+            "reason": self.reason,
+            "principal": self.principal,
+            "action": self.action,
+            "resource": self.resource,
+            "policy": self.policy,
+            "statement": self.statement,
+            "deciding": self.deciding,
+            "message": None if self.allowed else self.message(),
+        }
+
+
+MAX_CANDIDATES = 4096
+"""Entries of the candidate cache (policy, principal, action) before it is emptied."""
+_candidates: dict[tuple[Policy, str, str], tuple[tuple[Statement, str], ...]] = {}
+
+
+def candidates(policy: Policy, principal: Principal, action: str) -> tuple[tuple[Statement, str], ...]:
+    """The statements of ``policy`` whose action element matches ``action`` and (a queue policy's) whose principal
+    element names ``principal``, each with how it names it (``identity`` for an identity-based policy's): what is
+    left to look at per call is the resource and the conditions. Cached by (policy, principal ARN, action)."""
+    key = (policy, principal.arn, action)
+    found = _candidates.get(key)
+    if found is None:
+        chosen: list[tuple[Statement, str]] = []
+        for statement in policy.statements:
+            if statement.actions.matches(action) == statement.not_action:
+                continue
+            how = _named(statement, principal) if policy.resource_based else "identity"
+            if how is not None:
+                chosen.append((statement, how))
+        found = tuple(chosen)
+        if len(_candidates) >= MAX_CANDIDATES:
+            _candidates.clear()
+        _candidates[key] = found
+    return found
+
+
+def _applies(statement: Statement, resource: str, context: Context) -> bool:
+    """Whether a candidate statement's resource element matches ``resource`` and its conditions hold."""
+    resources = statement.resources
+    if resources is not None and resources.matches(resource) == statement.not_resource:
+        return False
+    for condition in statement.conditions:
+        if not condition.holds(context):
+            return False
+    return True
+
+
+def _named(statement: Statement, principal: Principal) -> str | None:
+    """How a queue policy statement names ``principal`` (``everyone``, ``arn``, ``account``, ``service``, or
+    ``"not"`` for one a ``NotPrincipal`` leaves in), None when it does not."""
+    principals = statement.principals
+    if principals is None:
+        return None
+    how = principals.match(principal.arn, principal.account, principal.service)
+    if statement.not_principal:
+        return None if how is not None else "not"
+    return how
+
+
+def evaluate(
+    principal: Principal,
+    action: str,
+    resource: str,
+    resource_account: str,
+    identity_policies: Sequence[tuple[str, Policy]],
+    queue_policy: Policy | None,
+    context: Context,
+) -> Decision:
+    """Whether ``principal`` may perform ``action`` (``sqs:SendMessage``) on ``resource`` (a queue ARN) of
+    ``resource_account``, given its ``identity_policies`` (``(label, policy)``) and the queue's ``queue_policy``
+    (None when it has none); the rules of the module docstring, in their order."""
+    identity_allow: tuple[str, Statement] | None = None
+    for label, policy in identity_policies if principal.kind in ("user", "role") else ():
+        for statement, _ in candidates(policy, principal, action):
+            if _applies(statement, resource, context):
+                if not statement.allow:
+                    return Decision(False, "explicit deny", principal.arn, action, resource, label, statement.label)
+                if identity_allow is None:
+                    identity_allow = (label, statement)
+    direct: Statement | None = None
+    by_account: Statement | None = None
+    if queue_policy is not None:
+        for statement, how in candidates(queue_policy, principal, action):
+            if not _applies(statement, resource, context):
+                continue
+            if not statement.allow:
+                return Decision(
+                    False, "explicit deny", principal.arn, action, resource, "queue policy", statement.label
+                )
+            if how == "account":
+                by_account = by_account or statement
+            else:
+                direct = direct or statement
+    same_account = principal.account == resource_account and principal.kind != "service"
+    identity_ok = identity_allow is not None or principal.kind == "root"
+    resource_ok = direct is not None or (by_account is not None and not same_account)
+    if same_account and principal.kind == "root":
+        return Decision(True, "root user", principal.arn, action, resource)
+    allowed = (identity_ok or resource_ok) if same_account else (identity_ok and resource_ok)
+    if principal.kind == "service":
+        allowed = direct is not None
+    if allowed:
+        if identity_allow is not None:
+            label, statement = identity_allow
+            return Decision(True, "allowed", principal.arn, action, resource, label, statement.label)
+        if direct is not None or by_account is not None:
+            chosen = direct if direct is not None else by_account
+            assert chosen is not None
+            return Decision(True, "allowed", principal.arn, action, resource, "queue policy", chosen.label)
+        return Decision(True, "root user", principal.arn, action, resource)
+    if (same_account or not identity_ok) and principal.kind != "service":
+        return Decision(False, "no identity-based policy allows", principal.arn, action, resource)
+    return Decision(False, "no resource-based policy allows", principal.arn, action, resource)

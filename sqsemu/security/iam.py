@@ -1,0 +1,385 @@
+"""``--auth iam``: each signed SQS call is allowed or denied by the caller's identity-based policies and the queue's
+policy, as AWS decides (:mod:`sqsemu.security.evaluate`), and explained.
+
+The app calls :meth:`AccessControl.check` once per call, after the signature was verified (``sqsemu.security.sigv4``
+gives the access key) and the request decoded, before the call runs. It finds what the call needs
+(:mod:`sqsemu.security.actions`), the queues it is on and their policies (the ``Policy`` attribute, parsed once per
+text by :func:`sqsemu.security.policy.parse_policy`), builds the request context and evaluates. A denial raises
+``AccessDenied`` (HTTP 403; Query ``<Code>AccessDenied</Code>``, JSON ``__type``
+``com.amazon.coral.service#AccessDeniedException`` and ``x-amzn-query-error: AccessDenied;Sender``, the one table of
+``sqsemu.protocol.errors``) with AWS's message, logs one line (logger ``sqsemu.access``, INFO) naming the identity,
+the action, the resource and the deciding statement, and counts ``sqsemu_access_denied_total{action}``.
+
+An allowed ``SetQueueAttributes`` or ``CreateQueue`` carrying a ``Policy`` has its grammar checked
+(:mod:`sqsemu.security.policy`): a bad one is ``InvalidAttributeValue`` ``Invalid value for the parameter Policy.
+Reason: <rule>`` (AWS's message for each grammar rule is not recorded: docs/behaviour.md).
+
+The request context ("AWS global condition context keys"): ``aws:PrincipalArn``, ``aws:PrincipalAccount``,
+``aws:PrincipalType`` (``User``, ``AssumedRole``, ``Account``), ``aws:userid`` (the access key id; for a role
+``<key>:<role name>``; the account id for a root user), ``aws:username`` (users only), ``aws:SecureTransport``
+(``true`` over HTTPS), ``aws:SourceIp`` (the client's address), ``aws:RequestedRegion``, ``aws:CurrentTime`` and
+``aws:EpochTime`` (the server's clock, manual or not), ``aws:ResourceTag/<key>`` (the queue's tags).
+``aws:SourceArn``/``aws:SourceAccount`` are absent from a direct call (AWS sets them only for a service acting for a
+resource); ``POST /_sqsemu/authorize`` lets a hypothetical call give them.
+
+``POST /_sqsemu/authorize`` (an admin route, behind the admin gate) answers for a hypothetical call, like IAM's
+policy simulator::
+
+    {"access_key_id": "AKIA..." | "principal": "arn:aws:iam::111111111111:role/x" | "sns.amazonaws.com",
+     "policies": [<identity policy JSON text>...],   # with "principal" only
+     "action": "SendMessage" | "sqs:SendMessage", "queue": <queue URL, ARN or name>,
+     "context": {"aws:SourceArn": "arn:aws:sns:...", ...}, "queue_policy": <JSON text, instead of the queue's>}
+
+and is answered ``{"decision": "allowed"|"denied", "deciding": ..., "message": ..., "checks": [...]}``, one check
+per IAM action the call needs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqsemu.engine.broker import Broker, Namespace
+from sqsemu.engine.errors import AccessDenied, InvalidAttributeValue
+from sqsemu.observability.accesslog import ACCESS_LOGGER, logfmt
+from sqsemu.protocol.urls import parse_queue_url
+from sqsemu.security.actions import REQUIRED
+from sqsemu.security.evaluate import Context, Decision, Principal, evaluate, principal_for
+from sqsemu.security.identity import Identity, identities
+from sqsemu.security.policy import Policy, PolicyError, parse_policy
+
+if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+
+    from sqsemu.clock import Clock
+    from sqsemu.config import Config
+
+__all__ = ["AUTHORIZE_PATH", "AccessControl"]
+
+AUTHORIZE_PATH = "/_sqsemu/authorize"
+
+Scope = MutableMapping[str, Any]
+QueueRef = tuple[str, str, str]
+"""``(region, account id, queue name)``; the name ``*`` for an account's queues (ListQueues)."""
+
+_PRINCIPAL_TYPES = {"user": "User", "role": "AssumedRole", "root": "Account", "service": "Service"}
+
+
+def _arn(ref: QueueRef) -> str:
+    return f"arn:aws:sqs:{ref[0]}:{ref[1]}:{ref[2]}"
+
+
+def _from_arn(arn: str | None) -> QueueRef | None:
+    if not arn:
+        return None
+    parts = arn.split(":")
+    if len(parts) != 6 or parts[0] != "arn" or parts[2] != "sqs":
+        return None
+    return parts[3], parts[4], parts[5]
+
+
+def _task_source(handle: str | None) -> QueueRef | None:
+    if not handle:
+        return None
+    from sqsemu.engine.errors import SQSError
+    from sqsemu.engine.redrive import decode_handle
+
+    try:
+        return _from_arn(decode_handle(handle)[1])
+    except SQSError:
+        return None
+
+
+def _policy_of(text: str | None) -> Policy | None:
+    """The parsed queue policy of a ``Policy`` attribute, None when it has none (or, never expected since it was
+    checked when set, one that does not parse: then no statement of it applies)."""
+    if not text:
+        return None
+    try:
+        return parse_policy(text, True)
+    except PolicyError:
+        return None
+
+
+class AccessControl:
+    """The enforcement of ``--auth iam`` for one app (module docstring). ``denied``: denials by IAM action."""
+
+    def __init__(self, config: Config, broker: Broker, clock: Clock) -> None:
+        self.identities: dict[str, Identity] = identities(config.credentials, config.account_id)
+        self.broker = broker
+        self.clock = clock
+        self.region = config.region
+        self.denied: dict[str, int] = {}
+        self.logger = logging.getLogger(ACCESS_LOGGER)
+        self._fixed: dict[tuple[str, str], dict[str, Sequence[str]]] = {}  # (key, region) -> the caller's keys
+        self._now = self._seconds
+
+    # ------------------------------------------------------------------------------------------- the request path
+
+    def check(
+        self,
+        access_key_id: str | None,
+        action: str,
+        request: object,
+        addressed: tuple[str, str] | None,
+        caller: Namespace,
+        scope: Scope,
+        request_id: str,
+    ) -> None:
+        """Allow the call ``action`` (an SQS API action) decoded as ``request`` on the queue ``addressed``
+        (``(account, name)``, None when none) by the key ``access_key_id`` acting as ``caller``; raise
+        ``AccessDenied`` (logged, counted) when denied, ``InvalidAttributeValue`` for a bad ``Policy``."""
+        identity = self.identities.get(access_key_id or "")
+        needs = REQUIRED.get(action)
+        if identity is None or needs is None:
+            return
+        fixed = self._fixed.get((identity.access_key_id, caller.region))
+        if fixed is None:
+            fixed = self._fixed[identity.access_key_id, caller.region] = self._fixed_context(identity, caller.region)
+        decision = self._decide(identity.principal, identity.policies, needs, request, addressed, caller, fixed, scope)
+        if decision is not None and not decision.allowed:
+            self._denied(identity, decision, request_id)
+            raise AccessDenied(decision.message())
+        if action in ("SetQueueAttributes", "CreateQueue"):
+            text = (getattr(request, "attributes", None) or {}).get("Policy")
+            if text:
+                try:
+                    parse_policy(text, True)
+                except PolicyError as exc:
+                    raise InvalidAttributeValue(f"Invalid value for the parameter Policy. Reason: {exc}") from None
+
+    def _fixed_context(self, identity: Identity, region: str) -> dict[str, Sequence[str]]:
+        """The context keys of ``identity``'s calls in ``region`` (those of the request itself, TLS and the source
+        IP, are read from the scope by :class:`~sqsemu.security.evaluate.Context` when a condition asks)."""
+        principal = identity.principal
+        key = identity.access_key_id
+        fixed: dict[str, Sequence[str]] = {
+            "aws:principalarn": (principal.arn,),
+            "aws:principalaccount": (principal.account,),
+            "aws:principaltype": (_PRINCIPAL_TYPES[principal.kind],),
+            "aws:userid": (
+                principal.account if principal.kind == "root" else f"{key}:{principal.name}"
+                if principal.kind == "role" else key,
+            ),
+            "aws:requestedregion": (region,),
+        }  # fmt: skip
+        if principal.kind == "user":
+            fixed["aws:username"] = (principal.name,)
+        return fixed
+
+    def _seconds(self) -> float:
+        return self.clock.now_ms() / 1000
+
+    def _queues(
+        self, request: object, addressed: tuple[str, str] | None, caller: Namespace
+    ) -> dict[str, QueueRef | None]:
+        """The queue of each role (:mod:`sqsemu.security.actions`) for this call."""
+        region = caller.region
+        source = _from_arn(getattr(request, "source_arn", None)) or _task_source(getattr(request, "task_handle", None))
+        return {
+            "queue": (region, addressed[0], addressed[1])
+            if addressed is not None
+            else (region, caller.account_id, "*"),
+            "account": (region, caller.account_id, "*"),
+            "source": source,
+            "destination": _from_arn(getattr(request, "destination_arn", None)),
+        }
+
+    def _queue_state(self, ref: QueueRef) -> tuple[Policy | None, Mapping[str, str]]:
+        """The policy and tags of the queue ``ref`` (none for one that does not exist)."""
+        if ref[2] == "*":
+            return None, {}
+        queue = self.broker.namespaces.get(Namespace(ref[1], ref[0]), {}).get(ref[2])
+        if queue is None:
+            return None, {}
+        return _policy_of(queue.attributes.get("Policy")), queue.tags
+
+    def _decide(
+        self,
+        principal: Principal,
+        policies: Sequence[tuple[str, Policy]],
+        needs: Sequence[tuple[str, str]],
+        request: object,
+        addressed: tuple[str, str] | None,
+        caller: Namespace,
+        fixed: dict[str, Sequence[str]],
+        scope: Scope | None = None,
+        queue_policy_text: str | None = None,
+        checks: list[Decision] | None = None,
+    ) -> Decision | None:
+        """The first denial among the call's needed actions, else the last allow (None when it needs none on a
+        known queue: a move task whose handle does not decode is left to the call's own error)."""
+        if len(needs) == 1 and needs[0][1] == "queue":  # all but move tasks and ListQueues
+            region = caller.region
+            one = (region, addressed[0], addressed[1]) if addressed is not None else (region, caller.account_id, "*")
+            queues: Mapping[str, QueueRef | None] = {"queue": one}
+        else:
+            queues = self._queues(request, addressed, caller)
+        decision: Decision | None = None
+        for iam_action, role in needs:
+            ref = queues.get(role)
+            if ref is None:
+                continue
+            queue_policy, tags = self._queue_state(ref)
+            if queue_policy_text is not None and role in ("queue", "source"):
+                queue_policy = _policy_of(queue_policy_text)
+            context = Context(fixed, self._now, scope, tags)
+            decision = evaluate(principal, iam_action, _arn(ref), ref[1], policies, queue_policy, context)
+            if checks is not None:
+                checks.append(decision)
+            if not decision.allowed:
+                return decision
+        return decision
+
+    def _denied(self, identity: Identity, decision: Decision, request_id: str) -> None:
+        self.denied[decision.action] = self.denied.get(decision.action, 0) + 1
+        if self.logger.isEnabledFor(logging.INFO):
+            fields = {
+                "denied": decision.action,
+                "identity": decision.principal,
+                "access_key_id": identity.access_key_id,
+                "resource": decision.resource,
+                "decided_by": decision.deciding,
+                "request_id": request_id,
+            }
+            self.logger.info(logfmt(fields))
+
+    # ------------------------------------------------------------------------------------ explained: the admin API
+
+    def authorize(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """The answer of ``POST /_sqsemu/authorize`` for the JSON object ``data`` (module docstring); raises
+        ValueError naming what is wrong with it."""
+        key = data.get("access_key_id")
+        if key is not None:
+            identity = self.identities.get(key) if isinstance(key, str) else None
+            if identity is None:
+                raise ValueError(f"no [[credentials]] entry has the access key id {key!r}")
+            principal, policies = identity.principal, identity.policies
+            fixed = self._fixed_context(identity, self.region)
+        else:
+            arn = data.get("principal")
+            account = data.get("account", "")
+            if not isinstance(arn, str):
+                raise ValueError('give "access_key_id" or "principal" (an IAM user or role ARN, or a service name)')
+            principal = principal_for(arn, account if isinstance(account, str) else "")
+            raw = data.get("policies", [])
+            if not isinstance(raw, list) or not all(isinstance(p, str) for p in raw):
+                raise ValueError('"policies" must be a list of policy documents (JSON text)')
+            try:
+                policies = tuple((f"identity policy {n}", parse_policy(p, False)) for n, p in enumerate(raw, 1))
+            except PolicyError as exc:
+                raise ValueError(f"identity policy: {exc}") from None
+            fixed = {
+                "aws:principalarn": (principal.arn,),
+                "aws:principalaccount": (principal.account,),
+                "aws:principaltype": (_PRINCIPAL_TYPES[principal.kind],),
+            }
+            if principal.kind == "user":
+                fixed["aws:username"] = (principal.name,)
+        action = data.get("action")
+        if not isinstance(action, str) or not action:
+            raise ValueError('"action" must be an SQS action (SendMessage) or an IAM action (sqs:SendMessage)')
+        if action.lower().startswith("sqs:"):
+            needs: Sequence[tuple[str, str]] = ((action, "queue"),)
+        else:
+            found = REQUIRED.get(action)
+            if found is None:
+                raise ValueError(f"unknown SQS action {action!r}")
+            needs = found
+        context = data.get("context", {})
+        if not isinstance(context, dict):
+            raise ValueError('"context" must be an object of condition keys and values')
+        for name, value in context.items():
+            values = value if isinstance(value, list) else [value]
+            fixed[str(name).lower()] = tuple(json.dumps(v) if not isinstance(v, str) else v for v in values)
+        region = data.get("region", self.region)
+        queue = data.get("queue")
+        addressed = self._addressed(queue, principal.account)
+        if addressed is not None and addressed[0]:
+            region = addressed[0]
+        queue_policy = data.get("queue_policy")
+        if queue_policy is not None:
+            if not isinstance(queue_policy, str):
+                raise ValueError('"queue_policy" must be a policy document (JSON text)')
+            try:
+                parse_policy(queue_policy, True)
+            except PolicyError as exc:
+                raise ValueError(f"queue policy: {exc}") from None
+        checks: list[Decision] = []
+        request = _Hypothetical(data)
+        if request.source_arn is None and addressed is not None:
+            request.source_arn = _arn((addressed[0] or str(region), addressed[1], addressed[2]))
+        caller = Namespace(principal.account, str(region))
+        target = None if addressed is None else (addressed[1], addressed[2])
+        plain_http: Scope = {"scheme": "http"}  # a local call, unless the context says otherwise
+        decision = self._decide(principal, policies, needs, request, target, caller, fixed, plain_http, queue_policy,
+                                checks)  # fmt: skip
+        if decision is None:
+            raise ValueError("the call names no queue its actions are on")
+        answer = decision.as_dict()
+        answer["checks"] = [check.as_dict() for check in checks]
+        return answer
+
+    @staticmethod
+    def _addressed(queue: object, account: str) -> tuple[str, str, str] | None:
+        """``(region or "", account, name)`` of a queue given as a URL, an ARN or a name."""
+        if queue is None:
+            return None
+        if not isinstance(queue, str) or not queue:
+            raise ValueError('"queue" must be a queue URL, ARN or name')
+        ref = _from_arn(queue)
+        if ref is not None:
+            return ref
+        if "/" in queue:
+            owner, name = parse_queue_url(queue)
+            return "", owner or account, name
+        return "", account, queue
+
+    def routes(self) -> list[BaseRoute]:
+        """``POST /_sqsemu/authorize``."""
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse
+        from starlette.routing import Route
+
+        from sqsemu.admin.common import AdminError, json_object
+
+        async def authorize(request: Request) -> JSONResponse:
+            data = await json_object(request, '{"access_key_id": "AKIA...", "action": "SendMessage", "queue": "q"}')
+            try:
+                return JSONResponse(self.authorize(data))
+            except ValueError as exc:
+                raise AdminError(str(exc)) from None
+
+        return [Route(AUTHORIZE_PATH, authorize, methods=["POST"])]
+
+    def collector(self) -> _DeniedCollector:
+        """The prometheus-client collector of ``sqsemu_access_denied_total{action}``."""
+        return _DeniedCollector(self)
+
+
+class _Hypothetical:
+    """What ``_queues`` reads from a request, for a hypothetical call (its move task's source and destination)."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        source = data.get("source_arn")
+        destination = data.get("destination_arn")
+        self.source_arn: str | None = source if isinstance(source, str) else None
+        self.destination_arn: str | None = destination if isinstance(destination, str) else None
+        self.task_handle: str | None = None
+
+
+class _DeniedCollector:
+    def __init__(self, control: AccessControl) -> None:
+        self.control = control
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.metrics_core import CounterMetricFamily
+
+        family = CounterMetricFamily(
+            "sqsemu_access_denied", "SQS calls denied by --auth iam, by IAM action.", labels=("action",)
+        )
+        for action, count in sorted(self.control.denied.items()):
+            family.add_metric([action], count)
+        yield family
