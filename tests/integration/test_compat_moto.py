@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def own_server() -> Iterator[ServerProcess]:
-    with ServerProcess().start() as srv:
+    with ServerProcess() as srv:
         yield srv
 
 
@@ -50,7 +50,7 @@ def test_reset_takes_only_post_as_motos_server_does(own_server: ServerProcess) -
 
 
 def test_reset_is_guarded_by_the_admin_token() -> None:
-    with ServerProcess(["--admin-token", "s3cret-token"]).start() as srv:
+    with ServerProcess(["--admin-token", "s3cret-token"]) as srv:
         url = f"{srv.endpoint_url}/moto-api/reset"
         assert requests.post(url, timeout=10).status_code == 401
         assert requests.post(url, headers={"X-Sqsemu-Admin-Token": "wrong"}, timeout=10).status_code == 403
@@ -59,7 +59,7 @@ def test_reset_is_guarded_by_the_admin_token() -> None:
 
 
 def test_reset_is_off_with_no_admin() -> None:
-    with ServerProcess(["--no-admin"]).start() as srv:
+    with ServerProcess(["--no-admin"]) as srv:
         response = requests.post(f"{srv.endpoint_url}/moto-api/reset", timeout=10)
         assert response.status_code == 404
         assert "--no-admin" in response.json()["error"]
