@@ -319,3 +319,20 @@ def test_compat_localstack_listens_on_4566_unless_told_otherwise(tmp_path: Path)
         cli._serve = original
     assert seen == [4566, 4599, 4600, 4566, 9324]
     assert sys.modules["sqsemu.cli"] is cli
+
+
+@pytest.mark.parametrize(
+    "host", ["sqs.us-east-1.localhost.localstack.cloud:4566", "localhost.localstack.cloud:4566", "localhost:4566"]
+)
+def test_queue_urls_are_built_on_the_host_the_client_called(localstack: ServerProcess, host: str) -> None:
+    """A client addressing LocalStack's host names (which resolve to 127.0.0.1 through public DNS: sent here as the
+    Host header) gets queue URLs on that host, in LocalStack's form."""
+    name = queue_name(f"host{len(host)}", "query")
+    answer = requests.get(
+        f"{localstack.endpoint_url}/?Action=CreateQueue&QueueName={name}",
+        headers={"Host": host, "Accept": "application/json"},
+        timeout=10,
+    )
+    assert answer.status_code == 200, answer.text
+    url = answer.json()["CreateQueueResponse"]["CreateQueueResult"]["QueueUrl"]
+    assert url == f"http://{host}/{ACCOUNT}/{name}"
