@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import sys
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -292,33 +291,34 @@ def test_health_and_init_need_no_admin_token_but_the_peek_does(tmp_path: Path) -
         assert peek.status_code == 401
 
 
-def test_compat_localstack_listens_on_4566_unless_told_otherwise(tmp_path: Path) -> None:
-    """The port rule through the command line (without starting a server: the options are parsed and the server
-    start is replaced)."""
+def test_compat_localstack_listens_on_4566_unless_told_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The port rule through the command line, the environment and the configuration file (without starting a
+    server: the options are parsed and the server start is replaced)."""
     from click.testing import CliRunner
 
     from sqsemu import cli
 
     seen: list[int] = []
-    runner = CliRunner()
-    original = cli._serve
-    try:
-        cli._serve = lambda config: seen.append(config.port)
-        env = {"SQSEMU_PORT": "", "SQSEMU_COMPAT": ""}
-        for argv, extra in (
-            (["--compat", "localstack"], {}),
-            (["--compat", "localstack", "--port", "4599"], {}),
-            ([], {"SQSEMU_COMPAT": "localstack", "SQSEMU_PORT": "4600"}),
-            ([], {"SQSEMU_COMPAT": "localstack"}),
-            ([], {}),
-        ):
-            clean = {k: v for k, v in {**env, **extra}.items() if v} or None
-            result = runner.invoke(cli.main, argv, env={**{k: None for k in env}, **(clean or {})})
-            assert result.exit_code == 0, result.output
-    finally:
-        cli._serve = original
-    assert seen == [4566, 4599, 4600, 4566, 9324]
-    assert sys.modules["sqsemu.cli"] is cli
+    monkeypatch.setattr(cli, "_serve", lambda config: seen.append(config.port))
+    only_compat = tmp_path / "compat.toml"
+    only_compat.write_text('[server]\ncompat = "localstack"\n', encoding="utf-8")
+    with_port = tmp_path / "port.toml"
+    with_port.write_text('[server]\ncompat = "localstack"\nport = 4601\n', encoding="utf-8")
+    cleared: dict[str, str | None] = {"SQSEMU_PORT": None, "SQSEMU_COMPAT": None, "SQSEMU_CONFIG": None}
+    for argv, env in (
+        (["--compat", "localstack"], {}),
+        (["--compat", "localstack", "--port", "4599"], {}),
+        ([], {"SQSEMU_COMPAT": "localstack", "SQSEMU_PORT": "4600"}),
+        ([], {"SQSEMU_COMPAT": "localstack"}),
+        (["--config", str(only_compat)], {}),
+        (["--config", str(with_port)], {}),
+        ([], {}),
+    ):
+        result = CliRunner().invoke(cli.main, argv, env={**cleared, **env})
+        assert result.exit_code == 0, result.output
+    assert seen == [4566, 4599, 4600, 4566, 4566, 4601, 9324]
 
 
 @pytest.mark.parametrize(
