@@ -86,6 +86,10 @@ class InitScripts:
         for script in list(self.scripts):
             self.set_state(script, "RUNNING")
             self.set_state(script, "SUCCESSFUL" if _run(script.path, env) else "ERROR")
+        self.mark_ready()
+
+    def mark_ready(self) -> None:
+        """The READY stage is complete."""
         with self._lock:
             self.completed["READY"] = True
 
@@ -160,7 +164,7 @@ def start_ready_stage(config: Config, broker: object, port: int) -> threading.Th
     folder = Path(config.init_dir or DEFAULT_INIT_DIR) / "ready.d"
     scripts.discover(folder)
     if not scripts.scripts:
-        scripts.completed["READY"] = True
+        scripts.mark_ready()
         _say_ready()
         return None
     env = script_environment(config, port)
@@ -170,7 +174,7 @@ def start_ready_stage(config: Config, broker: object, port: int) -> threading.Th
             scripts.run_all(env)
         except Exception:  # supervised: logged once, and the server still says it is ready
             logger.exception("the ready.d init scripts stopped")
-            scripts.completed["READY"] = True
+            scripts.mark_ready()
         _say_ready()
 
     thread = threading.Thread(target=work, name="sqsemu-init-ready", daemon=True)

@@ -42,11 +42,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from sqsemu.admin.health import package_version
-from sqsemu.clock import Clock
 from sqsemu.compat.initscripts import STAGES, init_scripts_for
 from sqsemu.config import ACCOUNT_RE, Config
 from sqsemu.engine.broker import Broker, Namespace
-from sqsemu.engine.errors import MissingParameter, QueueDoesNotExist, SQSError
+from sqsemu.engine.errors import MissingParameter, SQSError
 from sqsemu.engine.message import Message, MessageState
 from sqsemu.protocol import json as jsonproto
 from sqsemu.protocol import md5, query
@@ -197,7 +196,7 @@ def _wants_json(request: Request) -> bool:
     return accept is not None and query.wants_json(accept.encode("latin-1"))
 
 
-def routes(config: Config, broker: Broker, clock: Clock) -> list[BaseRoute]:
+def routes(config: Config, broker: Broker) -> list[BaseRoute]:
     """The ``/_localstack/*`` and ``/_aws/sqs/messages`` routes (see the module docstring)."""
     version = package_version()
     scripts = init_scripts_for(broker)
@@ -227,7 +226,7 @@ def routes(config: Config, broker: Broker, clock: Clock) -> list[BaseRoute]:
             show_invisible = params.get("ShowInvisible", "").lower() in _TRUE
             show_delayed = params.get("ShowDelayed", "").lower() in _TRUE
             return fmt.result(peek_messages(broker, ns, name, show_invisible, show_delayed))
-        except (SQSError, QueueDoesNotExist) as exc:
+        except SQSError as exc:  # QueueDoesNotExist, MissingParameter, InvalidAddress, InvalidRequest
             return fmt.error(exc)
 
     async def messages(request: Request) -> Response:

@@ -90,7 +90,7 @@ class AdminApp:
 
             extra: list[BaseRoute] = moto.routes(self.broker)  # POST /moto-api/reset, in every mode
             if self.config.compat == "localstack":
-                extra += localstack.routes(self.config, self.broker, self.clock)
+                extra += localstack.routes(self.config, self.broker)
             else:
                 extra += localstack.off_routes()
             if self.history is not None:
