@@ -48,6 +48,9 @@ ENV PATH=/opt/sqsemu/bin:$PATH \
     SQSEMU_HOST=0.0.0.0 \
     SQSEMU_PORT=9324
 COPY --from=build /opt/sqsemu /opt/sqsemu
+# Other emulators' conventions (docker/entrypoint.sh): /opt/elasticmq.conf read when mounted, LocalStack's port 4566
+# with SQSEMU_COMPAT=localstack.
+COPY docker/entrypoint.sh /usr/local/bin/sqsemu-entrypoint
 # /data is where durable mode keeps its state (SQSEMU_DATA_DIR=/data, a volume in docker-compose.yml); a new named
 # volume takes this folder's owner, so the unprivileged user can write there.
 RUN groupadd --gid 10001 sqsemu \
@@ -56,11 +59,13 @@ RUN groupadd --gid 10001 sqsemu \
     && chown sqsemu:sqsemu /data
 
 USER sqsemu
-EXPOSE 9324
+EXPOSE 9324 4566
 
 # Host and port come from SQSEMU_HOST and SQSEMU_PORT (set above; `docker run -e SQSEMU_PORT=...` changes them), and
-# the health check asks the port the server listens on. The image has no curl: the standard library asks /health.
+# the health check asks the port the server listens on (4566 with SQSEMU_COMPAT=localstack and the image's port, as
+# the entrypoint decides). The image has no curl: the standard library asks /health.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
-    CMD ["python3", "-c", "import os, sys, urllib.request; url = 'http://127.0.0.1:%s/health' % os.environ.get('SQSEMU_PORT', '9324'); sys.exit(0 if urllib.request.urlopen(url, timeout=2).status == 200 else 1)"]
+    CMD ["python3", "-c", "import os, sys, urllib.request; port = os.environ.get('SQSEMU_PORT', '9324'); port = '4566' if port == '9324' and os.environ.get('SQSEMU_COMPAT') == 'localstack' else port; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:%s/health' % port, timeout=2).status == 200 else 1)"]
 
+ENTRYPOINT ["sqsemu-entrypoint"]
 CMD ["sqsemu"]

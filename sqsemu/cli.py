@@ -199,9 +199,16 @@ def _security_config(options: dict[str, Any], **declarations: Any) -> Config:
     return config
 
 
+LOCALSTACK_PORT = 4566
+"""The port of ``--compat localstack`` when neither ``--port``, ``SQSEMU_PORT`` nor the file names one."""
+
+
 def _config(options: dict[str, Any]) -> Config:
     """The Config of the parsed options plus the declarations of the ``--config`` file, checked (exit 2 if bad)."""
-    loaded = click.get_current_context().meta.get(_LOADED)
+    ctx = click.get_current_context()
+    if options.get("compat") == "localstack" and ctx.get_parameter_source("port") is ParameterSource.DEFAULT:
+        options = {**options, "port": LOCALSTACK_PORT}  # LocalStack's one port (sqsemu.compat.localstack)
+    loaded = ctx.meta.get(_LOADED)
     if loaded is None:
         return _security_config(options)
     from sqsemu.declare import DeclarationError, check_declarations

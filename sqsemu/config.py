@@ -22,6 +22,7 @@ FIDELITIES = ("relaxed", "strict")
 FSYNC_LEVELS = ("normal", "full")
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 LOG_FORMATS = ("text", "json")
+COMPAT_MODES = ("none", "localstack")
 REGION_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")  # us-east-1, eu-central-1, also a local name such as "local"
 ACCESS_KEY_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 """An access key id sqsemu accepts in ``[[credentials]]``: AWS's are 16 to 128 letters and digits (``AKIA...``);
@@ -288,11 +289,31 @@ class Config:
             metavar="URL",
         ),
     )
+    compat: str = field(
+        default="none",
+        metadata=option(
+            "Answer as a drop-in for another emulator: `localstack` (its SQS part: port 4566 unless `--port` or "
+            "`SQSEMU_PORT` says otherwise, `/_localstack/health`, `/_aws/sqs/messages`, the `Ready.` line, "
+            "`ready.d` init scripts) or `none`.",
+            readme="See [Coming from LocalStack](coming-from-localstack.md).",
+            choices=COMPAT_MODES,
+        ),
+    )
+    init_dir: str = field(
+        default="",
+        metadata=option(
+            "With `--compat localstack`: the folder whose `ready.d` scripts run once the server is ready "
+            "(LocalStack's init hooks).",
+            default_text="`/etc/localstack/init`",
+            metavar="PATH",
+            path=True,
+        ),
+    )
     config: str = field(
         default="",
         metadata=option(
-            "TOML file with `[server]` options, `[[queues]]` to create, `[[faults]]` rules and `[[credentials]]`; "
-            "flags and `SQSEMU_*` variables win over its `[server]` values.",
+            "TOML file with `[server]` options, `[[queues]]` to create, `[[faults]]` rules and `[[credentials]]` "
+            "(or an ElasticMQ `.conf` file); flags and `SQSEMU_*` variables win over its `[server]` values.",
             readme="See [Configuration file](#configuration-file).",
             metavar="PATH",
             in_file=False,

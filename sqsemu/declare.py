@@ -124,7 +124,8 @@ class LoadedFile:
 
 
 def load_file(path: str | Path) -> LoadedFile:
-    """Read and check the TOML configuration file at ``path``.
+    """Read and check the TOML configuration file at ``path`` (a name ending in ``.conf``: ElasticMQ's HOCON file,
+    :mod:`sqsemu.compat.elasticmq`).
 
     Raises :class:`ConfigFileError` when the file cannot be read, is not valid TOML, or its content is wrong (see
     :func:`parse_document`).
@@ -132,6 +133,8 @@ def load_file(path: str | Path) -> LoadedFile:
     import tomllib  # only with a configuration file: not among every start-up's imports
 
     source = str(path)
+    if source.endswith(".conf"):  # ElasticMQ's HOCON file (docs/coming-from-elasticmq.md)
+        return _load_elasticmq(path)
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
@@ -142,6 +145,22 @@ def load_file(path: str | Path) -> LoadedFile:
         raise ConfigFileError(f"config file {source!r}: not UTF-8 text: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigFileError(f"config file {source!r}: not valid TOML: {exc}") from None
+    return parse_document(document, source, Path(path).parent)
+
+
+def _load_elasticmq(path: str | Path) -> LoadedFile:
+    """An ElasticMQ ``.conf`` file read by :mod:`sqsemu.compat.elasticmq`, then checked like a TOML one."""
+    from sqsemu.compat.elasticmq import ElasticMQConfError, read_conf
+
+    source = str(path)
+    try:
+        document = read_conf(path)
+    except OSError as exc:
+        raise ConfigFileError(f"config file {source!r}: cannot read it: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigFileError(f"config file {source!r}: not UTF-8 text: {exc}") from None
+    except ElasticMQConfError as exc:
+        raise ConfigFileError(f"config file {source!r} (ElasticMQ): {exc}") from None
     return parse_document(document, source, Path(path).parent)
 
 

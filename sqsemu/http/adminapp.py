@@ -4,7 +4,8 @@ everything else by the Starlette admin app with the web console and ``/metrics``
 The server answers its first ``/health`` (a container's health check, a test harness waiting for the port) before
 it has imported Starlette, the admin routes or the web console: :class:`AdminApp` answers ``GET`` and ``HEAD
 /health`` itself, and makes the Starlette admin app (:func:`sqsemu.admin.app.admin_app`: the ``/_sqsemu/*``
-routes) with the console's routes (:mod:`sqsemu.console.routes`, unless ``--no-console``) and ``GET /metrics``
+routes) with the console's routes (:mod:`sqsemu.console.routes`, unless ``--no-console``), ``GET /metrics`` and
+the other emulators' routes (:mod:`sqsemu.compat`: moto's reset always, LocalStack's with ``--compat localstack``)
 when the first request for anything else arrives. That request pays for the imports once (tens of
 milliseconds); the SQS path never needs them.
 
@@ -87,8 +88,13 @@ class AdminApp:
         """The Starlette admin app (made now if it was not yet)."""
         if self._app is None:
             from sqsemu.admin.app import admin_app
+            from sqsemu.compat import localstack, moto
 
-            extra: list[BaseRoute] = []
+            extra: list[BaseRoute] = moto.routes(self.broker)  # POST /moto-api/reset, in every mode
+            if self.config.compat == "localstack":
+                extra += localstack.routes(self.config, self.broker)
+            else:
+                extra += localstack.off_routes()
             if self.history is not None:
                 from sqsemu.admin.history import routes as history_routes
 

@@ -60,6 +60,7 @@ from urllib.parse import parse_qsl
 from sqsemu.admin.faults import injector_for
 from sqsemu.admin.health import package_version
 from sqsemu.clock import Clock
+from sqsemu.compat.foreign import foreign_service, not_served
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterValue, SQSError, UnknownOperation
@@ -137,8 +138,13 @@ not its identity: compiled (mypyc), a tuple is copied on its way out of a functi
 
 def is_admin_path(path: str) -> bool:
     """Whether ``path`` is served by a sub-app rather than as the SQS endpoint: the admin app (``/health``,
-    ``/metrics``, ``/_sqsemu/...``) or the Lambda API of event source mappings (``/2015-03-31/...``)."""
-    return path == "/health" or path.startswith(("/_sqsemu", LAMBDA_API_PREFIX)) or path == METRICS_PATH
+    ``/metrics``, ``/_sqsemu/...``, and other emulators' ``/moto-api/...``, ``/_localstack/...``, ``/_aws/...``:
+    :mod:`sqsemu.compat`) or the Lambda API of event source mappings (``/2015-03-31/...``)."""
+    return path == "/health" or path.startswith(_SUB_APP_PREFIXES) or path == METRICS_PATH
+
+
+_SUB_APP_PREFIXES = ("/_sqsemu", LAMBDA_API_PREFIX, "/moto-api", "/_localstack", "/_aws")
+"""Paths of the admin app (with other emulators' routes: sqsemu.compat) and of the Lambda API."""
 
 
 def _too_large(limit: int) -> InvalidParameterValue:
@@ -342,6 +348,7 @@ class SQSApp:
             if self.metrics is not None:
                 self.metrics.collectors.append(self.access_control.collector())
         self.console_home = config.console and config.admin
+        self.foreign_calls = config.compat == "localstack"
         from sqsemu.eventsource.registry import EventSources  # the Lambda API and event source mappings
 
         self.event_sources = EventSources(config, broker, clock)
@@ -362,6 +369,10 @@ class SQSApp:
 
             data_dir = str(Path(self.config.data_dir).resolve())
         Banner.of(self.config, self.version, port, self.restored_queues, data_dir).log()
+        if self.config.compat == "localstack":  # ready.d init scripts, then the "Ready." line (sqsemu.compat)
+            from sqsemu.compat.initscripts import start_ready_stage
+
+            start_ready_stage(self.config, self.broker, port)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The routing: ``/health``, ``/metrics`` and ``/_sqsemu/*`` to the admin app, every other path to the SQS
@@ -598,6 +609,10 @@ class SQSApp:
         host = call.host
         if host is not None and self.check_host and host not in GOOD_HOSTS and not valid_host(host):
             raise invalid_host(host)
+        if self.foreign_calls and call.authorization is not None:  # --compat localstack: another service's call
+            service = foreign_service(call.authorization)
+            if service is not None:
+                raise not_served(service)
         accept = call.accept
         if accept is not None and self.console_home and scope["method"] == "GET" and _browser_home(scope, accept):
             return 307, _CONSOLE_REDIRECT, b""

@@ -68,7 +68,7 @@ class Context:
         else:
             raise MissingParameter.named("QueueUrl")
         caller = self.caller
-        if account is None or account == caller.account_id:
+        if not account or account == caller.account_id:  # None or "": the caller's (urls.path_queue)
             ns = caller
         else:
             ns = Namespace(account, caller.region)

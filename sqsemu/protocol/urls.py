@@ -15,6 +15,8 @@ from sqsemu.engine.broker import Namespace, Queue
 from sqsemu.security.region import valid_region
 
 _CACHE_LIMIT = 4096
+ELASTICMQ_PREFIX = "queue"
+"""The first path segment of ElasticMQ's older queue URLs, ``/queue/<name>``."""
 _url_cache: dict[str, tuple[str | None, str]] = {}
 
 
@@ -34,6 +36,10 @@ def parse_queue_url(url: str) -> tuple[str | None, str]:
     """``(account id or None, queue name)`` of a QueueUrl parameter: its last two path segments.
 
     ``https://sqs.us-east-1.amazonaws.com/123456789012/q`` → ``("123456789012", "q")``; ``q`` → ``(None, "q")``.
+    Other emulators' forms: LocalStack's ``http://localhost:4566/queue/us-east-1/000000000000/q`` (its last two
+    segments, like any other) and ``http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/q`` (any
+    host); ElasticMQ's older ``http://localhost:9324/queue/q`` → ``(None, "q")`` (no account is named ``queue``:
+    an account id is 12 digits).
     """
     cached = _url_cache.get(url)
     if cached is not None:
@@ -46,8 +52,10 @@ def parse_queue_url(url: str) -> tuple[str | None, str]:
         rest = rest[slash + 1 :] if slash >= 0 else ""
     rest = rest.split("?", 1)[0]
     segments = [s for s in rest.split("/") if s]
-    if len(segments) >= 2:
-        result: tuple[str | None, str] = (segments[-2], segments[-1])
+    if len(segments) == 2 and segments[0] == ELASTICMQ_PREFIX:  # ElasticMQ's older form: /queue/<name>
+        result: tuple[str | None, str] = (None, segments[1])
+    elif len(segments) >= 2:
+        result = (segments[-2], segments[-1])
     elif segments:
         result = (None, segments[0])
     else:
@@ -59,8 +67,12 @@ def parse_queue_url(url: str) -> tuple[str | None, str]:
 
 
 def path_queue(path: str) -> tuple[str, str] | None:
-    """``(account id, queue name)`` when an HTTP request path addresses a queue (``/<account>/<name>[/]``)."""
+    """``(account id, queue name)`` when an HTTP request path addresses a queue (``/<account>/<name>[/]``, also
+    LocalStack's ``/queue/<region>/<account>/<name>``); ElasticMQ's ``/queue/<name>`` gives ``("", name)``: the
+    caller's account."""
     segments = [s for s in path.split("/") if s]
+    if len(segments) == 2 and segments[0] == ELASTICMQ_PREFIX:
+        return "", segments[1]
     if len(segments) >= 2:
         return segments[-2], segments[-1]
     return None

@@ -2,7 +2,10 @@
 
 :class:`AdminGate` wraps the admin ASGI app and answers, in this order, before the app sees the request:
 
-1. ``--no-admin`` (``Config.admin`` False): every ``/_sqsemu/*`` path is 404 ``{"error": ...}``; ``/health`` stays.
+1. ``--no-admin`` (``Config.admin`` False): every ``/_sqsemu/*`` path is 404 ``{"error": ...}``; ``/health`` stays,
+   and so do LocalStack's read-only ``/_localstack/health`` and ``/_localstack/init`` (``--compat localstack``),
+   which are treated like ``/health`` by every rule below. moto's ``/moto-api/reset`` and LocalStack's
+   ``/_aws/sqs/messages`` are admin routes.
    ``--no-metrics`` (``Config.metrics`` False): ``/metrics`` is 404 likewise. Otherwise ``/metrics`` is guarded
    like an admin route by the rules below (``--no-admin`` leaves it on): a scraper sends no browser headers.
 2. A Host header that is not a valid ``host[:port]`` (unless ``--base-url`` is set; :mod:`sqsemu.security.host`):
@@ -42,6 +45,9 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 ADMIN_TOKEN_HEADER = "X-Sqsemu-Admin-Token"
+_OPEN_PREFIXES = ("/_localstack/health", "/_localstack/init")
+"""LocalStack's read-only status routes (--compat localstack, sqsemu.compat.localstack): open like /health, since
+the clients that poll them send no admin token."""
 _TOKEN = ADMIN_TOKEN_HEADER.lower().encode()
 
 
@@ -66,7 +72,7 @@ class AdminGate:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"]
-        is_admin = path != "/health"
+        is_admin = path != "/health" and not path.startswith(_OPEN_PREFIXES)
         if path == METRICS_PATH:
             if not self.metrics:
                 await _json_answer(send, 404, "the metrics are switched off (--no-metrics)")

@@ -1,0 +1,104 @@
+"""The sqsemu image as a drop-in for other emulators' containers, with the examples of the "Coming from ..." pages run
+as written (docs/coming-from-localstack.md, docs/coming-from-elasticmq.md):
+
+- testcontainers-python's ``LocalStackContainer`` (pinned in pyproject.toml's test extra, tested with 4.15) starts
+  the image and waits for its ``Ready.`` line; an SQS round trip goes through ``get_client("sqs")``;
+- Node's ``@testcontainers/localstack`` (11.14, pinned in tests/js/testcontainers/package-lock.json) does the same
+  with the AWS SDK v3 (``node --test``; skipped without Node.js 20+ and npm);
+- a compose file written for ElasticMQ (``softwaremill/elasticmq-native`` with its ``elasticmq.conf`` mounted at
+  ``/opt/elasticmq.conf``) runs with the image name changed: its queues exist. The test also maps the host port to
+  a free one (``9324:9324`` would clash with other tests), which a user does not need to.
+
+Like the other container tests they need a Docker engine (skipped without one; an error when ``CI`` is set).
+Testcontainers' reaper (Ryuk) is switched off: its image comes from Docker Hub.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from harness import free_port, json_client
+from harness.docker import BUILD_TIMEOUT_S, ROOT, compose_command, unique_name
+from harness.node import ensure_node_modules
+
+from .conftest import wait_for_health
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(BUILD_TIMEOUT_S * 2)]
+
+DOCS = ROOT / "docs"
+RECIPE_DIR = ROOT / "tests" / "js" / "testcontainers"
+
+
+def example(page: str, marker: str) -> str:
+    """The code block under ``<!-- docs-example: marker -->`` in ``docs/<page>``."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    tag = f"<!-- docs-example: {marker} -->"
+    assert tag in text, f"{page} lost its {marker} example"
+    match = re.search(r"```[a-z]*\n(.*?)```", text[text.index(tag) :], re.S)
+    assert match is not None
+    return match.group(1)
+
+
+def test_testcontainers_python_localstack_module_starts_the_image(
+    sqsemu_image: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from testcontainers.core.config import testcontainers_config
+
+    monkeypatch.setattr(testcontainers_config, "ryuk_disabled", True)
+    code = example("coming-from-localstack.md", "testcontainers-python-localstack")
+    assert 'image="sqsemu"' in code
+    exec(compile(code.replace('image="sqsemu"', f'image="{sqsemu_image}"'), "coming-from-localstack.md", "exec"), {})
+
+
+def test_testcontainers_node_localstack_module_starts_the_image(sqsemu_image: str) -> None:
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are not installed: the Testcontainers-for-Node recipe needs Node.js 20+")
+    ensure_node_modules(
+        npm, RECIPE_DIR, RECIPE_DIR / "node_modules" / "@testcontainers" / "localstack" / "package.json"
+    )
+    path = RECIPE_DIR / "localstack.test.mjs"  # beside its node_modules (git-ignored)
+    path.write_text(example("coming-from-localstack.md", "testcontainers-node-localstack"), encoding="utf-8")
+    env = {**os.environ, "SQSEMU_IMAGE": sqsemu_image, "TESTCONTAINERS_RYUK_DISABLED": "true"}
+    result = subprocess.run(
+        [node, "--test", path.name], cwd=RECIPE_DIR, env=env, capture_output=True, text=True, timeout=300
+    )
+    print(result.stdout, result.stderr)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"^# pass 1$", result.stdout, re.M), result.stdout
+
+
+def test_an_elasticmq_compose_file_runs_with_the_image_name_changed(sqsemu_image: str, tmp_path: Path) -> None:
+    command = compose_command()
+    if command is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but neither `docker compose` nor docker-compose is installed")
+        pytest.skip("neither `docker compose` (v2 plugin) nor docker-compose (v1) is installed")
+    compose = example("coming-from-elasticmq.md", "elasticmq-compose")
+    assert "image: sqsemu " in compose and '"9324:9324"' in compose
+    port = free_port()
+    compose = compose.replace("image: sqsemu ", f"image: {sqsemu_image} ")
+    compose = compose.replace('"9324:9324"', f'"127.0.0.1:{port}:9324"')
+    (tmp_path / "docker-compose.yml").write_text(compose, encoding="utf-8")
+    (tmp_path / "elasticmq.conf").write_text(example("coming-from-elasticmq.md", "elasticmq-conf"), encoding="utf-8")
+    (tmp_path / "elasticmq.conf").chmod(0o644)  # read by the image's unprivileged user
+    project = unique_name("sqsemuelasticmq").replace("-", "")
+
+    def run(*args: str) -> None:
+        argv = [*command, "--project-name", project, *args]
+        result = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, f"{' '.join(argv)}: {result.stdout}{result.stderr}"
+
+    run("up", "--detach")
+    try:
+        endpoint = f"http://127.0.0.1:{port}"
+        wait_for_health(f"{endpoint}/health")
+        urls = json_client(endpoint).list_queues().get("QueueUrls", [])
+        assert sorted(u.rsplit("/", 1)[1] for u in urls) == ["orders", "orders-dead-letters", "payments.fifo"]
+    finally:
+        run("down", "--volumes", "--remove-orphans")

@@ -1,0 +1,338 @@
+"""``--compat localstack`` the way LocalStack's users meet it: its documented ``curl`` calls (``/_localstack/health``,
+``/_localstack/init``, the SQS developer endpoint ``/_aws/sqs/messages``) sent as plain HTTP requests, boto3 over
+both wire protocols with LocalStack's queue URL forms, a ``ready.d`` init script, the ``Ready.`` line, and another
+service's call (docs/coming-from-localstack.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import boto3
+import pytest
+import requests
+from botocore.config import Config as BotoConfig
+from botocore.exceptions import ClientError
+from harness import ServerProcess, client_for
+
+pytestmark = pytest.mark.integration
+
+ACCOUNT = "000000000000"
+NS = "{http://queue.amazonaws.com/doc/2012-11-05/}"
+
+INIT_SCRIPT = """\
+import os
+
+import boto3
+
+sqs = boto3.client("sqs", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+sqs.create_queue(QueueName="made-by-ready-d")
+print("queue made")
+"""
+
+
+@pytest.fixture(scope="module")
+def localstack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    init = tmp_path_factory.mktemp("init")
+    ready = init / "ready.d"
+    ready.mkdir()
+    (ready / "01-queues.py").write_text(INIT_SCRIPT, encoding="utf-8")
+    failing = ready / "02-fails.sh"
+    failing.write_text("#!/bin/sh\necho going wrong\nexit 3\n", encoding="utf-8")
+    failing.chmod(failing.stat().st_mode | stat.S_IXUSR)
+    with ServerProcess(["--compat", "localstack", "--init-dir", str(init)]) as srv:
+        deadline = time.monotonic() + 30
+        while "Ready." not in srv.log_tail(100_000) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        yield srv
+
+
+def queue_name(prefix: str, protocol: str) -> str:
+    return f"{prefix}-{protocol}-{os.getpid()}"
+
+
+def test_the_ready_line_comes_after_the_init_scripts(localstack: ServerProcess) -> None:
+    log = localstack.log_tail(100_000)
+    lines = log.splitlines()
+    assert "Ready." in lines, log
+    ready_at = lines.index("Ready.")
+    assert any("queue made" in line for line in lines[:ready_at]), log
+    assert any("02-fails.sh failed with exit status 3" in line for line in lines[:ready_at]), log
+
+
+def test_health_as_localstack_clients_poll_it(localstack: ServerProcess) -> None:
+    # curl localhost:4566/_localstack/health
+    response = requests.get(f"{localstack.endpoint_url}/_localstack/health", timeout=10)
+    assert response.status_code == 200
+    data = response.json()
+    assert data["services"] == {"sqs": "running"}
+    assert data["edition"] == "community" and isinstance(data["version"], str)
+    head = requests.head(f"{localstack.endpoint_url}/_localstack/health", timeout=10)
+    assert head.status_code == 200 and head.content == b""
+
+
+def test_init_shows_the_ready_scripts_and_their_states(localstack: ServerProcess) -> None:
+    # curl -s localhost:4566/_localstack/init | jq .
+    data = requests.get(f"{localstack.endpoint_url}/_localstack/init", timeout=10).json()
+    assert data["completed"] == {"BOOT": True, "START": True, "READY": True, "SHUTDOWN": False}
+    assert data["scripts"] == [
+        {"stage": "READY", "name": "01-queues.py", "state": "SUCCESSFUL"},
+        {"stage": "READY", "name": "02-fails.sh", "state": "ERROR"},
+    ]
+    ready = requests.get(f"{localstack.endpoint_url}/_localstack/init/ready", timeout=10).json()
+    assert ready["completed"] is True and len(ready["scripts"]) == 2
+    assert requests.get(f"{localstack.endpoint_url}/_localstack/init/nope", timeout=10).status_code == 404
+
+
+def test_the_init_script_reached_the_server(localstack: ServerProcess, protocol: str) -> None:
+    sqs = client_for(localstack.endpoint_url, protocol)
+    assert sqs.get_queue_url(QueueName="made-by-ready-d")["QueueUrl"].endswith(f"/{ACCOUNT}/made-by-ready-d")
+
+
+def xml_messages(body: bytes) -> list[dict[str, Any]]:
+    root = ET.fromstring(body)
+    assert root.tag == f"{NS}ReceiveMessageResponse", body
+    out = []
+    for message in root.iter(f"{NS}Message"):
+        attributes = {a.findtext(f"{NS}Name"): a.findtext(f"{NS}Value") for a in message.findall(f"{NS}Attribute")}
+        out.append(
+            {
+                "Body": message.findtext(f"{NS}Body"),
+                "MessageId": message.findtext(f"{NS}MessageId"),
+                "Attributes": attributes,
+                "MessageAttributes": [m.findtext(f"{NS}Name") for m in message.findall(f"{NS}MessageAttribute")],
+            }
+        )
+    return out
+
+
+def send_three(sqs: Any, url: str) -> None:
+    """One visible (with a message attribute), one in flight, one delayed."""
+    sqs.send_message(
+        QueueUrl=url,
+        MessageBody="visible",
+        MessageAttributes={"colour": {"DataType": "String", "StringValue": "blue"}},
+    )
+    sqs.send_message(QueueUrl=url, MessageBody="in flight")
+    received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=300)["Messages"]
+    for message in received:  # the first two are visible: make the second in flight again, the first visible
+        visibility = 0 if message["Body"] == "visible" else 300
+        sqs.change_message_visibility(
+            QueueUrl=url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=visibility
+        )
+    sqs.send_message(QueueUrl=url, MessageBody="delayed", DelaySeconds=900)
+
+
+def test_developer_endpoint_curl_calls_change_nothing(localstack: ServerProcess, protocol: str) -> None:
+    sqs = client_for(localstack.endpoint_url, protocol)
+    name = queue_name("peek", protocol)
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    send_three(sqs, url)
+    base = localstack.endpoint_url
+    # LocalStack's default URL form, sent as a QueueUrl value (*.localhost.localstack.cloud is not resolved here)
+    ls_url = f"http://sqs.us-east-1.localhost.localstack.cloud:4566/{ACCOUNT}/{name}"
+
+    # curl "localhost:4566/_aws/sqs/messages?QueueUrl=..."
+    plain = requests.get(f"{base}/_aws/sqs/messages", params={"QueueUrl": ls_url}, timeout=10)
+    assert plain.status_code == 200 and plain.headers["content-type"].startswith("text/xml")
+    shown = xml_messages(plain.content)
+    assert [m["Body"] for m in shown] == ["visible"]
+    assert shown[0]["MessageAttributes"] == ["colour"]
+    assert shown[0]["Attributes"]["ApproximateReceiveCount"] == "1"
+    assert "IsVisible" not in shown[0]["Attributes"]
+
+    # curl -H "Accept: application/json" \
+    #   "localhost:4566/_aws/sqs/messages?QueueUrl=...&ShowInvisible=true&ShowDelayed=true"
+    everything = requests.get(
+        f"{base}/_aws/sqs/messages",
+        params={"QueueUrl": url, "ShowInvisible": "true", "ShowDelayed": "true"},
+        headers={"Accept": "application/json"},
+        timeout=10,
+    )
+    assert everything.status_code == 200
+    # the Query protocol's JSON form, as AWS answers it (attributes as Name/Value lists)
+    result = everything.json()["ReceiveMessageResponse"]["ReceiveMessageResult"]
+    by_body = {m["Body"]: {a["Name"]: a["Value"] for a in m["Attributes"]} for m in result["messages"]}
+    assert set(by_body) == {"visible", "in flight", "delayed"}
+    flags = {body: (attrs["IsVisible"], attrs["IsDelayed"]) for body, attrs in by_body.items()}
+    assert flags == {
+        "visible": ("true", "false"),
+        "in flight": ("false", "false"),
+        "delayed": ("false", "true"),
+    }
+
+    # the path form /_aws/sqs/messages/{region}/{account_id}/{queue_name}, ShowInvisible=1
+    path_form = requests.get(
+        f"{base}/_aws/sqs/messages/us-east-1/{ACCOUNT}/{quote(name)}", params={"ShowInvisible": "1"}, timeout=10
+    )
+    assert sorted(m["Body"] for m in xml_messages(path_form.content)) == ["in flight", "visible"]
+
+    # POST with a form body, and with a JSON 1.0 ReceiveMessage body (answered in JSON 1.0)
+    form = requests.post(
+        f"{base}/_aws/sqs/messages",
+        data={"Action": "ReceiveMessage", "QueueUrl": f"http://localhost:4566/queue/us-east-1/{ACCOUNT}/{name}"},
+        timeout=10,
+    )
+    assert [m["Body"] for m in xml_messages(form.content)] == ["visible"]
+    json10 = requests.post(
+        f"{base}/_aws/sqs/messages",
+        data=json.dumps({"QueueUrl": url, "ShowDelayed": True}),
+        headers={"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ReceiveMessage"},
+        timeout=10,
+    )
+    assert sorted(m["Body"] for m in json10.json()["Messages"]) == ["delayed", "visible"]
+
+    # nothing changed: the visible message is still received once more with its first receive count
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert attributes["ApproximateNumberOfMessages"] == "1"
+    assert attributes["ApproximateNumberOfMessagesNotVisible"] == "1"
+    assert attributes["ApproximateNumberOfMessagesDelayed"] == "1"
+    names = {"MessageSystemAttributeNames": ["All"]} if protocol == "json" else {"AttributeNames": ["All"]}
+    again = sqs.receive_message(QueueUrl=url, **names)["Messages"]
+    assert [(m["Body"], m["Attributes"]["ApproximateReceiveCount"]) for m in again] == [("visible", "2")]
+
+
+def test_developer_endpoint_errors(localstack: ServerProcess) -> None:
+    base = localstack.endpoint_url
+    missing = requests.get(
+        f"{base}/_aws/sqs/messages", params={"QueueUrl": f"http://localhost:4566/{ACCOUNT}/no-such"}, timeout=10
+    )
+    assert missing.status_code == 400 and b"NonExistentQueue" in missing.content
+    bad = requests.get(f"{base}/_aws/sqs/messages", params={"QueueUrl": "not a url"}, timeout=10)
+    assert bad.status_code == 400 and b"<Code>InvalidAddress</Code>" in bad.content
+    none = requests.get(f"{base}/_aws/sqs/messages", headers={"Accept": "application/json"}, timeout=10)
+    assert none.status_code == 400 and none.json()["Error"]["Code"] == "MissingParameter"
+    other = requests.post(f"{base}/_aws/sqs/messages", data={"Action": "DeleteQueue", "QueueUrl": "x"}, timeout=10)
+    assert other.status_code == 400 and b"<Code>InvalidRequest</Code>" in other.content
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "http://sqs.us-east-1.localhost.localstack.cloud:4566/{account}/{name}",
+        "http://us-east-1.queue.localhost.localstack.cloud:4566/{account}/{name}",
+        "http://localhost:4566/queue/us-east-1/{account}/{name}",
+        "http://localhost.localstack.cloud:4566/{account}/{name}",
+    ],
+)
+def test_boto3_with_localstacks_queue_url_forms(localstack: ServerProcess, protocol: str, form: str) -> None:
+    sqs = client_for(localstack.endpoint_url, protocol)
+    name = queue_name(f"forms{abs(hash(form)) % 1000}", protocol)
+    sqs.create_queue(QueueName=name)
+    url = form.format(account=ACCOUNT, name=name)
+    sqs.send_message(QueueUrl=url, MessageBody="through a LocalStack URL")
+    assert [m["Body"] for m in sqs.receive_message(QueueUrl=url)["Messages"]] == ["through a LocalStack URL"]
+
+
+def test_query_call_on_the_path_form_of_a_queue_url(localstack: ServerProcess) -> None:
+    sqs = client_for(localstack.endpoint_url, "json")
+    name = queue_name("curl", "query")
+    sqs.create_queue(QueueName=name)
+    # curl "http://localhost:4566/000000000000/sample-queue?Action=SendMessage&MessageBody=hello%2Fworld"
+    sent = requests.get(
+        f"{localstack.endpoint_url}/{ACCOUNT}/{name}?Action=SendMessage&MessageBody=hello%2Fworld", timeout=10
+    )
+    assert sent.status_code == 200 and b"<MessageId>" in sent.content
+    path = requests.get(
+        f"{localstack.endpoint_url}/queue/us-east-1/{ACCOUNT}/{name}?Action=ReceiveMessage",
+        headers={"Accept": "application/json"},
+        timeout=10,
+    )
+    result = path.json()["ReceiveMessageResponse"]["ReceiveMessageResult"]
+    assert [m["Body"] for m in result["messages"]] == ["hello/world"]
+
+
+def test_another_services_call_is_told_what_sqsemu_is(localstack: ServerProcess) -> None:
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=localstack.endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        config=BotoConfig(retries={"max_attempts": 1}),
+    )
+    with pytest.raises(ClientError) as caught:
+        s3.list_buckets()
+    assert "sqsemu" in str(caught.value) and "'s3'" in str(caught.value)
+    dynamodb = boto3.client(
+        "dynamodb",
+        endpoint_url=localstack.endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        config=BotoConfig(retries={"max_attempts": 1}),
+    )
+    with pytest.raises(ClientError) as caught:
+        dynamodb.list_tables()
+    assert "sqsemu" in str(caught.value) and "'dynamodb'" in str(caught.value)
+
+
+def test_default_mode_does_not_answer_localstacks_routes(server: ServerProcess) -> None:
+    response = requests.get(f"{server.endpoint_url}/_localstack/health", timeout=10)
+    assert response.status_code == 404
+    assert "--compat localstack" in response.json()["error"]
+    assert "Ready." not in server.log_tail(100_000).splitlines()
+
+
+def test_health_and_init_need_no_admin_token_but_the_peek_does(tmp_path: Path) -> None:
+    args = ["--compat", "localstack", "--init-dir", str(tmp_path), "--admin-token", "tok-12345"]
+    with ServerProcess(args) as srv:
+        assert requests.get(f"{srv.endpoint_url}/_localstack/health", timeout=10).status_code == 200
+        assert requests.get(f"{srv.endpoint_url}/_localstack/init", timeout=10).status_code == 200
+        peek = requests.get(f"{srv.endpoint_url}/_aws/sqs/messages", params={"QueueUrl": "q"}, timeout=10)
+        assert peek.status_code == 401
+
+
+def test_compat_localstack_listens_on_4566_unless_told_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The port rule through the command line, the environment and the configuration file (without starting a
+    server: the options are parsed and the server start is replaced)."""
+    from click.testing import CliRunner
+
+    from sqsemu import cli
+
+    seen: list[int] = []
+    monkeypatch.setattr(cli, "_serve", lambda config: seen.append(config.port))
+    only_compat = tmp_path / "compat.toml"
+    only_compat.write_text('[server]\ncompat = "localstack"\n', encoding="utf-8")
+    with_port = tmp_path / "port.toml"
+    with_port.write_text('[server]\ncompat = "localstack"\nport = 4601\n', encoding="utf-8")
+    cleared: dict[str, str | None] = {"SQSEMU_PORT": None, "SQSEMU_COMPAT": None, "SQSEMU_CONFIG": None}
+    for argv, env in (
+        (["--compat", "localstack"], {}),
+        (["--compat", "localstack", "--port", "4599"], {}),
+        ([], {"SQSEMU_COMPAT": "localstack", "SQSEMU_PORT": "4600"}),
+        ([], {"SQSEMU_COMPAT": "localstack"}),
+        (["--config", str(only_compat)], {}),
+        (["--config", str(with_port)], {}),
+        ([], {}),
+    ):
+        result = CliRunner().invoke(cli.main, argv, env={**cleared, **env})
+        assert result.exit_code == 0, result.output
+    assert seen == [4566, 4599, 4600, 4566, 4566, 4601, 9324]
+
+
+@pytest.mark.parametrize(
+    "host", ["sqs.us-east-1.localhost.localstack.cloud:4566", "localhost.localstack.cloud:4566", "localhost:4566"]
+)
+def test_queue_urls_are_built_on_the_host_the_client_called(localstack: ServerProcess, host: str) -> None:
+    """A client addressing LocalStack's host names (which resolve to 127.0.0.1 through public DNS: sent here as the
+    Host header) gets queue URLs on that host, in LocalStack's form."""
+    name = queue_name(f"host{len(host)}", "query")
+    answer = requests.get(
+        f"{localstack.endpoint_url}/?Action=CreateQueue&QueueName={name}",
+        headers={"Host": host, "Accept": "application/json"},
+        timeout=10,
+    )
+    assert answer.status_code == 200, answer.text
+    url = answer.json()["CreateQueueResponse"]["CreateQueueResult"]["QueueUrl"]
+    assert url == f"http://{host}/{ACCOUNT}/{name}"
