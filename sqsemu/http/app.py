@@ -28,8 +28,9 @@ the cross-site rule (403 AccessDenied, or CORS headers for an allowed origin, pr
 header that is not a valid ``host[:port]`` is refused (400) unless ``--base-url`` is set (valid hosts are
 remembered, so the check is one set lookup); with ``--auth sigv4`` each request's signature is verified once its
 body is read, and the verified key decides the account; with ``--auth iam`` the decoded call is then allowed or
-denied by ``sqsemu.security.iam`` (one call in ``_dispatch``, before the call runs). With the defaults an SDK request pays two more dictionary
-lookups (the request's headers are read into a dictionary once) and the host lookup. The admin routes sit behind
+denied by ``sqsemu.security.iam`` (one call in ``_dispatch``, before the call runs). With the defaults an SDK
+request pays two more dictionary lookups (the request's headers are read into a dictionary once) and the host
+lookup. The admin routes sit behind
 ``sqsemu.security.admin.AdminGate``.
 
 Observability (``sqsemu.observability``): with ``--access-log`` every SQS call and every admin call is logged once
