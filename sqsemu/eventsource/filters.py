@@ -10,11 +10,19 @@ Comparison operators in a value array: literal strings, numbers, booleans and ``
 ``{"suffix": s}``, ``{"equals-ignore-case": s}``, ``{"anything-but": value or [values]}`` (also
 ``{"anything-but": {"prefix": s}}``), ``{"numeric": [op, n, (op, n)]}`` with ``=``, ``<``, ``<=``, ``>``, ``>=``,
 and ``{"exists": true|false}``.
+
+Hostile input is bounded: a body nested deeper than :data:`MAX_BODY_DEPTH` levels, or one whose evaluation fails in
+any way (a number too large for a float, say), cannot be evaluated and matches no pattern (it is deleted without an
+invocation, as a record no filter matches); a pattern nested deeper than :data:`MAX_PATTERN_DEPTH` levels is
+refused. Parsing and matching are linear in the body's length and the pattern's size: no recursion limit is
+reached, nothing overflows, nothing grows quadratically.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,7 +33,16 @@ MAX_FILTERS = 5
 MAX_PATTERN_CHARS = 4096
 """Longest pattern (the ``Pattern`` shape of the Lambda service model)."""
 
+MAX_BODY_DEPTH = 64
+"""Deepest nesting of a JSON body that filters evaluate (sqsemu's bound: Lambda documents none); a deeper body
+matches no pattern."""
+MAX_PATTERN_DEPTH = 32
+"""Deepest nesting of a filter pattern (sqsemu's bound, far beyond any field path of an SQS record)."""
+
+logger = logging.getLogger("sqsemu.eventsource")
+
 _MISSING = object()
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _NUMERIC_OPS = {"=", "<", "<=", ">", ">="}
 
 
@@ -56,6 +73,8 @@ def parse_filters(filters: Any) -> list[str]:
 
 def compile_pattern(pattern: str) -> dict[str, Any]:
     """The pattern as a dict, its rules checked. Raises ``InvalidParameterValue``."""
+    if too_deep(pattern, MAX_PATTERN_DEPTH):
+        raise _invalid(f"The pattern is nested deeper than {MAX_PATTERN_DEPTH} levels.")
     try:
         document = json.loads(pattern)
     except ValueError:
@@ -64,6 +83,23 @@ def compile_pattern(pattern: str) -> dict[str, Any]:
         raise _invalid("The pattern must be a non-empty JSON object.")
     _check_node(document)
     return document
+
+
+def too_deep(text: str, limit: int) -> bool:
+    """Whether the JSON text ``text`` nests arrays and objects more than ``limit`` levels deep (brackets inside
+    strings do not count). Linear in ``len(text)``; a text with at most ``limit`` brackets is never scanned."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for token in _BRACKETS.finditer(text):
+        char = token.group()
+        if char == "[" or char == "{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char == "]" or char == "}":
+            depth -= 1
+    return False
 
 
 def _check_node(node: Mapping[str, Any]) -> None:
@@ -126,19 +162,26 @@ class RecordFilter:
 
     def matches(self, record: Mapping[str, Any]) -> bool:
         """Whether any pattern matches ``record`` (an event record, ``body`` as sent: a JSON object body is parsed
-        for the match)."""
+        for the match). A record that cannot be evaluated (see the module's docstring) matches nothing; never
+        raises."""
         if not self.patterns:
             return True
-        view = dict(record)
-        body = record.get("body")
-        if isinstance(body, str):
-            try:
-                parsed = json.loads(body)
-            except ValueError:
-                parsed = _MISSING
-            if isinstance(parsed, dict):
-                view["body"] = parsed
-        return any(_match_node(pattern, view) for pattern in self.patterns)
+        try:
+            view = dict(record)
+            body = record.get("body")
+            if isinstance(body, str) and body.lstrip(" \t\n\r")[:1] in ("{", "["):
+                if too_deep(body, MAX_BODY_DEPTH):
+                    return False
+                try:
+                    parsed = json.loads(body)
+                except ValueError:
+                    parsed = _MISSING
+                if isinstance(parsed, dict):
+                    view["body"] = parsed
+            return any(_match_node(pattern, view) for pattern in self.patterns)
+        except Exception as exc:  # noqa: BLE001 - a record the filter cannot evaluate does not match
+            logger.debug("filter: record %s not evaluated: %r", record.get("messageId"), exc)
+            return False
 
 
 def _match_node(pattern: Mapping[str, Any], data: Any) -> bool:
@@ -166,7 +209,7 @@ def _match_rule(rule: Any, value: Any) -> bool:
         if isinstance(rule, bool) or isinstance(value, bool):
             return rule is value
         if isinstance(rule, int | float) and isinstance(value, int | float):
-            return float(rule) == float(value)
+            return _number(rule) == _number(value)
         return bool(rule == value)
     ((op, arg),) = rule.items()
     if op == "exists":
@@ -187,8 +230,17 @@ def _match_rule(rule: Any, value: Any) -> bool:
     if op == "numeric":
         if isinstance(value, bool) or not isinstance(value, int | float):
             return False
-        return all(_compare(arg[i], float(value), float(arg[i + 1])) for i in range(0, len(arg), 2))
+        number = _number(value)
+        return all(_compare(arg[i], number, _number(arg[i + 1])) for i in range(0, len(arg), 2))
     return False
+
+
+def _number(value: float) -> float:
+    """``value`` as a float; an integer too large for one is infinite (of its sign), never ``OverflowError``."""
+    try:
+        return float(value)
+    except OverflowError:
+        return float("inf") if value > 0 else float("-inf")
 
 
 def _compare(op: str, value: float, bound: float) -> bool:

@@ -73,6 +73,8 @@ class EventSources:
         self.invocations: collections.Counter[tuple[str, str]] = collections.Counter()
         self.batch_sizes = [0] * (len(BATCH_SIZE_BUCKETS) + 1)
         self.batch_size_sum = 0
+        self.worker_restarts = 0
+        self._closing: asyncio.Task[None] | None = None
         self.recent: dict[str, collections.deque[Invocation]] = {}
         self.access_log = config.access_log
         self.save_path = Path(config.data_dir) / SAVE_FILE if config.data_dir else None
@@ -96,9 +98,15 @@ class EventSources:
             self._save()
 
     def close(self) -> None:
-        """Stop every worker (server shutdown)."""
+        """Stop every worker (server shutdown) and close the connections to Invoke endpoints (a task on the
+        running loop, which the server awaits with its other pending tasks before the loop closes)."""
         for runner in self.runners.values():
             runner.close()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._closing = loop.create_task(self.functions.aclose(), name="esm-close-invoke-client")
 
     def register_function(self, name: str, handler: Handler) -> None:
         """Make the function ``name`` a Python callable ``handler(event, context)`` run in this process."""
@@ -236,6 +244,7 @@ class EventSources:
 
     def _run(self, mapping: Mapping) -> None:
         runner = Runner(mapping, self.broker, self.clock, self.functions, self._observed)
+        runner.on_restart = self._worker_restarted
         self.runners[mapping.uuid] = runner
         runner.sync()
 
@@ -282,6 +291,9 @@ class EventSources:
         self.mappings[mapping.uuid] = mapping
 
     # ------------------------------------------------------------------ observability and tests
+
+    def _worker_restarted(self) -> None:
+        self.worker_restarts += 1
 
     def _observed(self, invocation: Invocation) -> None:
         mapping = invocation.mapping
