@@ -40,6 +40,9 @@ access_logger = logging.getLogger("sqsemu.access.lambda")
 SAVE_FILE = "event-source-mappings.json"
 DEFAULT_MAX_ITEMS = 100
 MAX_ITEMS = 10_000
+"""MaxItems' range (1 to 10,000: the ``MaxListItems`` shape of botocore's Lambda model)."""
+PAGE_MAX = 100
+"""Most mappings in one ListEventSourceMappings answer, whatever MaxItems says (the model's MaxItems doc)."""
 RECENT = 10
 """Invocations remembered per mapping (the console shows them)."""
 BATCH_SIZE_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
@@ -119,6 +122,13 @@ class EventSources:
         name = function_name(params.get("FunctionName"))
         arn = params.get("EventSourceArn")
         queue = self._source_queue(arn)
+        if queue.namespace.account_id != caller.account_id or queue.namespace.region != caller.region:
+            # Lambda reads the queue with the function's execution role, of the caller's account: sqsemu has no
+            # cross-account grants for it, so another account's (or region's) queue is refused as a queue the
+            # role cannot read.
+            raise InvalidParameterValue(
+                "The provided execution role does not have permissions to call ReceiveMessage on SQS"
+            )
         mapping = Mapping(str(uuidlib.uuid4()), caller.account_id, caller.region, queue.arn, name)
         if not self.functions.known(name):
             raise ResourceNotFound(f"Function not found: {mapping.function_arn}")
@@ -132,9 +142,9 @@ class EventSources:
         self._run(mapping)
         return answer
 
-    def get(self, uuid: str) -> dict[str, Any]:
-        """GetEventSourceMapping."""
-        return self._mapping(uuid).configuration()
+    def get(self, uuid: str, caller: Namespace | None = None) -> dict[str, Any]:
+        """GetEventSourceMapping (``caller``: the account and region asking; None: any, for in-process use)."""
+        return self._mapping(uuid, caller).configuration()
 
     def list_mappings(
         self, caller: Namespace, source_arn: str | None, function: str | None, marker: str | None, max_items: Any
@@ -144,6 +154,7 @@ class EventSources:
         size = DEFAULT_MAX_ITEMS if max_items is None else max_items
         if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_ITEMS:
             raise InvalidParameterValue(f"MaxItems must be between 1 and {MAX_ITEMS}.")
+        size = min(size, PAGE_MAX)  # "a maximum of 100 items in each response, even if you set the number higher"
         wanted_function = function_name(function) if function else None
         chosen = [
             m
@@ -165,9 +176,9 @@ class EventSources:
             out["NextMarker"] = chosen[start + size].uuid
         return out
 
-    def update(self, uuid: str, params: dict[str, Any]) -> dict[str, Any]:
+    def update(self, uuid: str, params: dict[str, Any], caller: Namespace | None = None) -> dict[str, Any]:
         """UpdateEventSourceMapping → the configuration (``State`` ``Updating``, ``Enabling`` or ``Disabling``)."""
-        mapping = self._mapping(uuid)
+        mapping = self._mapping(uuid, caller)
         if mapping.state == "Deleting":
             raise ResourceInUse(f"Cannot update the event source mapping {uuid} because it is in use.")
         queue = self._source_queue(mapping.event_source_arn)
@@ -190,10 +201,10 @@ class EventSources:
         self.runners[uuid].sync()
         return answer
 
-    def delete(self, uuid: str) -> dict[str, Any]:
+    def delete(self, uuid: str, caller: Namespace | None = None) -> dict[str, Any]:
         """DeleteEventSourceMapping → the configuration (``State`` ``Deleting``); the mapping is gone once its
         workers have finished their batches."""
-        mapping = self._mapping(uuid)
+        mapping = self._mapping(uuid, caller)
         if mapping.state == "Deleting":
             raise ResourceInUse(f"Cannot delete the event source mapping {uuid} because it is in use.")
         mapping.state = "Deleting"
@@ -209,9 +220,13 @@ class EventSources:
 
     # ------------------------------------------------------------------ helpers
 
-    def _mapping(self, uuid: str) -> Mapping:
+    def _mapping(self, uuid: str, caller: Namespace | None) -> Mapping:
+        """The mapping ``uuid`` if ``caller`` owns it: another account's or region's mapping is not found, as Lambda
+        answers for a resource the caller cannot see."""
         mapping = self.mappings.get(uuid)
-        if mapping is None:
+        if mapping is None or (
+            caller is not None and (mapping.account != caller.account_id or mapping.region != caller.region)
+        ):
             raise ResourceNotFound(NOT_FOUND_MESSAGE)
         return mapping
 

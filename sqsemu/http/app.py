@@ -368,7 +368,7 @@ class SQSApp:
         if self._lambda_api is None:
             from sqsemu.eventsource.api import LambdaAPI
 
-            self._lambda_api = LambdaAPI(self.event_sources, self.cross_site)
+            self._lambda_api = LambdaAPI(self.event_sources, self.cross_site, self.verifier)
         return self._lambda_api
 
     async def _admin(self, scope: Scope, receive: Receive, send: Send) -> None:
