@@ -1,8 +1,12 @@
 """Every event source mapping of one server: the operations of the REST API, the runners, durable mode, the
 config file's declarations, and what observability reads (invocation counts, batch sizes, recent results).
 
-Durable mode (``--data-dir``): the mappings are kept in ``event-source-mappings.json`` in the data folder, written
-whole (a temporary file, fsync, rename) before the API answers a change, and restored at start-up. The config
+Durable mode (``--data-dir``): each mapping is a row of the durable store (``sqsemu.persistence``), its state
+included, recorded with every change and committed by the store's writer (never on the event loop); the Lambda
+API's answer waits for that commit, as every answer in durable mode does. A mapping being deleted is saved as such:
+after a crash it is not restored (its row goes), so a deleted mapping never comes back. At start-up the saved
+mappings are restored; a ``event-source-mappings.json`` file of an earlier version found in the data folder is
+migrated into the store (and renamed ``event-source-mappings.json.migrated``), which the log says. The config
 file's ``[[event_source_mappings]]`` are applied after that: a declared mapping (its UUID derived from its queue
 and function) is created, or set to the declared settings when it exists.
 """
@@ -17,7 +21,7 @@ import os
 import uuid as uuidlib
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sqsemu.clock import Clock
 from sqsemu.config import Config
@@ -47,6 +51,22 @@ RECENT = 10
 """Invocations remembered per mapping (the console shows them)."""
 BATCH_SIZE_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 
+MIGRATED_SUFFIX = ".migrated"
+
+
+class MappingStore(Protocol):
+    """What the registry needs of the durable store (``sqsemu.persistence.Store``)."""
+
+    def mapping_saved(self, uuid: str, document: str) -> None:
+        """Record a mapping's saved form (JSON text)."""
+
+    def mapping_forgotten(self, uuid: str) -> None:
+        """Record that a mapping is gone."""
+
+    def saved_mappings(self) -> list[str]:
+        """The saved mappings (JSON texts), at start-up."""
+
+
 _of_broker: weakref.WeakKeyDictionary[Broker, EventSources] = weakref.WeakKeyDictionary()
 
 
@@ -59,8 +79,9 @@ class EventSources:
     """The mappings, their runners and their functions. Methods run on the server's event loop thread, except
     :meth:`settle_threadsafe` and :meth:`register_function`, which any thread may call."""
 
-    def __init__(self, config: Config, broker: Broker, clock: Clock) -> None:
+    def __init__(self, config: Config, broker: Broker, clock: Clock, store: MappingStore | None = None) -> None:
         self.config = config
+        self.store = store
         self.broker = broker
         self.clock = clock
         declared = None
@@ -80,7 +101,7 @@ class EventSources:
         self._closing: asyncio.Task[None] | None = None
         self.recent: dict[str, collections.deque[Invocation]] = {}
         self.access_log = config.access_log
-        self.save_path = Path(config.data_dir) / SAVE_FILE if config.data_dir else None
+        self.legacy_path = Path(config.data_dir) / SAVE_FILE if config.data_dir else None
         _of_broker[broker] = self
 
     # ------------------------------------------------------------------ life cycle
@@ -89,16 +110,42 @@ class EventSources:
         """Restore the saved mappings, apply the declared ones and start their workers (inside the running loop,
         after the broker started). Raises ``ValueError`` for a declared mapping that cannot be applied."""
         self.loop = asyncio.get_running_loop()
-        if self.save_path is not None and self.save_path.exists():
-            for saved in json.loads(self.save_path.read_text())["mappings"]:
-                mapping = Mapping.from_saved(saved)
+        store = self.store
+        if store is not None:
+            for document in store.saved_mappings():
+                mapping = Mapping.from_saved(json.loads(document))
                 self.mappings[mapping.uuid] = mapping
+            self._migrate(store)
+            for uuid, mapping in list(self.mappings.items()):
+                if mapping.state == "Deleting":  # deleted before a crash: its deletion completes now
+                    del self.mappings[uuid]
+                    store.mapping_forgotten(uuid)
+                    logger.info("event source mapping %s: deleted before the restart, not restored", uuid)
         for declared in self.declared:
-            self._apply_declared(declared)
+            self._save(self._apply_declared(declared))
         for mapping in self.mappings.values():
             self._run(mapping)
-        if self.declared:
-            self._save()
+
+    def _migrate(self, store: MappingStore) -> None:
+        """Move the mappings of an earlier version's ``event-source-mappings.json`` into the store, once."""
+        path = self.legacy_path
+        if path is None or not path.exists():
+            return
+        migrated = 0
+        for saved in json.loads(path.read_text())["mappings"]:
+            mapping = Mapping.from_saved(saved)
+            if mapping.uuid not in self.mappings:
+                self.mappings[mapping.uuid] = mapping
+                store.mapping_saved(mapping.uuid, json.dumps(mapping.saved()))
+                migrated += 1
+        done = path.with_name(path.name + MIGRATED_SUFFIX)
+        os.replace(path, done)
+        logger.warning(
+            "event source mappings: migrated %d mapping(s) from %s into the durable store; the old file is now %s",
+            migrated,
+            path,
+            done,
+        )
 
     def close(self) -> None:
         """Stop every worker (server shutdown) and close the connections to Invoke endpoints (a task on the
@@ -136,7 +183,7 @@ class EventSources:
         self._check_unique(mapping)
         mapping.last_modified = self.clock.now_ms() / 1000
         self.mappings[mapping.uuid] = mapping
-        self._save()
+        self._save(mapping)
         answer = mapping.configuration("Creating")
         mapping.state = mapping.steady_state()
         self._run(mapping)
@@ -195,7 +242,7 @@ class EventSources:
         for key in mapping.__dataclass_fields__:
             setattr(mapping, key, getattr(changed, key))
         mapping.last_modified = self.clock.now_ms() / 1000
-        self._save()
+        self._save(mapping)
         answer = mapping.configuration(state)
         mapping.state = mapping.steady_state()
         self.runners[uuid].sync()
@@ -208,7 +255,7 @@ class EventSources:
         if mapping.state == "Deleting":
             raise ResourceInUse(f"Cannot delete the event source mapping {uuid} because it is in use.")
         mapping.state = "Deleting"
-        self._save()
+        self._save(mapping)
         answer = mapping.configuration()
         runner = self.runners.get(uuid)
         if runner is None:
@@ -267,27 +314,16 @@ class EventSources:
         if self.mappings.pop(uuid, None) is not None:
             self.runners.pop(uuid, None)
             self.recent.pop(uuid, None)
-            self._save()
+            if self.store is not None:
+                self.store.mapping_forgotten(uuid)
 
-    def _save(self) -> None:
-        """Write the mappings whole (durable mode), before the change is answered."""
-        path = self.save_path
-        if path is None:
-            return
-        data = json.dumps({"version": 1, "mappings": [m.saved() for m in self.mappings.values()]}, indent=1)
-        temporary = path.with_suffix(".tmp")
-        with open(temporary, "w") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+    def _save(self, mapping: Mapping) -> None:
+        """Record ``mapping`` in the durable store (durable mode): committed by the store's writer, before the
+        change is answered."""
+        if self.store is not None:
+            self.store.mapping_saved(mapping.uuid, json.dumps(mapping.saved()))
 
-    def _apply_declared(self, declared: Any) -> None:
+    def _apply_declared(self, declared: Any) -> Mapping:
         from sqsemu.eventsource.declare import declared_arn
 
         arn = declared_arn(declared, self.config)
@@ -304,6 +340,7 @@ class EventSources:
         mapping.state = mapping.steady_state()
         mapping.last_modified = mapping.last_modified or self.clock.now_ms() / 1000
         self.mappings[mapping.uuid] = mapping
+        return mapping
 
     # ------------------------------------------------------------------ observability and tests
 

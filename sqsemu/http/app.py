@@ -330,7 +330,7 @@ class SQSApp:
         self.console_home = config.console and config.admin
         from sqsemu.eventsource.registry import EventSources  # the Lambda API and event source mappings
 
-        self.event_sources = EventSources(config, broker, clock)
+        self.event_sources = EventSources(config, broker, clock, store)
         self._lambda_api: ASGIApp | None = None
         if self.metrics is not None:
             from sqsemu.eventsource.metrics import EventSourceCollector
