@@ -586,14 +586,15 @@ class Broker:
             got = realism.receive(queue, now, max_number, visibility, now, short_poll=True)
         else:
             got = queue.receive(now, max_number, visibility, now)
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
         try:
             self._flush(now)
-            if faultpoints.ARMED is not None:
-                faultpoints.ARMED("receive.flushed")
+            if fault is not None:
+                fault("receive.flushed")
             if got or wait == 0 or queue.deleted or self.stopping:
                 queue.record_attempt(receive_request_attempt_id, got, now)
-                if faultpoints.ARMED is not None:
-                    faultpoints.ARMED("receive.recorded")
+                if fault is not None:
+                    fault("receive.recorded")
                 if self.journal is not None:
                     self.journal.messages_received(queue, len(got))
                 return got

@@ -2,8 +2,9 @@
 that every call is all or nothing (a send, a batch entry, a receive, a delete or a visibility change that fails
 leaves no message, no deduplication ID, no count, no journal entry and no live timer behind).
 
-Disarmed (the default, always outside tests) a fault point costs one module attribute read and a comparison with
-None: the engine writes ``if faultpoints.ARMED is not None: faultpoints.ARMED("send.stored")``. :func:`arm`
+Disarmed (the default, always outside tests) the fault points cost one module attribute read per call and a local
+None check per point: the engine reads ``fault = faultpoints.ARMED`` once at the start of a call and writes ``if
+fault is not None: fault("send.stored")`` at each point. :func:`arm`
 installs a callable that receives each point's name as the engine passes it and raises where the test wants;
 :func:`disarm` takes it away. This module is pure Python and imports nothing of sqsemu (the compiled engine reads
 it; it is not in ``sqsemu.compiled.MODULES``).

@@ -297,6 +297,7 @@ class FifoQueue(Queue):
     def _receive_groups(
         self, now_ms: int, max_number: int, visibility_timeout: int, request_ms: int, out: list[Received]
     ) -> None:
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
         for group_id in list(self.available):
             if len(out) >= max_number:
                 break
@@ -316,8 +317,8 @@ class FifoQueue(Queue):
                     continue  # the next message is now at the same index
                 out.append((message, self._deliver(message, now_ms, visibility_timeout, request_ms)))
                 index += 1
-                if faultpoints.ARMED is not None:
-                    faultpoints.ARMED("receive.delivered")
+                if fault is not None:
+                    fault("receive.delivered")
             if group_id in self.groups:
                 if len(out) > taken:
                     self.available.pop(group_id, None)  # to the back of the rotation, if still available

@@ -291,17 +291,18 @@ class Queue:
         """Take ``message`` out of the queue: all or nothing (a step that raises puts it back as it was); the
         journal hears of it last."""
         old = message.state
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
         self.counts[old] -= 1
         try:
             if self.fair is not None:
                 self.fair.moved(message, old, DELETED)
             message.state = DELETED
-            if faultpoints.ARMED is not None:
-                faultpoints.ARMED("delete.counted")
+            if fault is not None:
+                fault("delete.counted")
             del self.messages[message.message_id]
             try:
-                if faultpoints.ARMED is not None:
-                    faultpoints.ARMED("delete.unlisted")
+                if fault is not None:
+                    fault("delete.unlisted")
             except BaseException:
                 self.messages[message.message_id] = message
                 raise
@@ -457,18 +458,19 @@ class Queue:
     def _enqueue(self, message: Message, delay_s: int, now_ms: int, reason: AddReason) -> None:
         """Store a validated message: all or nothing. A step that raises leaves no trace (``_withdraw``); the
         journal hears of the message last, once nothing else can fail."""
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
         self._number(message)
-        if faultpoints.ARMED is not None:
-            faultpoints.ARMED("send.numbered")
+        if fault is not None:
+            fault("send.numbered")
         aged = counted = tenant = False
         try:
             self.messages[message.message_id] = message
-            if faultpoints.ARMED is not None:
-                faultpoints.ARMED("send.stored")
+            if fault is not None:
+                fault("send.stored")
             self._track_age(message, now_ms)
             aged = True
-            if faultpoints.ARMED is not None:
-                faultpoints.ARMED("send.aged")
+            if fault is not None:
+                fault("send.aged")
             if delay_s:
                 message.state = DELAYED
                 self.counts[DELAYED] += 1
@@ -481,17 +483,17 @@ class Queue:
                 self.counts[VISIBLE] += 1
                 counted = True
                 self._place(message)
-            if faultpoints.ARMED is not None:
-                faultpoints.ARMED("send.placed")
+            if fault is not None:
+                fault("send.placed")
             if self.fair is not None or message.extras is not NO_EXTRAS:
                 self._fair_add(message)
                 tenant = self.fair is not None
-            if faultpoints.ARMED is not None:
-                faultpoints.ARMED("send.tenant")
+            if fault is not None:
+                fault("send.tenant")
             if not delay_s and self.waiters:
                 self.host.mark_available(self)
-            if faultpoints.ARMED is not None:
-                faultpoints.ARMED("send.woken")
+            if fault is not None:
+                fault("send.woken")
         except BaseException:
             self._withdraw(message, aged, counted, tenant)
             raise
@@ -661,6 +663,7 @@ class Queue:
         max_number = min(max_number, self.in_flight_limit - self.counts[IN_FLIGHT])
         out: list[Received] = []
         again: list[Message] = []
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
         try:
             while len(out) < max_number:
                 message = self._next_visible()
@@ -672,8 +675,8 @@ class Queue:
                 out.append((message, self._deliver(message, now_ms, visibility_timeout, request_ms)))
                 if not visibility_timeout:
                     again.append(message)
-                if faultpoints.ARMED is not None:
-                    faultpoints.ARMED("receive.delivered")
+                if fault is not None:
+                    fault("receive.delivered")
             for message in again:
                 self._place(message)
         except BaseException:
@@ -866,10 +869,11 @@ class Queue:
                 f"[{limits.visibility_timeout_max_s} seconds].",
             )
         old_deadline, old_state = message.visible_at_ms, message.state
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
         message.visible_at_ms = deadline
         try:
-            if faultpoints.ARMED is not None:
-                faultpoints.ARMED("visibility.changed")
+            if fault is not None:
+                fault("visibility.changed")
             if visibility_timeout == 0:
                 if message.state is IN_FLIGHT:
                     self._make_visible(message)
@@ -877,8 +881,8 @@ class Queue:
                 if message.state is VISIBLE:
                     self._set_state(message, IN_FLIGHT)
                 self._schedule(deadline, self._on_due, message)
-            if faultpoints.ARMED is not None:
-                faultpoints.ARMED("visibility.scheduled")
+            if fault is not None:
+                fault("visibility.scheduled")
         except BaseException:
             # As it was: the old deadline's timer is still armed, the new one finds another deadline and passes.
             message.visible_at_ms = old_deadline
