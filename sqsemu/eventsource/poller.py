@@ -22,6 +22,12 @@ The number of workers is ``MaximumConcurrency`` (else 5): that many batches in f
 queue itself keeps one batch per message group in flight: a group's messages are not received again while any of
 them is in flight. Every wait (long poll, batching window, back-off) is on the injected clock, so ``--clock
 manual`` tests see retries without waiting.
+
+Workers are supervised: a function's or an endpoint's misbehaviour is an invocation outcome (``functions``), a record
+the filter cannot evaluate does not match (``filters``), and anything else a worker's step raises (a bug) does not
+end the worker: the step is counted as a restart (``sqsemu_lambda_worker_restarts_total``), logged with its
+traceback the first time it happens to the mapping, said in ``LastProcessingResult``, and the worker starts over
+after a back-off; its batch comes back after its visibility timeout. A batch holds each message once (``_distinct``).
 """
 
 from __future__ import annotations
