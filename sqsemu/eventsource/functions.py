@@ -177,7 +177,7 @@ class Functions:
             async with asyncio.timeout(timeout_s):
                 async with self._http().stream("POST", url, content=body, headers=headers, timeout=timeout) as answer:
                     raw = bytearray()
-                    async for chunk in answer.aiter_raw():
+                    async for chunk in answer.aiter_bytes():  # decoded (gzip...), counted as read
                         raw += chunk
                         if len(raw) > MAX_RESPONSE_BYTES:
                             return Outcome(
