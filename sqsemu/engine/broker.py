@@ -16,7 +16,7 @@ from typing import Any
 
 from sqsemu.clock import Clock
 from sqsemu.engine import attributes as queue_attributes
-from sqsemu.engine import permissions, tags
+from sqsemu.engine import faultpoints, permissions, tags
 from sqsemu.engine.delivery import Received
 from sqsemu.engine.errors import (
     InvalidParameterValue,
@@ -586,12 +586,22 @@ class Broker:
             got = realism.receive(queue, now, max_number, visibility, now, short_poll=True)
         else:
             got = queue.receive(now, max_number, visibility, now)
-        self._flush(now)
-        if got or wait == 0 or queue.deleted or self.stopping:
-            queue.record_attempt(receive_request_attempt_id, got, now)
-            if self.journal is not None:
-                self.journal.messages_received(queue, len(got))
-            return got
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
+        try:
+            self._flush(now)
+            if fault is not None:
+                fault("receive.flushed")
+            if got or wait == 0 or queue.deleted or self.stopping:
+                queue.record_attempt(receive_request_attempt_id, got, now)
+                if fault is not None:
+                    fault("receive.recorded")
+                if self.journal is not None:
+                    self.journal.messages_received(queue, len(got))
+                return got
+        except BaseException:
+            queue.give_back(got, now)  # the answer never leaves: as if not received
+            queue.forget_attempt(receive_request_attempt_id)
+            raise
         if callable(disconnected):
             disconnected = disconnected()
         future: asyncio.Future[list[Received]] = asyncio.get_running_loop().create_future()

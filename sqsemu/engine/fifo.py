@@ -32,6 +32,7 @@ import hashlib
 from collections import deque
 from collections.abc import Mapping, Sequence
 
+from sqsemu.engine import faultpoints
 from sqsemu.engine.delivery import Received
 from sqsemu.engine.errors import InvalidParameterValue, MissingParameter, invalid_value
 from sqsemu.engine.events import AddReason, DeleteReason
@@ -147,18 +148,8 @@ class FifoQueue(Queue):
         return bool(self.available)
 
     def _remove(self, message: Message, reason: DeleteReason, compact: bool = True) -> None:
-        group = self.groups.get(message.group_id or "")
         super()._remove(message, reason, compact)
-        if group is not None:
-            try:
-                group.messages.remove(message)
-            except ValueError:
-                pass
-            if group.messages:
-                self._refresh(group)
-            else:
-                del self.groups[group.group_id]
-                self.available.pop(group.group_id, None)
+        self._leave_group(message)
 
     # ----------------------------------------------------------------- send
 
@@ -242,12 +233,14 @@ class FifoQueue(Queue):
             message.message_id, message.sequence_number = seen[1], seen[2]
             return message
         message.sequence_number = self._next_sequence_number(now_ms)
+        # Stored first, its deduplication ID remembered after: a send that fails stores nothing and remembers
+        # nothing, so its retry is stored once (not dropped as a duplicate of a message that was never stored).
+        self._enqueue(message, self.delay_seconds, now_ms, "sent")
         expires = now_ms + self.limits.deduplication_window_s * 1000
         self.dedup[key] = (expires, message.message_id, message.sequence_number)
         self._dedup_order.append((expires, key))
         if self.journal is not None:
             self.journal.deduplication_remembered(self, key, expires, message.message_id, message.sequence_number)
-        self._enqueue(message, self.delay_seconds, now_ms, "sent")
         return message
 
     def _join_group(self, message: Message) -> None:
@@ -265,7 +258,26 @@ class FifoQueue(Queue):
 
     def _enqueue(self, message: Message, delay_s: int, now_ms: int, reason: AddReason) -> None:
         self._join_group(message)
-        super()._enqueue(message, delay_s, now_ms, reason)
+        try:
+            super()._enqueue(message, delay_s, now_ms, reason)
+        except BaseException:
+            self._leave_group(message)
+            raise
+
+    def _leave_group(self, message: Message) -> None:
+        """Take ``message`` out of its group (the group goes when it empties)."""
+        group = self.groups.get(message.group_id or "")
+        if group is None:
+            return
+        try:
+            group.messages.remove(message)
+        except ValueError:
+            pass
+        if group.messages:
+            self._refresh(group)
+        else:
+            del self.groups[group.group_id]
+            self.available.pop(group.group_id, None)
 
     # ----------------------------------------------------------------- receive
 
@@ -275,6 +287,17 @@ class FifoQueue(Queue):
         the back of the rotation (SQS Developer Guide, "FIFO delivery logic")."""
         max_number = min(max_number, self.in_flight_limit - self.counts[IN_FLIGHT])
         out: list[Received] = []
+        try:
+            self._receive_groups(now_ms, max_number, visibility_timeout, request_ms, out)
+        except BaseException:
+            self.give_back(out, now_ms)
+            raise
+        return out
+
+    def _receive_groups(
+        self, now_ms: int, max_number: int, visibility_timeout: int, request_ms: int, out: list[Received]
+    ) -> None:
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
         for group_id in list(self.available):
             if len(out) >= max_number:
                 break
@@ -294,11 +317,12 @@ class FifoQueue(Queue):
                     continue  # the next message is now at the same index
                 out.append((message, self._deliver(message, now_ms, visibility_timeout, request_ms)))
                 index += 1
+                if fault is not None:
+                    fault("receive.delivered")
             if group_id in self.groups:
                 if len(out) > taken:
                     self.available.pop(group_id, None)  # to the back of the rotation, if still available
                 self._refresh(group)
-        return out
 
     def replay_attempt(self, attempt_id: str | None, now_ms: int, visibility_timeout: int) -> list[Received] | None:
         """A retry with a known ReceiveRequestAttemptId: the same messages and receipt handles, visibility timeout
@@ -342,6 +366,10 @@ class FifoQueue(Queue):
             expires, [(message, message.receipt_serial, message.visible_at_ms) for message, _ in received]
         )
         self._attempt_order.append((expires, attempt_id))
+
+    def forget_attempt(self, attempt_id: str | None) -> None:
+        if attempt_id is not None:
+            self.attempts.pop(attempt_id, None)
 
     # ----------------------------------------------------------------- receipts
 

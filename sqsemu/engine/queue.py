@@ -22,15 +22,18 @@ import binascii
 import heapq
 import itertools
 import json
+import logging
 import secrets
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqsemu.engine import attributes as queue_attributes
+from sqsemu.engine import faultpoints
 from sqsemu.engine.delivery import Received
 from sqsemu.engine.errors import (
     BatchRequestTooLong,
+    InternalError,
     InvalidParameterValue,
     MissingParameter,
     OverLimit,
@@ -65,6 +68,7 @@ DELAYED, VISIBLE, IN_FLIGHT, DELETED = (
 )
 Schedule = Callable[[int, Callable[[Any, int], None], Any], None]
 _COMPACT_MIN = 4096
+logger = logging.getLogger("sqsemu.engine")
 _late_order = itertools.count()
 
 
@@ -114,6 +118,13 @@ class QueueHandle:
 
     def __init__(self, queue: Queue) -> None:
         self.queue: Queue | None = queue
+
+
+def _entry_fault(action: str, queue: Queue, exc: Exception) -> SQSError:
+    """A batch entry that failed unexpectedly (it left no trace): logged with its traceback, answered as AWS answers
+    a server-side failure of one entry (``InternalError``, ``SenderFault`` false), which SDKs retry."""
+    logger.error("%s: an entry failed on queue %s and was answered InternalError", action, queue.arn, exc_info=exc)
+    return InternalError("We encountered an internal error. Please try again.")
 
 
 def _retention_timer(arg: tuple[QueueHandle, int], fired_ms: int) -> None:
@@ -277,11 +288,30 @@ class Queue:
             self._make_visible(message)
 
     def _remove(self, message: Message, reason: DeleteReason, compact: bool = True) -> None:
-        self.counts[message.state] -= 1
-        if self.fair is not None:
-            self.fair.moved(message, message.state, DELETED)
-        message.state = DELETED
-        del self.messages[message.message_id]
+        """Take ``message`` out of the queue: all or nothing (a step that raises puts it back as it was); the
+        journal hears of it last."""
+        old = message.state
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
+        self.counts[old] -= 1
+        try:
+            if self.fair is not None:
+                self.fair.moved(message, old, DELETED)
+            message.state = DELETED
+            if fault is not None:
+                fault("delete.counted")
+            del self.messages[message.message_id]
+            try:
+                if fault is not None:
+                    fault("delete.unlisted")
+            except BaseException:
+                self.messages[message.message_id] = message
+                raise
+        except BaseException:
+            message.state = old
+            self.counts[old] += 1
+            if self.fair is not None:
+                self.fair.add(message)
+            raise
         if self.journal is not None:
             self.journal.message_deleted(self, message, reason)
         self._dead_in_age += 1
@@ -426,25 +456,62 @@ class Queue:
         self._next_order += 1
 
     def _enqueue(self, message: Message, delay_s: int, now_ms: int, reason: AddReason) -> None:
+        """Store a validated message: all or nothing. A step that raises leaves no trace (``_withdraw``); the
+        journal hears of the message last, once nothing else can fail."""
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
         self._number(message)
-        self.messages[message.message_id] = message
-        self._track_age(message, now_ms)
-        if delay_s:
-            message.state = DELAYED
-            self.counts[DELAYED] += 1
-            message.visible_at_ms = now_ms + delay_s * 1000
-            self._schedule(message.visible_at_ms, self._on_due, message)
-        else:
-            message.state = VISIBLE
-            message.visible_at_ms = now_ms
-            self.counts[VISIBLE] += 1
-            self._place(message)
-        if self.fair is not None or message.extras is not NO_EXTRAS:
-            self._fair_add(message)
-        if not delay_s and self.waiters:
-            self.host.mark_available(self)
+        if fault is not None:
+            fault("send.numbered")
+        aged = counted = tenant = False
+        try:
+            self.messages[message.message_id] = message
+            if fault is not None:
+                fault("send.stored")
+            self._track_age(message, now_ms)
+            aged = True
+            if fault is not None:
+                fault("send.aged")
+            if delay_s:
+                message.state = DELAYED
+                self.counts[DELAYED] += 1
+                counted = True
+                message.visible_at_ms = now_ms + delay_s * 1000
+                self._schedule(message.visible_at_ms, self._on_due, message)
+            else:
+                message.state = VISIBLE
+                message.visible_at_ms = now_ms
+                self.counts[VISIBLE] += 1
+                counted = True
+                self._place(message)
+            if fault is not None:
+                fault("send.placed")
+            if self.fair is not None or message.extras is not NO_EXTRAS:
+                self._fair_add(message)
+                tenant = self.fair is not None
+            if fault is not None:
+                fault("send.tenant")
+            if not delay_s and self.waiters:
+                self.host.mark_available(self)
+            if fault is not None:
+                fault("send.woken")
+        except BaseException:
+            self._withdraw(message, aged, counted, tenant)
+            raise
         if self.journal is not None:
             self.journal.message_added(self, message, reason)
+
+    def _withdraw(self, message: Message, aged: bool, counted: bool, tenant: bool) -> None:
+        """Undo a send that failed part way: the message leaves the queue as if never sent (its places in the
+        receive and age orders, and any timer, see it deleted and skip it; nothing was journaled)."""
+        if self.messages.get(message.message_id) is message:
+            del self.messages[message.message_id]
+        if counted:
+            self.counts[message.state] -= 1
+            if tenant and self.fair is not None:
+                self.fair.moved(message, message.state, DELETED)
+        message.state = DELETED
+        if aged:
+            self._dead_in_age += 1
 
     def _accept(self, entry: SendEntry, sender_id: str, now_ms: int) -> Message:
         """Validate and store one message (FIFO queues also deduplicate here)."""
@@ -483,6 +550,8 @@ class Queue:
                 results.append(self._accept(entry, sender_id, now_ms))
             except SQSError as error:
                 results.append(error)
+            except Exception as exc:  # noqa: BLE001 - the entry failed, stored nothing, and is answered so
+                results.append(_entry_fault("SendMessageBatch", self, exc))
         return results
 
     # ----------------------------------------------------------------- receive
@@ -594,19 +663,46 @@ class Queue:
         max_number = min(max_number, self.in_flight_limit - self.counts[IN_FLIGHT])
         out: list[Received] = []
         again: list[Message] = []
-        while len(out) < max_number:
-            message = self._next_visible()
-            if message is None:
-                break
-            message.queued = False
-            if message.state is not VISIBLE or self._dead_letter(message, now_ms):
-                continue
-            out.append((message, self._deliver(message, now_ms, visibility_timeout, request_ms)))
-            if not visibility_timeout:
-                again.append(message)
-        for message in again:
-            self._place(message)
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
+        try:
+            while len(out) < max_number:
+                message = self._next_visible()
+                if message is None:
+                    break
+                message.queued = False
+                if message.state is not VISIBLE or self._dead_letter(message, now_ms):
+                    continue
+                out.append((message, self._deliver(message, now_ms, visibility_timeout, request_ms)))
+                if not visibility_timeout:
+                    again.append(message)
+                if fault is not None:
+                    fault("receive.delivered")
+            for message in again:
+                self._place(message)
+        except BaseException:
+            self.give_back(out, now_ms)
+            raise
         return out
+
+    def give_back(self, received: Sequence[Received], now_ms: int) -> None:
+        """Undo a receive that failed after putting ``received`` in flight (its answer never left): each message is
+        visible again now, in its place, with the receive count it had (its new receipt handle is void); the
+        journal hears the restored state. A message the receive dead-lettered stays moved (that move does not
+        depend on the answer)."""
+        journal = self.journal
+        for message, _handle in reversed(received):
+            if message.state is DELETED or self.messages.get(message.message_id) is not message:
+                continue
+            message.receive_count -= 1
+            if not message.receive_count:
+                message.first_receive_ms = 0
+            message.visible_at_ms = now_ms
+            if message.state is not VISIBLE:
+                self._make_visible(message)
+            elif not message.queued:
+                self._place(message)
+            if journal is not None:
+                journal.message_changed(self, message)
 
     # ----------------------------------------------------------------- delivery steps (engine/delivery.py)
 
@@ -698,6 +794,9 @@ class Queue:
     def record_attempt(self, attempt_id: str | None, received: list[Received], now_ms: int) -> None:
         """See ``replay_attempt``."""
 
+    def forget_attempt(self, attempt_id: str | None) -> None:
+        """Forget what ``record_attempt`` remembered for ``attempt_id`` (a receive that failed after it)."""
+
     # ----------------------------------------------------------------- receipts
 
     def _message_for(self, receipt_handle: str | None) -> tuple[Message | None, bool]:
@@ -769,16 +868,32 @@ class Queue:
                 "Total VisibilityTimeout for the message is beyond the limit "
                 f"[{limits.visibility_timeout_max_s} seconds].",
             )
+        old_deadline, old_state = message.visible_at_ms, message.state
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
         message.visible_at_ms = deadline
+        try:
+            if fault is not None:
+                fault("visibility.changed")
+            if visibility_timeout == 0:
+                if message.state is IN_FLIGHT:
+                    self._make_visible(message)
+            else:
+                if message.state is VISIBLE:
+                    self._set_state(message, IN_FLIGHT)
+                self._schedule(deadline, self._on_due, message)
+            if fault is not None:
+                fault("visibility.scheduled")
+        except BaseException:
+            # As it was: the old deadline's timer is still armed, the new one finds another deadline and passes.
+            message.visible_at_ms = old_deadline
+            if message.state is not old_state:
+                if old_state is VISIBLE:
+                    self._make_visible(message)
+                else:
+                    self._set_state(message, old_state)
+            raise
         if self.journal is not None:
             self.journal.message_changed(self, message)
-        if visibility_timeout == 0:
-            if message.state is IN_FLIGHT:
-                self._make_visible(message)
-            return
-        if message.state is VISIBLE:
-            self._set_state(message, IN_FLIGHT)
-        self._schedule(deadline, self._on_due, message)
 
     def delete_batch(self, entries: Sequence[ReceiptEntry]) -> list[SQSError | None]:
         """DeleteMessageBatch: batch rules raise; per entry None (deleted) or its error."""
@@ -790,6 +905,8 @@ class Queue:
                 results.append(None)
             except SQSError as error:
                 results.append(error)
+            except Exception as exc:  # noqa: BLE001 - the entry failed, changed nothing, and is answered so
+                results.append(_entry_fault("DeleteMessageBatch", self, exc))
         return results
 
     def change_visibility_batch(self, entries: Sequence[ReceiptEntry], now_ms: int) -> list[SQSError | None]:
@@ -802,6 +919,8 @@ class Queue:
                 results.append(None)
             except SQSError as error:
                 results.append(error)
+            except Exception as exc:  # noqa: BLE001 - the entry failed, changed nothing, and is answered so
+                results.append(_entry_fault("ChangeMessageVisibilityBatch", self, exc))
         return results
 
     # ----------------------------------------------------------------- dead-letter moves and move tasks

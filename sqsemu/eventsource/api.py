@@ -9,11 +9,15 @@ DeleteEventSourceMapping    DELETE  /2015-03-31/event-source-mappings/{UUID}    
 ==========================  ======  ===============================================  ======
 
 The caller's account and region come from the SigV4 credential, as for SQS calls (a 12-digit access key id is the
-account). Errors: ``sqsemu.eventsource.errors``; a body that is not a JSON object is InvalidParameterValueException
-(400); any other path under ``/2015-03-31/`` is 404 ``UnknownOperationException``. In durable mode a change is
-answered once written (``registry``). With ``--auth sigv4`` the request's signature is not checked here: the
-Lambda API is for local infrastructure code and tests. A browser's cross-site request is refused (403
-``AccessDeniedException``) by the same rule as SQS calls (``--cors-origins``).
+account). With ``--auth sigv4`` the signature is verified as SQS calls' are (``sqsemu.security.sigv4``), scoped to
+the service ``lambda``, and the account is the credential's; a request that fails is answered 403 with the code a
+REST-JSON AWS API gives (``MissingAuthenticationTokenException``, ``UnrecognizedClientException``,
+``InvalidSignatureException``; docs/behaviour.md). A mapping belongs to the account and region that created it:
+another caller's Get, Update or Delete of its UUID is ``ResourceNotFoundException`` (``registry``). Errors:
+``sqsemu.eventsource.errors``; a body that is not a JSON object is InvalidParameterValueException (400); any other
+path under ``/2015-03-31/`` is 404 ``UnknownOperationException``. In durable mode a change is answered once written
+(``registry``). A browser's cross-site request is refused (403 ``AccessDeniedException``) by the same rule as SQS
+calls (``--cors-origins``).
 """
 
 from __future__ import annotations
@@ -22,14 +26,19 @@ import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
 
+from sqsemu.engine.errors import SQSError
+from sqsemu.engine.queue import Namespace
 from sqsemu.eventsource.errors import InvalidParameterValue, LambdaError
 from sqsemu.eventsource.registry import EventSources
 from sqsemu.protocol.urls import caller_namespace, credential_from_authorization
 from sqsemu.security.crosssite import CrossSitePolicy
 from sqsemu.security.errors import CrossSiteRefused
+
+if TYPE_CHECKING:
+    from sqsemu.security.sigv4 import SigV4Verifier
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -57,13 +66,52 @@ class AccessDenied(LambdaError):
     fault = "User"
 
 
+class NotAuthenticated(LambdaError):
+    """A request ``--auth sigv4`` refuses: 403 with the code of the SigV4 failure (see :data:`AUTH_CODES`)."""
+
+    status = 403
+    fault = "User"
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+AUTH_CODES = {
+    "MissingAuthenticationToken": "MissingAuthenticationTokenException",
+    "InvalidClientTokenId": "UnrecognizedClientException",
+    "SignatureDoesNotMatch": "InvalidSignatureException",
+    "IncompleteSignature": "IncompleteSignatureException",
+    "RequestExpired": "InvalidSignatureException",
+}
+"""The SigV4 verifier's error shapes (SQS's names) -> the codes of a REST-JSON AWS API such as Lambda."""
+
+
 class LambdaAPI:
     """The ASGI app of the Lambda REST API over one :class:`EventSources`; a browser's request (``Origin`` or
     ``Sec-Fetch-Site``) goes through the server's cross-site rule first (``cross_site``, None: none)."""
 
-    def __init__(self, sources: EventSources, cross_site: CrossSitePolicy | None = None) -> None:
+    def __init__(
+        self,
+        sources: EventSources,
+        cross_site: CrossSitePolicy | None = None,
+        verifier: SigV4Verifier | None = None,
+    ) -> None:
         self.sources = sources
         self.cross_site = cross_site
+        self.verifier = verifier
+
+    def _caller(self, scope: Scope, headers: dict[str, str], body: bytes) -> Namespace:
+        """The caller's account and region: verified with ``--auth sigv4`` (service ``lambda``), else read from the
+        credential. Raises :class:`NotAuthenticated`."""
+        if self.verifier is None:
+            credential = credential_from_authorization(headers.get("authorization", ""))
+            return caller_namespace(credential, self.sources.config)
+        try:
+            return self.verifier.verify(scope, body, service="lambda")
+        except SQSError as exc:
+            code = AUTH_CODES.get(type(exc).shape, "AccessDeniedException")
+            raise NotAuthenticated(code, exc.message) from None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -82,7 +130,8 @@ class LambdaAPI:
                 except CrossSiteRefused as refused:
                     raise AccessDenied(refused.message) from None
             body = await _read(receive)
-            status, answer = self._dispatch(scope, headers, body)
+            caller = self._caller(scope, headers, body)
+            status, answer = self._dispatch(scope, body, caller)
         except LambdaError as exc:
             status, answer = exc.status, exc.body()
             extra = [(b"x-amzn-errortype", exc.code.encode())]
@@ -103,12 +152,10 @@ class LambdaAPI:
         await send({"type": "http.response.start", "status": status, "headers": response_headers})
         await send({"type": "http.response.body", "body": payload})
 
-    def _dispatch(self, scope: Scope, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
+    def _dispatch(self, scope: Scope, body: bytes, caller: Namespace) -> tuple[int, dict[str, Any]]:
         method = scope["method"]
         path: str = scope["path"].rstrip("/")
         sources = self.sources
-        credential = credential_from_authorization(headers.get("authorization", ""))
-        caller = caller_namespace(credential, sources.config)
         if path == MAPPINGS_PATH:
             if method == "POST":
                 return 202, sources.create(_json(body), caller)
@@ -126,11 +173,11 @@ class LambdaAPI:
         elif path.startswith(MAPPINGS_PATH + "/") and "/" not in path[len(MAPPINGS_PATH) + 1 :]:
             mapping_id = unquote(path[len(MAPPINGS_PATH) + 1 :])
             if method == "GET":
-                return 200, sources.get(mapping_id)
+                return 200, sources.get(mapping_id, caller)
             if method == "PUT":
-                return 202, sources.update(mapping_id, _json(body))
+                return 202, sources.update(mapping_id, _json(body), caller)
             if method == "DELETE":
-                return 202, sources.delete(mapping_id)
+                return 202, sources.delete(mapping_id, caller)
         raise UnknownOperation(f"No Lambda operation is served at {method} {scope['path']}.")
 
 

@@ -1,20 +1,32 @@
 """Lambda's event filtering (FilterCriteria) for SQS records ("Lambda event filtering", AWS Lambda Developer Guide).
 
-A mapping holds up to five filters; each ``Pattern`` is a JSON object whose keys name fields of the SQS record
-(``body``, ``attributes``, ``messageAttributes``, ``messageId``...) and whose leaves are arrays of allowed values.
-A record is delivered when any filter matches (OR between filters, AND between the keys of one pattern). A body
-that is a JSON object is matched field by field; any other body only by patterns that compare ``body`` itself.
+A mapping holds up to five filters; each ``Pattern`` is a JSON object over the SQS record. Amazon SQS event source
+mappings filter on the ``body`` key only ("Using event filtering with an Amazon SQS event source"): a pattern with
+any other top-level key is refused. A record is delivered when any filter matches (OR between filters, AND between
+the keys of one pattern; ``"$or": [pattern, pattern, ...]`` at any level matches when one of its patterns does). A
+body that is a JSON object is matched field by field; any other body only by patterns that compare ``body`` itself.
 Records no filter matches are deleted from the queue without an invocation, as Lambda does for SQS.
 
-Comparison operators in a value array: literal strings, numbers, booleans and ``null``; ``{"prefix": s}``,
-``{"suffix": s}``, ``{"equals-ignore-case": s}``, ``{"anything-but": value or [values]}`` (also
-``{"anything-but": {"prefix": s}}``), ``{"numeric": [op, n, (op, n)]}`` with ``=``, ``<``, ``<=``, ``>``, ``>=``,
-and ``{"exists": true|false}``.
+Comparison operators in a value array (Lambda's filter rule syntax, "Control which events Lambda sends to your
+function"): literal strings, numbers, booleans and ``null``; ``{"prefix": s}`` and ``{"prefix":
+{"equals-ignore-case": s}}``, ``{"suffix": s}`` and ``{"suffix": {"equals-ignore-case": s}}``,
+``{"equals-ignore-case": s}``, ``{"anything-but": value or [values]}``, ``{"numeric": [op, n, (op, n)]}`` with
+``=``, ``<``, ``<=``, ``>``, ``>=``, and ``{"exists": true|false}``; anything else (``anything-but`` with
+``prefix``, ``suffix`` or ``equals-ignore-case``, ``wildcard``, ``cidr``) is refused. A literal number matches a
+number written the same way ("300" does not match "3.0e2"); ``numeric`` compares values.
+
+Hostile input is bounded: a body nested deeper than :data:`MAX_BODY_DEPTH` levels, or one whose evaluation fails in
+any way (a number too large for a float, say), cannot be evaluated and matches no pattern (it is deleted without an
+invocation, as a record no filter matches); a pattern nested deeper than :data:`MAX_PATTERN_DEPTH` levels is
+refused. Parsing and matching are linear in the body's length and the pattern's size: no recursion limit is
+reached, nothing overflows, nothing grows quadratically.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,7 +37,53 @@ MAX_FILTERS = 5
 MAX_PATTERN_CHARS = 4096
 """Longest pattern (the ``Pattern`` shape of the Lambda service model)."""
 
+MAX_BODY_DEPTH = 64
+"""Deepest nesting of a JSON body that filters evaluate (sqsemu's bound: Lambda documents none); a deeper body
+matches no pattern."""
+MAX_PATTERN_DEPTH = 32
+"""Deepest nesting of a filter pattern (sqsemu's bound, far beyond any field path of an SQS record)."""
+
+logger = logging.getLogger("sqsemu.eventsource")
+
 _MISSING = object()
+
+
+class Number:
+    """A JSON number as written (``text``): literal matches compare the text, ``numeric`` the value."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Number) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return self.text
+
+    @property
+    def value(self) -> float:
+        """The number as a float; one too large for a float is infinite (of its sign), never ``OverflowError``."""
+        try:
+            return float(self.text)
+        except OverflowError:
+            return float("-inf") if self.text.startswith("-") else float("inf")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _loads(text: str) -> Any:
+    """JSON with numbers kept as written (:class:`Number`); NaN and Infinity are not JSON. Raises ``ValueError``."""
+    return json.loads(text, parse_int=Number, parse_float=Number, parse_constant=_no_constant)
+
+
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _NUMERIC_OPS = {"=", "<", "<=", ">", ">="}
 
 
@@ -56,19 +114,55 @@ def parse_filters(filters: Any) -> list[str]:
 
 def compile_pattern(pattern: str) -> dict[str, Any]:
     """The pattern as a dict, its rules checked. Raises ``InvalidParameterValue``."""
+    if too_deep(pattern, MAX_PATTERN_DEPTH):
+        raise _invalid(f"The pattern is nested deeper than {MAX_PATTERN_DEPTH} levels.")
     try:
-        document = json.loads(pattern)
+        document = _loads(pattern)
     except ValueError:
         raise _invalid("The pattern is not valid JSON.") from None
     if not isinstance(document, dict) or not document:
         raise _invalid("The pattern must be a non-empty JSON object.")
+    _check_top(document)
     _check_node(document)
     return document
 
 
+def _check_top(document: Mapping[str, Any]) -> None:
+    """Amazon SQS event source mappings filter on the ``body`` key only (``$or`` branches too)."""
+    for key, value in document.items():
+        if key == "$or" and isinstance(value, list):
+            for branch in value:
+                if isinstance(branch, dict):
+                    _check_top(branch)
+        elif key != "body":
+            raise _invalid(f"Amazon SQS event source mappings only support filtering on the body key, not {key!r}.")
+
+
+def too_deep(text: str, limit: int) -> bool:
+    """Whether the JSON text ``text`` nests arrays and objects more than ``limit`` levels deep (brackets inside
+    strings do not count). Linear in ``len(text)``; a text with at most ``limit`` brackets is never scanned."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for token in _BRACKETS.finditer(text):
+        char = token.group()
+        if char == "[" or char == "{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char == "]" or char == "}":
+            depth -= 1
+    return False
+
+
 def _check_node(node: Mapping[str, Any]) -> None:
     for key, value in node.items():
-        if isinstance(value, dict):
+        if key == "$or":
+            if not isinstance(value, list) or len(value) < 2 or not all(isinstance(b, dict) and b for b in value):
+                raise _invalid("$or takes a list of at least two non-empty objects.")
+            for branch in value:
+                _check_node(branch)
+        elif isinstance(value, dict):
             if not value:
                 raise _invalid(f"The object at {key!r} is empty.")
             _check_node(value)
@@ -82,12 +176,18 @@ def _check_node(node: Mapping[str, Any]) -> None:
 
 
 def _check_rule(rule: Any, key: str) -> None:
-    if rule is None or isinstance(rule, str | int | float | bool):
+    if rule is None or isinstance(rule, str | Number | bool):
         return
     if not isinstance(rule, dict) or len(rule) != 1:
         raise _invalid(f"Unrecognized match at {key!r}.")
     ((op, arg),) = rule.items()
-    if op in ("prefix", "suffix", "equals-ignore-case"):
+    if op in ("prefix", "suffix"):
+        if isinstance(arg, dict):
+            if set(arg) != {"equals-ignore-case"} or not isinstance(arg["equals-ignore-case"], str):
+                raise _invalid(f"{op} at {key!r} takes a string or an equals-ignore-case string.")
+        elif not isinstance(arg, str):
+            raise _invalid(f"{op} at {key!r} takes a string.")
+    elif op == "equals-ignore-case":
         if not isinstance(arg, str):
             raise _invalid(f"{op} at {key!r} takes a string.")
     elif op == "exists":
@@ -95,11 +195,9 @@ def _check_rule(rule: Any, key: str) -> None:
             raise _invalid(f"exists at {key!r} takes true or false.")
     elif op == "anything-but":
         if isinstance(arg, dict):
-            if set(arg) != {"prefix"} or not isinstance(arg["prefix"], str):
-                raise _invalid(f"anything-but at {key!r} takes a value, a list or a prefix.")
-        elif isinstance(arg, list):
-            if not arg or any(isinstance(v, dict | list) for v in arg):
-                raise _invalid(f"anything-but at {key!r} takes a non-empty list of values.")
+            raise _invalid(f"anything-but at {key!r} takes a value or a list of values (event source mappings)")
+        if isinstance(arg, list) and (not arg or any(isinstance(v, dict | list) for v in arg)):
+            raise _invalid(f"anything-but at {key!r} takes a non-empty list of values.")
     elif op == "numeric":
         _check_numeric(arg, key)
     else:
@@ -111,7 +209,7 @@ def _check_numeric(arg: Any, key: str) -> None:
         raise _invalid(f"numeric at {key!r} takes one or two comparisons.")
     for i in range(0, len(arg), 2):
         op, number = arg[i], arg[i + 1]
-        if op not in _NUMERIC_OPS or isinstance(number, bool) or not isinstance(number, int | float):
+        if op not in _NUMERIC_OPS or not isinstance(number, Number):
             raise _invalid(f"Bad numeric comparison at {key!r}.")
 
 
@@ -126,23 +224,34 @@ class RecordFilter:
 
     def matches(self, record: Mapping[str, Any]) -> bool:
         """Whether any pattern matches ``record`` (an event record, ``body`` as sent: a JSON object body is parsed
-        for the match)."""
+        for the match). A record that cannot be evaluated (see the module's docstring) matches nothing; never
+        raises."""
         if not self.patterns:
             return True
-        view = dict(record)
-        body = record.get("body")
-        if isinstance(body, str):
-            try:
-                parsed = json.loads(body)
-            except ValueError:
-                parsed = _MISSING
-            if isinstance(parsed, dict):
-                view["body"] = parsed
-        return any(_match_node(pattern, view) for pattern in self.patterns)
+        try:
+            view = dict(record)
+            body = record.get("body")
+            if isinstance(body, str) and body.lstrip(" \t\n\r")[:1] in ("{", "["):
+                if too_deep(body, MAX_BODY_DEPTH):
+                    return False
+                try:
+                    parsed = _loads(body)
+                except ValueError:
+                    parsed = _MISSING
+                if isinstance(parsed, dict):
+                    view["body"] = parsed
+            return any(_match_node(pattern, view) for pattern in self.patterns)
+        except Exception as exc:  # noqa: BLE001 - a record the filter cannot evaluate does not match
+            logger.debug("filter: record %s not evaluated: %r", record.get("messageId"), exc)
+            return False
 
 
 def _match_node(pattern: Mapping[str, Any], data: Any) -> bool:
     for key, rule in pattern.items():
+        if key == "$or":
+            if not any(_match_node(branch, data) for branch in rule):
+                return False
+            continue
         value = data.get(key, _MISSING) if isinstance(data, dict) else _MISSING
         if isinstance(rule, dict):
             if not isinstance(value, dict) or not _match_node(rule, value):
@@ -165,29 +274,34 @@ def _match_rule(rule: Any, value: Any) -> bool:
             return False
         if isinstance(rule, bool) or isinstance(value, bool):
             return rule is value
-        if isinstance(rule, int | float) and isinstance(value, int | float):
-            return float(rule) == float(value)
+        if isinstance(rule, Number) or isinstance(value, Number):
+            return isinstance(rule, Number) and isinstance(value, Number) and rule.text == value.text
         return bool(rule == value)
     ((op, arg),) = rule.items()
     if op == "exists":
         return (value is not _MISSING) is arg
-    if value is _MISSING:
+    if value is _MISSING or not isinstance(value, str) and op != "anything-but" and op != "numeric":
         return False
     if op == "prefix":
-        return isinstance(value, str) and value.startswith(arg)
-    if op == "suffix":
-        return isinstance(value, str) and value.endswith(arg)
-    if op == "equals-ignore-case":
-        return isinstance(value, str) and value.lower() == arg.lower()
-    if op == "anything-but":
         if isinstance(arg, dict):
-            return isinstance(value, str) and not value.startswith(arg["prefix"])
+            wanted = str(arg["equals-ignore-case"])
+            return bool(value[: len(wanted)].casefold() == wanted.casefold())
+        return bool(value.startswith(arg))
+    if op == "suffix":
+        if isinstance(arg, dict):
+            wanted = str(arg["equals-ignore-case"])
+            return len(value) >= len(wanted) and value[len(value) - len(wanted) :].casefold() == wanted.casefold()
+        return bool(value.endswith(arg))
+    if op == "equals-ignore-case":
+        return bool(value.casefold() == arg.casefold())
+    if op == "anything-but":
         excluded = arg if isinstance(arg, list) else [arg]
         return not any(_match_rule(e, value) for e in excluded)
     if op == "numeric":
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if not isinstance(value, Number):
             return False
-        return all(_compare(arg[i], float(value), float(arg[i + 1])) for i in range(0, len(arg), 2))
+        number = value.value
+        return all(_compare(arg[i], number, arg[i + 1].value) for i in range(0, len(arg), 2))
     return False
 
 

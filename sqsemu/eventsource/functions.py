@@ -9,9 +9,16 @@ with the event as the JSON body and ``X-Amz-Invocation-Type: RequestResponse``; 
 interface emulator of Lambda's container images serves one function, named ``function``: give it as the
 endpoint's ``function_name`` in the config file.
 
-Outcomes (:class:`Outcome`): ``ok`` (a result), ``function_error`` (the handler raised, or the endpoint said
-so), ``unreachable`` (no answer from the endpoint: refused, timed out, or an HTTP error status), and
-``no_function`` (nothing to invoke for that name).
+Outcomes (:class:`Outcome`): ``ok`` (a result), ``function_error`` (the handler raised, the endpoint said so, or
+the endpoint misbehaved: it closed the connection before a whole answer, answered something that is not HTTP, took
+longer than the invocation's timeout, or sent an answer over Lambda's 6 MB synchronous response limit),
+``unreachable`` (no connection to the endpoint, or an HTTP error status), and ``no_function`` (nothing to invoke
+for that name). Each leaves the whole batch to come back after its visibility timeout ("Handling errors for an SQS
+event source in Lambda"); :meth:`Functions.invoke` never raises.
+
+Endpoints are called through one ``httpx.AsyncClient`` per server (made at the first call on the running loop,
+closed by :meth:`Functions.aclose`): connections are kept and reused, no thread per call, no proxy from the
+environment (the endpoints are local).
 """
 
 from __future__ import annotations
@@ -24,7 +31,11 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+if TYPE_CHECKING:
+    import httpx
 
 logger = logging.getLogger("sqsemu.eventsource")
 
@@ -33,6 +44,13 @@ Handler = Callable[[dict[str, Any], Any], Any]
 
 INVOKE_TIMEOUT_S = 900.0
 """Longest wait for an Invoke endpoint's answer (seconds): Lambda's largest function timeout."""
+MAX_RESPONSE_BYTES = 6 * 1024 * 1024
+"""Longest answer read from an Invoke endpoint (bytes): Lambda's synchronous invocation response payload quota
+("Lambda quotas", 6 MB); a longer one is a function error."""
+CONNECT_TIMEOUT_S = 10.0
+"""Longest wait for a connection to an Invoke endpoint (seconds)."""
+MAX_CONNECTIONS = 100
+"""Connections kept open to Invoke endpoints at most (all endpoints together)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +106,7 @@ class Functions:
         self.default_endpoint = default_endpoint.rstrip("/")
         self.endpoints: dict[str, Endpoint] = dict(endpoints or {})
         self.handlers: dict[str, Handler] = {}
+        self._client: httpx.AsyncClient | None = None
 
     def register(self, name: str, handler: Handler) -> None:
         """Make ``name`` invoke ``handler`` in-process (replacing what it invoked before)."""
@@ -124,7 +143,73 @@ class Functions:
         if endpoint is None:
             return Outcome("no_function", error=f"Function not found: {arn}")
         body = json.dumps(event).encode()
-        return await asyncio.to_thread(_post, endpoint, endpoint.function_name or name, body, timeout_s)
+        try:
+            return await self._post(endpoint, endpoint.function_name or name, body, timeout_s)
+        except Exception as exc:  # noqa: BLE001 - whatever the endpoint did is the invocation's outcome
+            return Outcome("function_error", error=f"Invoke failed: {type(exc).__name__}: {_first_line(exc)}")
+
+    def _http(self) -> httpx.AsyncClient:
+        import httpx  # at the first call, not at start-up
+
+        client = self._client
+        if client is None or client.is_closed:
+            client = self._client = httpx.AsyncClient(
+                trust_env=False,  # never send loopback calls to a proxy named in the environment
+                limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS),
+                follow_redirects=False,
+            )
+        return client
+
+    async def aclose(self) -> None:
+        """Close the connections to the Invoke endpoints (server shutdown); a later invoke opens new ones."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    async def _post(self, endpoint: Endpoint, name: str, body: bytes, timeout_s: float) -> Outcome:
+        """One Invoke call over HTTP: the outcome of the endpoint's answer, or of its misbehaviour."""
+        import httpx
+
+        url = f"{endpoint.url.rstrip('/')}/2015-03-31/functions/{quote(name, safe='')}/invocations"
+        headers = {"Content-Type": "application/json", "X-Amz-Invocation-Type": "RequestResponse"}
+        timeout = httpx.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S, timeout_s))
+        try:
+            async with asyncio.timeout(timeout_s):
+                async with self._http().stream("POST", url, content=body, headers=headers, timeout=timeout) as answer:
+                    raw = bytearray()
+                    async for chunk in answer.aiter_bytes():  # decoded (gzip...), counted as read
+                        raw += chunk
+                        if len(raw) > MAX_RESPONSE_BYTES:
+                            return Outcome(
+                                "function_error",
+                                error=f"Invoke answer longer than {MAX_RESPONSE_BYTES} bytes (Lambda's response limit)",
+                            )
+                    status = answer.status_code
+                    function_error = answer.headers.get("X-Amz-Function-Error")
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            return Outcome("unreachable", error=f"Invoke endpoint {endpoint.url} unreachable: {_first_line(exc)}")
+        except TimeoutError:
+            return Outcome("function_error", error=f"Invoke timed out after {timeout_s:g} s")
+        except httpx.TimeoutException:
+            return Outcome("function_error", error=f"Invoke timed out after {timeout_s:g} s")
+        except httpx.HTTPError as exc:  # closed mid-answer, not HTTP, a broken encoding...
+            return Outcome("function_error", error=f"Invoke failed: {type(exc).__name__}: {_first_line(exc)}")
+        if status >= 300:
+            detail = bytes(raw[:200]).decode("utf-8", "replace")
+            return Outcome("unreachable", error=f"Invoke answered HTTP {status}: {detail}")
+        try:
+            payload: Any = json.loads(raw) if raw.strip() else None
+        except (ValueError, RecursionError):
+            payload = INVALID
+        if function_error:
+            message = payload.get("errorMessage", "") if isinstance(payload, dict) else ""
+            return Outcome("function_error", payload, f"{function_error}: {message}".rstrip(": "))
+        return Outcome("ok", payload)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().split("\n", 1)[0]
+    return text[:300] or type(exc).__name__
 
 
 async def _call_python(handler: Handler, name: str, arn: str, event: dict[str, Any], timeout_s: float) -> Outcome:
@@ -141,34 +226,4 @@ async def _call_python(handler: Handler, name: str, arn: str, event: dict[str, A
     except Exception as exc:  # noqa: BLE001 - the function's own failure is its outcome
         first_line = str(exc).strip().split("\n", 1)[0]
         return Outcome("function_error", error=f"{type(exc).__name__}: {first_line}")
-    return Outcome("ok", payload)
-
-
-def _post(endpoint: Endpoint, name: str, body: bytes, timeout_s: float) -> Outcome:
-    """One Invoke call over HTTP (in a worker thread; urllib is imported at the first call, not at start-up)."""
-    import urllib.error
-    import urllib.parse
-    import urllib.request
-
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never send loopback calls to a proxy
-    url = f"{endpoint.url.rstrip('/')}/2015-03-31/functions/{urllib.parse.quote(name, safe='')}/invocations"
-    request = urllib.request.Request(url, data=body, method="POST")
-    request.add_header("Content-Type", "application/json")
-    request.add_header("X-Amz-Invocation-Type", "RequestResponse")
-    try:
-        with opener.open(request, timeout=timeout_s) as response:
-            raw = response.read()
-            function_error = response.headers.get("X-Amz-Function-Error")
-    except urllib.error.HTTPError as exc:
-        detail = exc.read()[:200].decode("utf-8", "replace")
-        return Outcome("unreachable", error=f"Invoke answered HTTP {exc.code}: {detail}")
-    except (OSError, urllib.error.URLError) as exc:
-        return Outcome("unreachable", error=f"Invoke endpoint {endpoint.url} unreachable: {exc}")
-    try:
-        payload: Any = json.loads(raw) if raw.strip() else None
-    except ValueError:
-        payload = INVALID
-    if function_error:
-        message = payload.get("errorMessage", "") if isinstance(payload, dict) else ""
-        return Outcome("function_error", payload, f"{function_error}: {message}".rstrip(": "))
     return Outcome("ok", payload)

@@ -159,13 +159,16 @@ class Mapping:
             "filters": list(self.filters),
             "enabled": self.enabled,
             "last_modified": self.last_modified,
+            "deleting": self.state == "Deleting",
         }
 
     @classmethod
     def from_saved(cls, saved: dict[str, Any]) -> Mapping:
-        """A mapping as :meth:`saved` kept it."""
-        mapping = cls(**saved)
-        mapping.state = mapping.steady_state()
+        """A mapping as :meth:`saved` kept it (``Deleting`` if it was being deleted, else its steady state)."""
+        fields = dict(saved)
+        deleting = bool(fields.pop("deleting", False))
+        mapping = cls(**fields)
+        mapping.state = "Deleting" if deleting else mapping.steady_state()
         return mapping
 
 

@@ -3,7 +3,9 @@
 - ``sqsemu_lambda_invocations_total{function, outcome}``: invocations by function and outcome (``success``,
   ``partial_failure``, ``function_error``, ``invalid_response``, ``unreachable``, ``no_function``);
 - ``sqsemu_lambda_batch_size``: histogram of the messages per invocation;
-- ``sqsemu_lambda_event_source_mappings{state}``: mappings by state.
+- ``sqsemu_lambda_event_source_mappings{state}``: mappings by state;
+- ``sqsemu_lambda_worker_restarts_total``: mapping workers restarted after an internal error (each is also logged,
+  with its traceback the first time, and said in the mapping's ``LastProcessingResult``).
 """
 
 from __future__ import annotations
@@ -57,3 +59,10 @@ class EventSourceCollector:
         for state, count in sorted(counted.items()):
             states.add_metric([state], count)
         yield states
+        restarts = CounterMetricFamily(
+            "sqsemu_lambda_worker_restarts",
+            "Event source mapping workers restarted after an internal error.",
+            labels=(),
+        )
+        restarts.add_metric([], sources.worker_restarts)
+        yield restarts

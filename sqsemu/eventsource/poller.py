@@ -22,6 +22,12 @@ The number of workers is ``MaximumConcurrency`` (else 5): that many batches in f
 queue itself keeps one batch per message group in flight: a group's messages are not received again while any of
 them is in flight. Every wait (long poll, batching window, back-off) is on the injected clock, so ``--clock
 manual`` tests see retries without waiting.
+
+Workers are supervised: a function's or an endpoint's misbehaviour is an invocation outcome (``functions``), a record
+the filter cannot evaluate does not match (``filters``), and anything else a worker's step raises (a bug) does not
+end the worker: the step is counted as a restart (``sqsemu_lambda_worker_restarts_total``), logged with its
+traceback the first time it happens to the mapping, said in ``LastProcessingResult``, and the worker starts over
+after a back-off; its batch comes back after its visibility timeout. A batch holds each message once (``_distinct``).
 """
 
 from __future__ import annotations
@@ -112,6 +118,17 @@ def item_failures(payload: Any, ids: Sequence[str]) -> set[str] | None:
     return failed
 
 
+def _distinct(batch: list[Received]) -> list[Received]:
+    """``batch`` with each message once: a message received again within the batching window (its visibility
+    timeout ended meanwhile) keeps its place and takes its latest receipt handle, the one that deletes it."""
+    latest: dict[str, Received] = {}
+    for received in batch:
+        latest[received[0].message_id] = received
+    if len(latest) == len(batch):
+        return batch
+    return list(latest.values())
+
+
 def _resolve(future: asyncio.Future[None], _due: int) -> None:
     if not future.done():
         future.set_result(None)
@@ -136,6 +153,9 @@ class Runner:
         self.closed = False
         self.filter = RecordFilter(mapping.filters)
         self.on_idle: Callable[[], None] | None = None
+        self.on_restart: Callable[[], None] | None = None
+        self.restarts = 0
+        self.logged: set[str] = set()  # the kinds of worker failure logged with a traceback already
 
     # ------------------------------------------------------------------ life cycle
 
@@ -147,7 +167,9 @@ class Runner:
         loop = asyncio.get_running_loop()
         for index in range(target):
             if index not in self.workers:
-                self.workers[index] = loop.create_task(self._work(index), name=f"esm-{self.mapping.uuid}-{index}")
+                task = loop.create_task(self._work(index), name=f"esm-{self.mapping.uuid}-{index}")
+                task.add_done_callback(self._ended)
+                self.workers[index] = task
         self.interrupt()
         if not self.workers and self.on_idle is not None:
             self.on_idle()
@@ -179,29 +201,82 @@ class Runner:
     # ------------------------------------------------------------------ one worker
 
     async def _work(self, index: int) -> None:
+        """One worker: steps until the mapping wants fewer workers. An exception a step did not expect (whatever it
+        is) does not end the worker: :meth:`_restarted` counts and logs it, and the worker starts over after a
+        back-off (the messages of the step come back after their visibility timeout)."""
         try:
             while index < self._target():
-                pause = self.paused_until_ms - self.clock.now_ms()
-                if pause > 0:
-                    await self._sleep(pause / 1000)
-                    continue
-                queue = self.broker.resolve_arn(self.mapping.event_source_arn)
-                if queue is None or queue.deleted:
-                    self.mapping.last_processing_result = "PROBLEM: Source queue does not exist"
-                    await self._sleep(MISSING_QUEUE_RETRY_S)
-                    continue
                 try:
-                    batch = await self._gather(queue)
-                except SQSError as exc:
-                    self.mapping.last_processing_result = f"PROBLEM: {exc.message}"
-                    await self._sleep(MISSING_QUEUE_RETRY_S)
-                    continue
-                if batch:
-                    await self._deliver(queue, batch)
+                    await self._step()
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - supervised: counted, logged once, the worker goes on
+                    self._restarted(exc)
         finally:
             self.workers.pop(index, None)
             if not self.workers and self.on_idle is not None:
                 self.on_idle()
+
+    async def _step(self) -> None:
+        """One round of a worker: wait out a back-off, or gather a batch and deliver it."""
+        pause = self.paused_until_ms - self.clock.now_ms()
+        if pause > 0:
+            await self._sleep(pause / 1000)
+            return
+        queue = self.broker.resolve_arn(self.mapping.event_source_arn)
+        if queue is None or queue.deleted:
+            self.mapping.last_processing_result = "PROBLEM: Source queue does not exist"
+            await self._sleep(MISSING_QUEUE_RETRY_S)
+            return
+        try:
+            batch = await self._gather(queue)
+        except SQSError as exc:
+            self.mapping.last_processing_result = f"PROBLEM: {exc.message}"
+            await self._sleep(MISSING_QUEUE_RETRY_S)
+            return
+        if batch:
+            await self._deliver(queue, batch)
+
+    def _restarted(self, exc: BaseException) -> None:
+        """A worker's step raised ``exc`` (not a function's failure: those are outcomes): count the restart, log
+        it (with the traceback the first time this kind of failure happens to the mapping, a line after that),
+        say so in ``LastProcessingResult``, and back off as after a failed invocation."""
+        self.restarts += 1
+        if self.on_restart is not None:
+            self.on_restart()
+        kind = type(exc).__name__
+        line = str(exc).strip().split("\n", 1)[0][:300]
+        self.mapping.last_processing_result = f"PROBLEM: Worker restarted after an internal error: {kind}: {line}"
+        if kind not in self.logged:
+            self.logged.add(kind)
+            logger.error(
+                "event source mapping %s: a worker failed (%s) and was restarted; its messages return after their "
+                "visibility timeout",
+                self.mapping.uuid,
+                kind,
+                exc_info=exc,
+            )
+        else:
+            logger.warning(
+                "event source mapping %s: a worker failed again (%s: %s) and was restarted (%d restarts)",
+                self.mapping.uuid,
+                kind,
+                line,
+                self.restarts,
+            )
+        self._back_off()
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """A worker task ended: one that ended with an exception (which :meth:`_work` should never let out) is
+        counted and replaced like a restarted one."""
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is None:
+            return
+        self._restarted(exc)
+        if not self.closed:
+            self.sync()
 
     async def _wait_future(self, future: asyncio.Future[None]) -> None:
         self.waits.add(future)
@@ -253,7 +328,7 @@ class Runner:
             if not more and (self.clock.now_ms() >= deadline or not self._target()):
                 break
             got.extend(more)
-        return got
+        return _distinct(got)
 
     async def _deliver(self, queue: Queue, batch: list[Received]) -> None:
         mapping = self.mapping
@@ -270,7 +345,10 @@ class Runner:
         at_ms = self.clock.now_ms()
         timeout = max(float(queue.visibility_timeout), MIN_INVOKE_TIMEOUT_S)
         event = sqs_event(records)
-        outcome: Outcome = await self.functions.invoke(mapping.function, mapping.function_arn, event, timeout)
+        try:
+            outcome: Outcome = await self.functions.invoke(mapping.function, mapping.function_arn, event, timeout)
+        except Exception as exc:  # noqa: BLE001 - whatever invoking raised is a function error for the batch
+            outcome = Outcome("function_error", error=f"{type(exc).__name__}: {exc}".split("\n", 1)[0][:300])
         duration = perf_counter() - started
         label, failed = self._judge(outcome, ids)
         self._delete(queue, [b for b, i in zip(batch, ids, strict=True) if i not in failed])
@@ -282,7 +360,6 @@ class Runner:
         if label in (SUCCESS, PARTIAL):
             self.failures = 0
             return
-        self.failures += 1
         logger.warning(
             "event source mapping %s: %s for %d message(s) of %s (%s); they return after their visibility timeout",
             mapping.uuid,
@@ -291,6 +368,11 @@ class Runner:
             queue.arn,
             error,
         )
+        self._back_off()
+
+    def _back_off(self) -> None:
+        """One more consecutive failure: no worker polls for 1 s doubled per failure before it, at most 30 s."""
+        self.failures += 1
         backoff_ms = int(min(BACKOFF_FIRST_S * 2 ** (self.failures - 1), BACKOFF_MAX_S) * 1000)
         self.paused_until_ms = max(self.paused_until_ms, self.clock.now_ms() + backoff_ms)
         self.interrupt()  # the other workers' long polls end: none of them polls until the pause is over

@@ -1,8 +1,12 @@
 """Every event source mapping of one server: the operations of the REST API, the runners, durable mode, the
 config file's declarations, and what observability reads (invocation counts, batch sizes, recent results).
 
-Durable mode (``--data-dir``): the mappings are kept in ``event-source-mappings.json`` in the data folder, written
-whole (a temporary file, fsync, rename) before the API answers a change, and restored at start-up. The config
+Durable mode (``--data-dir``): each mapping is a row of the durable store (``sqsemu.persistence``), its state
+included, recorded with every change and committed by the store's writer (never on the event loop); the Lambda
+API's answer waits for that commit, as every answer in durable mode does. A mapping being deleted is saved as such:
+after a crash it is not restored (its row goes), so a deleted mapping never comes back. At start-up the saved
+mappings are restored; a ``event-source-mappings.json`` file of an earlier version found in the data folder is
+migrated into the store (and renamed ``event-source-mappings.json.migrated``), which the log says. The config
 file's ``[[event_source_mappings]]`` are applied after that: a declared mapping (its UUID derived from its queue
 and function) is created, or set to the declared settings when it exists.
 """
@@ -17,7 +21,7 @@ import os
 import uuid as uuidlib
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sqsemu.clock import Clock
 from sqsemu.config import Config
@@ -40,9 +44,28 @@ access_logger = logging.getLogger("sqsemu.access.lambda")
 SAVE_FILE = "event-source-mappings.json"
 DEFAULT_MAX_ITEMS = 100
 MAX_ITEMS = 10_000
+"""MaxItems' range (1 to 10,000: the ``MaxListItems`` shape of botocore's Lambda model)."""
+PAGE_MAX = 100
+"""Most mappings in one ListEventSourceMappings answer, whatever MaxItems says (the model's MaxItems doc)."""
 RECENT = 10
 """Invocations remembered per mapping (the console shows them)."""
 BATCH_SIZE_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+
+MIGRATED_SUFFIX = ".migrated"
+
+
+class MappingStore(Protocol):
+    """What the registry needs of the durable store (``sqsemu.persistence.Store``)."""
+
+    def mapping_saved(self, uuid: str, document: str) -> None:
+        """Record a mapping's saved form (JSON text)."""
+
+    def mapping_forgotten(self, uuid: str) -> None:
+        """Record that a mapping is gone."""
+
+    def saved_mappings(self) -> list[str]:
+        """The saved mappings (JSON texts), at start-up."""
+
 
 _of_broker: weakref.WeakKeyDictionary[Broker, EventSources] = weakref.WeakKeyDictionary()
 
@@ -56,8 +79,9 @@ class EventSources:
     """The mappings, their runners and their functions. Methods run on the server's event loop thread, except
     :meth:`settle_threadsafe` and :meth:`register_function`, which any thread may call."""
 
-    def __init__(self, config: Config, broker: Broker, clock: Clock) -> None:
+    def __init__(self, config: Config, broker: Broker, clock: Clock, store: MappingStore | None = None) -> None:
         self.config = config
+        self.store = store
         self.broker = broker
         self.clock = clock
         declared = None
@@ -73,9 +97,11 @@ class EventSources:
         self.invocations: collections.Counter[tuple[str, str]] = collections.Counter()
         self.batch_sizes = [0] * (len(BATCH_SIZE_BUCKETS) + 1)
         self.batch_size_sum = 0
+        self.worker_restarts = 0
+        self._closing: asyncio.Task[None] | None = None
         self.recent: dict[str, collections.deque[Invocation]] = {}
         self.access_log = config.access_log
-        self.save_path = Path(config.data_dir) / SAVE_FILE if config.data_dir else None
+        self.legacy_path = Path(config.data_dir) / SAVE_FILE if config.data_dir else None
         _of_broker[broker] = self
 
     # ------------------------------------------------------------------ life cycle
@@ -84,21 +110,53 @@ class EventSources:
         """Restore the saved mappings, apply the declared ones and start their workers (inside the running loop,
         after the broker started). Raises ``ValueError`` for a declared mapping that cannot be applied."""
         self.loop = asyncio.get_running_loop()
-        if self.save_path is not None and self.save_path.exists():
-            for saved in json.loads(self.save_path.read_text())["mappings"]:
-                mapping = Mapping.from_saved(saved)
+        store = self.store
+        if store is not None:
+            for document in store.saved_mappings():
+                mapping = Mapping.from_saved(json.loads(document))
                 self.mappings[mapping.uuid] = mapping
+            self._migrate(store)
+            for uuid, mapping in list(self.mappings.items()):
+                if mapping.state == "Deleting":  # deleted before a crash: its deletion completes now
+                    del self.mappings[uuid]
+                    store.mapping_forgotten(uuid)
+                    logger.info("event source mapping %s: deleted before the restart, not restored", uuid)
         for declared in self.declared:
-            self._apply_declared(declared)
+            self._save(self._apply_declared(declared))
         for mapping in self.mappings.values():
             self._run(mapping)
-        if self.declared:
-            self._save()
+
+    def _migrate(self, store: MappingStore) -> None:
+        """Move the mappings of an earlier version's ``event-source-mappings.json`` into the store, once."""
+        path = self.legacy_path
+        if path is None or not path.exists():
+            return
+        migrated = 0
+        for saved in json.loads(path.read_text())["mappings"]:
+            mapping = Mapping.from_saved(saved)
+            if mapping.uuid not in self.mappings:
+                self.mappings[mapping.uuid] = mapping
+                store.mapping_saved(mapping.uuid, json.dumps(mapping.saved()))
+                migrated += 1
+        done = path.with_name(path.name + MIGRATED_SUFFIX)
+        os.replace(path, done)
+        logger.warning(
+            "event source mappings: migrated %d mapping(s) from %s into the durable store; the old file is now %s",
+            migrated,
+            path,
+            done,
+        )
 
     def close(self) -> None:
-        """Stop every worker (server shutdown)."""
+        """Stop every worker (server shutdown) and close the connections to Invoke endpoints (a task on the
+        running loop, which the server awaits with its other pending tasks before the loop closes)."""
         for runner in self.runners.values():
             runner.close()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._closing = loop.create_task(self.functions.aclose(), name="esm-close-invoke-client")
 
     def register_function(self, name: str, handler: Handler) -> None:
         """Make the function ``name`` a Python callable ``handler(event, context)`` run in this process."""
@@ -111,6 +169,13 @@ class EventSources:
         name = function_name(params.get("FunctionName"))
         arn = params.get("EventSourceArn")
         queue = self._source_queue(arn)
+        if queue.namespace.account_id != caller.account_id or queue.namespace.region != caller.region:
+            # Lambda reads the queue with the function's execution role, of the caller's account: sqsemu has no
+            # cross-account grants for it, so another account's (or region's) queue is refused as a queue the
+            # role cannot read.
+            raise InvalidParameterValue(
+                "The provided execution role does not have permissions to call ReceiveMessage on SQS"
+            )
         mapping = Mapping(str(uuidlib.uuid4()), caller.account_id, caller.region, queue.arn, name)
         if not self.functions.known(name):
             raise ResourceNotFound(f"Function not found: {mapping.function_arn}")
@@ -118,15 +183,15 @@ class EventSources:
         self._check_unique(mapping)
         mapping.last_modified = self.clock.now_ms() / 1000
         self.mappings[mapping.uuid] = mapping
-        self._save()
+        self._save(mapping)
         answer = mapping.configuration("Creating")
         mapping.state = mapping.steady_state()
         self._run(mapping)
         return answer
 
-    def get(self, uuid: str) -> dict[str, Any]:
-        """GetEventSourceMapping."""
-        return self._mapping(uuid).configuration()
+    def get(self, uuid: str, caller: Namespace | None = None) -> dict[str, Any]:
+        """GetEventSourceMapping (``caller``: the account and region asking; None: any, for in-process use)."""
+        return self._mapping(uuid, caller).configuration()
 
     def list_mappings(
         self, caller: Namespace, source_arn: str | None, function: str | None, marker: str | None, max_items: Any
@@ -136,6 +201,7 @@ class EventSources:
         size = DEFAULT_MAX_ITEMS if max_items is None else max_items
         if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_ITEMS:
             raise InvalidParameterValue(f"MaxItems must be between 1 and {MAX_ITEMS}.")
+        size = min(size, PAGE_MAX)  # "a maximum of 100 items in each response, even if you set the number higher"
         wanted_function = function_name(function) if function else None
         chosen = [
             m
@@ -157,9 +223,9 @@ class EventSources:
             out["NextMarker"] = chosen[start + size].uuid
         return out
 
-    def update(self, uuid: str, params: dict[str, Any]) -> dict[str, Any]:
+    def update(self, uuid: str, params: dict[str, Any], caller: Namespace | None = None) -> dict[str, Any]:
         """UpdateEventSourceMapping → the configuration (``State`` ``Updating``, ``Enabling`` or ``Disabling``)."""
-        mapping = self._mapping(uuid)
+        mapping = self._mapping(uuid, caller)
         if mapping.state == "Deleting":
             raise ResourceInUse(f"Cannot update the event source mapping {uuid} because it is in use.")
         queue = self._source_queue(mapping.event_source_arn)
@@ -176,20 +242,20 @@ class EventSources:
         for key in mapping.__dataclass_fields__:
             setattr(mapping, key, getattr(changed, key))
         mapping.last_modified = self.clock.now_ms() / 1000
-        self._save()
+        self._save(mapping)
         answer = mapping.configuration(state)
         mapping.state = mapping.steady_state()
         self.runners[uuid].sync()
         return answer
 
-    def delete(self, uuid: str) -> dict[str, Any]:
+    def delete(self, uuid: str, caller: Namespace | None = None) -> dict[str, Any]:
         """DeleteEventSourceMapping → the configuration (``State`` ``Deleting``); the mapping is gone once its
         workers have finished their batches."""
-        mapping = self._mapping(uuid)
+        mapping = self._mapping(uuid, caller)
         if mapping.state == "Deleting":
             raise ResourceInUse(f"Cannot delete the event source mapping {uuid} because it is in use.")
         mapping.state = "Deleting"
-        self._save()
+        self._save(mapping)
         answer = mapping.configuration()
         runner = self.runners.get(uuid)
         if runner is None:
@@ -201,9 +267,13 @@ class EventSources:
 
     # ------------------------------------------------------------------ helpers
 
-    def _mapping(self, uuid: str) -> Mapping:
+    def _mapping(self, uuid: str, caller: Namespace | None) -> Mapping:
+        """The mapping ``uuid`` if ``caller`` owns it: another account's or region's mapping is not found, as Lambda
+        answers for a resource the caller cannot see."""
         mapping = self.mappings.get(uuid)
-        if mapping is None:
+        if mapping is None or (
+            caller is not None and (mapping.account != caller.account_id or mapping.region != caller.region)
+        ):
             raise ResourceNotFound(NOT_FOUND_MESSAGE)
         return mapping
 
@@ -236,6 +306,7 @@ class EventSources:
 
     def _run(self, mapping: Mapping) -> None:
         runner = Runner(mapping, self.broker, self.clock, self.functions, self._observed)
+        runner.on_restart = self._worker_restarted
         self.runners[mapping.uuid] = runner
         runner.sync()
 
@@ -243,27 +314,16 @@ class EventSources:
         if self.mappings.pop(uuid, None) is not None:
             self.runners.pop(uuid, None)
             self.recent.pop(uuid, None)
-            self._save()
+            if self.store is not None:
+                self.store.mapping_forgotten(uuid)
 
-    def _save(self) -> None:
-        """Write the mappings whole (durable mode), before the change is answered."""
-        path = self.save_path
-        if path is None:
-            return
-        data = json.dumps({"version": 1, "mappings": [m.saved() for m in self.mappings.values()]}, indent=1)
-        temporary = path.with_suffix(".tmp")
-        with open(temporary, "w") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+    def _save(self, mapping: Mapping) -> None:
+        """Record ``mapping`` in the durable store (durable mode): committed by the store's writer, before the
+        change is answered."""
+        if self.store is not None:
+            self.store.mapping_saved(mapping.uuid, json.dumps(mapping.saved()))
 
-    def _apply_declared(self, declared: Any) -> None:
+    def _apply_declared(self, declared: Any) -> Mapping:
         from sqsemu.eventsource.declare import declared_arn
 
         arn = declared_arn(declared, self.config)
@@ -280,8 +340,12 @@ class EventSources:
         mapping.state = mapping.steady_state()
         mapping.last_modified = mapping.last_modified or self.clock.now_ms() / 1000
         self.mappings[mapping.uuid] = mapping
+        return mapping
 
     # ------------------------------------------------------------------ observability and tests
+
+    def _worker_restarted(self) -> None:
+        self.worker_restarts += 1
 
     def _observed(self, invocation: Invocation) -> None:
         mapping = invocation.mapping

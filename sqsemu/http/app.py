@@ -352,7 +352,7 @@ class SQSApp:
         self.foreign_calls = config.compat == "localstack"
         from sqsemu.eventsource.registry import EventSources  # the Lambda API and event source mappings
 
-        self.event_sources = EventSources(config, broker, clock)
+        self.event_sources = EventSources(config, broker, clock, store)
         self._lambda_api: ASGIApp | None = None
         if self.metrics is not None:
             from sqsemu.eventsource.metrics import EventSourceCollector
@@ -394,7 +394,7 @@ class SQSApp:
         if self._lambda_api is None:
             from sqsemu.eventsource.api import LambdaAPI
 
-            self._lambda_api = LambdaAPI(self.event_sources, self.cross_site)
+            self._lambda_api = LambdaAPI(self.event_sources, self.cross_site, self.verifier)
         return self._lambda_api
 
     async def _admin(self, scope: Scope, receive: Receive, send: Send) -> None:

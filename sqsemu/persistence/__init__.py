@@ -41,6 +41,15 @@ class Store(Protocol):
         """Return once every change recorded so far is committed. Raises ``StoreError`` if they could not be, and
         for every call once the store has failed (a failed store stays failed)."""
 
+    def mapping_saved(self, uuid: str, document: str) -> None:
+        """Record an event source mapping's saved form (JSON text), committed with the next batch."""
+
+    def mapping_forgotten(self, uuid: str) -> None:
+        """Record that the event source mapping ``uuid`` is gone."""
+
+    def saved_mappings(self) -> list[str]:
+        """The saved event source mappings (JSON texts), read at start-up."""
+
     def close(self, commit: bool = True) -> None:
         """Commit what is pending (unless ``commit`` is False), answer the requests still waiting for a commit,
         close the database and release the data folder."""

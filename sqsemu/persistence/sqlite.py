@@ -99,6 +99,9 @@ CREATE TABLE move_tasks (
 # Expired deduplication keys are deleted as batches commit; this index finds them without scanning the table. A
 # file made before it existed gets it when opened (older versions read a file with it unchanged).
 _DEDUP_EXPIRY_INDEX = "CREATE INDEX IF NOT EXISTS deduplication_expiry ON deduplication (expires_ms)"
+# Event source mappings (sqsemu.eventsource): one JSON document per mapping, its state included. A file made before
+# the table existed gets it when opened.
+_MAPPINGS_TABLE = "CREATE TABLE IF NOT EXISTS event_source_mappings (uuid TEXT PRIMARY KEY, document TEXT NOT NULL)"
 # SetQueueAttributes changes answered but not applied yet (realism's attribute_delay): JSON [[due_ms, {name:
 # value}], ...] or NULL. A file made before the column existed gets it when opened.
 _DELAYED_ATTRIBUTES_COLUMN = "ALTER TABLE queues ADD COLUMN delayed_attributes TEXT"
@@ -372,11 +375,12 @@ class SQLiteStore:
         try:
             if new:
                 connection.executescript(
-                    f"BEGIN; {_SCHEMA} {_DEDUP_EXPIRY_INDEX}; PRAGMA application_id={APPLICATION_ID}; "
-                    f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;"
+                    f"BEGIN; {_SCHEMA} {_DEDUP_EXPIRY_INDEX}; {_MAPPINGS_TABLE}; "
+                    f"PRAGMA application_id={APPLICATION_ID}; PRAGMA user_version={SCHEMA_VERSION}; COMMIT;"
                 )
             else:
                 connection.execute(_DEDUP_EXPIRY_INDEX)
+                connection.execute(_MAPPINGS_TABLE)
                 columns = {row[1] for row in connection.execute("PRAGMA table_info(queues)")}
                 if "delayed_attributes" not in columns:
                     connection.execute(_DELAYED_ATTRIBUTES_COLUMN)
@@ -626,6 +630,35 @@ class SQLiteStore:
                 self._recorded()
             except Exception as exc:
                 self._fail(f"to record a deduplication key of queue {queue.name}", exc)
+
+    def mapping_saved(self, uuid: str, document: str) -> None:
+        """Record an event source mapping (``uuid``, its saved form as JSON text), committed with the next batch:
+        the Lambda API's answer waits for that commit, as an admin answer does; nothing is written on the event
+        loop."""
+        if self._failure is None:
+            try:
+                self._queue_ops.append(("save_mapping", (uuid, document)))
+                self._recorded()
+            except Exception as exc:
+                self._fail(f"to record event source mapping {uuid}", exc)
+
+    def mapping_forgotten(self, uuid: str) -> None:
+        """Record that the event source mapping ``uuid`` is gone (its row is deleted with the next batch)."""
+        if self._failure is None:
+            try:
+                self._queue_ops.append(("forget_mapping", uuid))
+                self._recorded()
+            except Exception as exc:
+                self._fail(f"to record the end of event source mapping {uuid}", exc)
+
+    def saved_mappings(self) -> list[str]:
+        """The saved event source mappings' documents (JSON text), in the order they were first saved (start-up,
+        before the writer runs). Raises ``StoreError`` if the file cannot be read."""
+        try:
+            rows = self._db.execute("SELECT document FROM event_source_mappings ORDER BY rowid").fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(_open_failure(self.path, exc)) from None
+        return [str(row[0]) for row in rows]
 
     def task_saved(self, task: MoveTask[Queue]) -> None:
         """Journal: a move task's row (none for a task whose source queue is gone: its rows went with it); a task

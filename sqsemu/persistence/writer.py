@@ -97,6 +97,10 @@ def write_batch(db: sqlite3.Connection, batch: tuple[Any, ...], dedup_due: int |
                 db.execute("DELETE FROM fifo_sequences WHERE queue_uid=?", (uid,))
             elif op[0] == "forget_task":
                 db.execute("DELETE FROM move_tasks WHERE task_id=?", (op[1],))
+            elif op[0] == "save_mapping":
+                db.execute("INSERT OR REPLACE INTO event_source_mappings (uuid, document) VALUES (?, ?)", op[1])
+            elif op[0] == "forget_mapping":
+                db.execute("DELETE FROM event_source_mappings WHERE uuid=?", (op[1],))
             else:
                 row = op[1]
                 if op[0] == "purge":

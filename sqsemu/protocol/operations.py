@@ -184,8 +184,12 @@ def get_queue_attributes(ctx: Context, req: s.GetQueueAttributesRequest) -> Resp
 
 
 def set_queue_attributes(ctx: Context, req: s.SetQueueAttributesRequest) -> Response:
-    """SetQueueAttributes → ``{}``."""
-    ctx.broker.set_queue_attributes(ctx.resolve(req.queue_url), req.attributes)
+    """SetQueueAttributes → ``{}``; ``Attributes`` is required (API Reference: "Required: Yes"), so a request
+    without it (or with none: the Query protocol cannot tell the two apart) is ``MissingParameter``."""
+    queue = ctx.resolve(req.queue_url)
+    if not req.attributes:
+        raise MissingParameter.named("Attributes")
+    ctx.broker.set_queue_attributes(queue, req.attributes)
     return {}
 
 

@@ -244,12 +244,13 @@ class SigV4Verifier:
 
         self._signers = (HeaderSigner, QuerySigner)
 
-    def verify(self, scope: Scope, body: bytes) -> Namespace:
-        """Check the signature of the request ``scope`` (ASGI HTTP scope) with ``body``; the caller's namespace, or
-        raise one of the errors of :mod:`sqsemu.security.errors`."""
-        return self.verify_key(scope, body)[0]
+    def verify(self, scope: Scope, body: bytes, service: str = SERVICE) -> Namespace:
+        """Check the signature of the request ``scope`` (ASGI HTTP scope) with ``body``, scoped to ``service``
+        (``sqs``; the Lambda API passes ``lambda``); the caller's namespace, or raise one of the errors of
+        :mod:`sqsemu.security.errors`."""
+        return self.verify_key(scope, body, service)[0]
 
-    def verify_key(self, scope: Scope, body: bytes) -> tuple[Namespace, str]:
+    def verify_key(self, scope: Scope, body: bytes, service: str = SERVICE) -> tuple[Namespace, str]:
         """:meth:`verify`, with the access key id that signed (``--auth iam`` finds its identity by it)."""
         authorization: str | None = None
         amz_date: str | None = None
@@ -286,8 +287,8 @@ class SigV4Verifier:
                 f"({_stamp(now)} - 15 min.)"
             )
         _check_signed_headers(scope, parts, presigned)
-        if parts.service != SERVICE:
-            raise SignatureDoesNotMatch(f"Credential should be scoped to correct service: '{SERVICE}'.")
+        if parts.service != service:
+            raise SignatureDoesNotMatch(f"Credential should be scoped to correct service: '{service}'.")
         if parts.scope_date != parts.amz_date[:8]:
             raise SignatureDoesNotMatch(
                 "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: "

@@ -284,6 +284,9 @@ class SQSServer:
         """A boto3 ``lambda`` client for this server's event-source-mapping API, acting as ``account`` (as
         :meth:`client`)."""
         account = account if account is not None else self.account_id
+        if self.config.auth == "sigv4" and "aws_access_key_id" not in kwargs:
+            key_id, secret = self._credential_for(account)  # signed with a configured key, as ``client`` is
+            kwargs.update(aws_access_key_id=key_id, aws_secret_access_key=secret)
         return self.lambda_client_for(self.endpoint_url, account, self.region, **kwargs)
 
     @staticmethod

@@ -398,7 +398,7 @@ def test_filter_criteria_deletes_what_no_pattern_matches(world: World) -> None:
     fn = Recorder()
     patterns = [
         '{"body": {"kind": ["order"], "amount": [{"numeric": [">", 100]}]}}',
-        '{"messageAttributes": {"priority": {"stringValue": ["high"]}}}',
+        '{"body": [{"prefix": {"equals-ignore-case": "URGENT"}}]}',
     ]
     world.map(arn, fn, FilterCriteria={"Filters": [{"Pattern": p} for p in patterns]})
     world.sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"kind": "order", "amount": 150}))
@@ -406,12 +406,12 @@ def test_filter_criteria_deletes_what_no_pattern_matches(world: World) -> None:
     world.sqs.send_message(QueueUrl=url, MessageBody="plain text")
     world.sqs.send_message(
         QueueUrl=url,
-        MessageBody="urgent",
+        MessageBody="Urgent: call back",
         MessageAttributes={"priority": {"DataType": "String", "StringValue": "high"}},
     )
     world.server.settle()
     delivered = [b for batch in fn.bodies() for b in batch]
-    assert sorted(delivered) == sorted(['{"kind": "order", "amount": 150}', "urgent"])
+    assert sorted(delivered) == sorted(['{"kind": "order", "amount": 150}', "Urgent: call back"])
     assert world.states(url) == {}  # the others were deleted without an invocation
 
 

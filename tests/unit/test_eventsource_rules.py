@@ -39,7 +39,6 @@ def _record(body: Any, **attributes: str) -> dict[str, Any]:
         ({"body": {"s": [{"equals-ignore-case": "ABC"}]}}, _record({"s": "abc"}), True),
         ({"body": {"s": [{"anything-but": ["x", "y"]}]}}, _record({"s": "z"}), True),
         ({"body": {"s": [{"anything-but": "z"}]}}, _record({"s": "z"}), False),
-        ({"body": {"s": [{"anything-but": {"prefix": "a"}}]}}, _record({"s": "abc"}), False),
         ({"body": {"s": [{"exists": True}]}}, _record({"s": 1}), True),
         ({"body": {"s": [{"exists": False}]}}, _record({"t": 1}), True),
         ({"body": {"s": [{"exists": False}]}}, _record({"s": 1}), False),
@@ -48,9 +47,18 @@ def _record(body: Any, **attributes: str) -> dict[str, Any]:
         ({"body": {"ok": [True]}}, _record({"ok": 1}), False),
         ({"body": {"v": [None]}}, _record({"v": None}), True),
         ({"body": {"a": {"b": ["c"]}}}, _record({"a": {"b": "c"}}), True),
-        ({"messageAttributes": {"p": {"stringValue": ["high"]}}}, _record("x", p="high"), True),
-        ({"attributes": {"SenderId": [{"prefix": "AI"}]}}, _record("x"), True),
-        ({"body": {"kind": ["order"]}, "attributes": {"SenderId": ["nobody"]}}, _record({"kind": "order"}), False),
+        # Lambda's filter rule syntax (issue 28): prefix and suffix ignoring case, $or, numbers as written
+        ({"body": {"s": [{"prefix": {"equals-ignore-case": "AB"}}]}}, _record({"s": "abc"}), True),
+        ({"body": {"s": [{"prefix": {"equals-ignore-case": "AB"}}]}}, _record({"s": "xabc"}), False),
+        ({"body": {"s": [{"suffix": {"equals-ignore-case": ".PNG"}}]}}, _record({"s": "a.png"}), True),
+        ({"body": {"s": [{"suffix": {"equals-ignore-case": ".PNG"}}]}}, _record({"s": "png"}), False),
+        ({"body": {"$or": [{"a": ["1"]}, {"b": ["2"]}]}}, _record({"b": "2"}), True),
+        ({"body": {"$or": [{"a": ["1"]}, {"b": ["2"]}]}}, _record({"b": "3"}), False),
+        ({"$or": [{"body": {"a": ["1"]}}, {"body": {"b": ["2"]}}]}, _record({"a": "1"}), True),
+        ({"body": {"n": [300]}}, _record('{"n": 300}'), True),
+        ({"body": {"n": [300]}}, _record('{"n": 3.0e2}'), False),
+        ({"body": {"n": [{"numeric": ["=", 300]}]}}, _record('{"n": 3.0e2}'), True),
+        ({"body": {"n": [{"anything-but": [300]}]}}, _record('{"n": 3.0e2}'), True),
     ],
 )
 def test_pattern_matching(pattern: dict[str, Any], record: dict[str, Any], expected: bool) -> None:
@@ -78,6 +86,15 @@ def test_any_filter_matching_delivers() -> None:
         '{"body": [{"wat": 1}]}',
         '{"body": [{"exists": "yes"}]}',
         '{"body": [{"anything-but": []}]}',
+        # not in Lambda's filter rule syntax for event source mappings
+        '{"body": {"s": [{"anything-but": {"prefix": "a"}}]}}',
+        '{"body": {"s": [{"anything-but": {"suffix": "a"}}]}}',
+        '{"body": {"s": [{"wildcard": "a*"}]}}',
+        '{"body": {"$or": [{"a": ["1"]}]}}',
+        # Amazon SQS event source mappings filter on the body key only
+        '{"messageAttributes": {"p": {"stringValue": ["high"]}}}',
+        '{"attributes": {"SenderId": [{"prefix": "AI"}]}}',
+        '{"body": {"kind": ["order"]}, "attributes": {"SenderId": ["nobody"]}}',
     ],
 )
 def test_invalid_patterns(pattern: str) -> None:

@@ -3,8 +3,8 @@
 It answers ``POST /2015-03-31/functions/{name}/invocations`` as Lambda's Invoke API (and the runtime interface
 emulator) does: the function's result as the JSON body with HTTP 200, or, when the handler raises, HTTP 200 with
 ``X-Amz-Function-Error: Unhandled`` and ``{"errorMessage", "errorType"}``; an unknown function is 404
-``ResourceNotFoundException``. Every call is recorded (``calls``: ``(name, event)``), and :meth:`wait_for` waits
-(real time, bounded) until a number of calls arrived.
+``ResourceNotFoundException``. Every call is recorded once its handler ran (``calls``: ``(name, event)``), and
+:meth:`wait_for` waits (real time, bounded) until a number of calls arrived.
 """
 
 from __future__ import annotations
@@ -60,15 +60,15 @@ class InvokeEndpoint:
             handler = self.functions.get(name)
             if handler is not None:
                 event = json.loads(body)
-                with self._changed:
-                    self.calls.append((name, event))
-                    self._changed.notify_all()
                 status = 200
                 try:
                     answer = await asyncio.to_thread(handler, event, None)
                 except Exception as exc:  # noqa: BLE001 - the function's error is its answer
                     headers = [(b"x-amz-function-error", b"Unhandled")]
                     answer = {"errorMessage": str(exc), "errorType": type(exc).__name__}
+                with self._changed:  # recorded once the handler ran: wait_for then sees what it did
+                    self.calls.append((name, event))
+                    self._changed.notify_all()
             else:
                 headers = [(b"x-amzn-errortype", b"ResourceNotFoundException")]
         payload = json.dumps(answer).encode()

@@ -1,0 +1,45 @@
+"""Fault points: named places between the steps of the engine's calls where a test can make the call fail, to prove
+that every call is all or nothing (a send, a batch entry, a receive, a delete or a visibility change that fails
+leaves no message, no deduplication ID, no count, no journal entry and no live timer behind).
+
+Disarmed (the default, always outside tests) the fault points cost one module attribute read per call and a local
+None check per point: the engine reads ``fault = faultpoints.ARMED`` once at the start of a call and writes ``if
+fault is not None: fault("send.stored")`` at each point. :func:`arm`
+installs a callable that receives each point's name as the engine passes it and raises where the test wants;
+:func:`disarm` takes it away. This module is pure Python and imports nothing of sqsemu (the compiled engine reads
+it; it is not in ``sqsemu.compiled.MODULES``).
+
+The points, in the order a call passes them (``tests/unit/test_engine_all_or_nothing.py`` walks each):
+
+- a send (SendMessage, each SendMessageBatch entry): ``send.numbered``, ``send.stored``, ``send.aged``,
+  ``send.placed``, ``send.tenant``, ``send.woken``; on FIFO queues then ``send.deduplicated``;
+- a receive: ``receive.delivered`` after each message put in flight, ``receive.flushed`` after the broker served
+  other long polls, ``receive.recorded`` after the receive attempt was recorded (FIFO);
+- a delete: ``delete.counted``, ``delete.unlisted``;
+- a visibility change: ``visibility.changed``, ``visibility.scheduled``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+__all__ = ["ARMED", "FaultInjected", "arm", "disarm"]
+
+ARMED: Callable[[str], None] | None = None
+"""The armed callable, or None (disarmed). Read by the engine at each fault point."""
+
+
+class FaultInjected(RuntimeError):
+    """The failure a test's armed callable raises at a fault point (any exception works; this one names itself)."""
+
+
+def arm(hook: Callable[[str], None]) -> None:
+    """Call ``hook(point_name)`` at every fault point from now on (it raises to make the call fail there)."""
+    global ARMED
+    ARMED = hook
+
+
+def disarm() -> None:
+    """Fault points do nothing again."""
+    global ARMED
+    ARMED = None

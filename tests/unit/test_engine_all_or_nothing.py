@@ -1,0 +1,318 @@
+"""Every engine call is all or nothing (issue 28): a failure injected at each fault point of each call
+(``sqsemu.engine.faultpoints``) leaves no trace (no message, no deduplication ID, no count, no journal entry that
+the answer did not carry, no live timer), and the call's retry then does its work exactly once.
+
+The walk: run the call once with a recording hook to learn the fault points it passes (in order, repeats
+included); then, for each of them, set the scene again, make the call fail there, check the invariants, disarm,
+retry, check the invariants and the result. The invariants: the counts equal what peek lists (and the fair-queue
+tenants' counts agree); the journal, replayed into a model, equals the queue's messages (ids, states, receive counts,
+deadlines) and deduplication IDs; after every timer has run, the same holds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from sqsemu.admin.peek import peek_queue
+from sqsemu.engine import faultpoints
+from sqsemu.engine.errors import InternalError
+from sqsemu.engine.message import Message, MessageState, ReceiptEntry, SendEntry
+from sqsemu.engine.queue import Queue
+from sqsemu.engine.redrive import MoveTask
+from tests.unit.engine_helpers import NS, Engine
+
+VISIBLE, IN_FLIGHT, DELAYED = MessageState.VISIBLE, MessageState.IN_FLIGHT, MessageState.DELAYED
+
+
+class ModelJournal:
+    """A journal that replays what it hears into a model of each queue: message id -> (receive count, deadline),
+    and the deduplication keys."""
+
+    def __init__(self) -> None:
+        self.messages: dict[str, dict[str, tuple[int, int]]] = {}
+        self.dedup: dict[str, set[str]] = {}
+
+    @staticmethod
+    def _row(message: Message) -> tuple[int, int]:
+        # What the durable store keeps of a message's state: the state itself follows from the deadline (a delay or
+        # a visibility timeout that ends is not journaled).
+        return (message.receive_count, message.visible_at_ms)
+
+    def queue_saved(self, queue: Queue) -> None:
+        self.messages.setdefault(queue.name, {})
+
+    def queue_deleted(self, queue: Queue) -> None:
+        self.messages.pop(queue.name, None)
+
+    def queue_purged(self, queue: Queue) -> None:
+        self.messages[queue.name] = {}
+
+    def message_added(self, queue: Queue, message: Message, reason: str) -> None:
+        self.messages.setdefault(queue.name, {})[message.message_id] = self._row(message)
+
+    def message_changed(self, queue: Queue, message: Message) -> None:
+        rows = self.messages.setdefault(queue.name, {})
+        assert message.message_id in rows, "a change journaled for a message never journaled"
+        rows[message.message_id] = self._row(message)
+
+    def message_deleted(self, queue: Queue, message: Message, reason: str) -> None:
+        del self.messages[queue.name][message.message_id]
+
+    def messages_received(self, queue: Queue, count: int) -> None:
+        pass
+
+    def deduplication_remembered(
+        self, queue: Queue, key: str, expires_ms: int, message_id: str, sequence_number: str
+    ) -> None:
+        self.dedup.setdefault(queue.name, set()).add(key)
+
+    def task_saved(self, task: MoveTask[Queue]) -> None:
+        pass
+
+
+@dataclass
+class Scene:
+    engine: Engine
+    queue: Queue
+    journal: ModelJournal
+    handles: list[str]
+
+
+def _scene(kind: str, in_flight: int = 0, visible: int = 0) -> Scene:
+    """A queue of ``kind`` (``standard``, ``fair``: a standard queue whose messages have a MessageGroupId, or
+    ``fifo``) with ``visible`` visible messages and ``in_flight`` received ones (their handles in ``handles``)."""
+    engine = Engine()
+    journal = ModelJournal()
+    engine.broker.subscribe(journal)
+    if kind == "fifo":
+        queue = engine.queue("q.fifo", FifoQueue="true", VisibilityTimeout="30")
+    else:
+        queue = engine.queue("q", VisibilityTimeout="30")
+    for n in range(in_flight + visible):
+        engine.broker.send_message(queue, _entry(kind, f"m{n}", group=f"g{n}"), "000000000000")
+    handles = [h for _, h in engine.receive(queue, max_number_of_messages=in_flight)] if in_flight else []
+    return Scene(engine, queue, journal, handles)
+
+
+def _entry(kind: str, body: str, group: str = "g", entry_id: str = "", delay: int | None = None) -> SendEntry:
+    if kind == "fifo":
+        return SendEntry(body, group_id=group, deduplication_id=f"d-{body}", id=entry_id)
+    if kind == "fair":
+        return SendEntry(body, group_id=group, id=entry_id, delay_seconds=delay)
+    return SendEntry(body, id=entry_id, delay_seconds=delay)
+
+
+def _check(scene: Scene) -> None:
+    """The invariants (see the module docstring)."""
+    queue = scene.queue
+    messages = queue.messages
+    tally = [0, 0, 0, 0]
+    for message in messages.values():
+        tally[message.state] += 1
+    assert queue.counts[VISIBLE] == tally[VISIBLE]
+    assert queue.counts[IN_FLIGHT] == tally[IN_FLIGHT]
+    assert queue.counts[DELAYED] == tally[DELAYED]
+    peeked = peek_queue(scene.engine.broker, scene.engine.clock, NS, queue.name, "http://x")
+    assert [m["message_id"] for m in peeked["messages"]] == list(messages)
+    assert sum(tally[:3]) == len(messages)
+    fair = queue.fair
+    if fair is not None:
+        for state in (VISIBLE, IN_FLIGHT, DELAYED):
+            grouped = sum(1 for m in messages.values() if m.group_id is not None and m.state is state)
+            assert sum(t.counts[state] for t in fair.tenants.values()) == grouped
+    model = scene.journal.messages.get(queue.name, {})
+    assert model == {mid: ModelJournal._row(m) for mid, m in messages.items()}, "journal and queue differ"
+    if queue.fifo:
+        assert scene.journal.dedup.get(queue.name, set()) == set(queue.dedup)  # type: ignore[attr-defined]
+
+
+def _check_after_timers(scene: Scene) -> None:
+    """Every timer run (visibility timeouts and delays over): the invariants hold and nothing is in flight that the
+    model does not know."""
+    scene.engine.clock.advance(901)
+    _check(scene)
+
+
+Call = Callable[[Scene], Any]
+
+
+def _points(make: Callable[[], Scene], call: Call) -> list[str]:
+    scene = make()
+    seen: list[str] = []
+    faultpoints.arm(seen.append)
+    try:
+        call(scene)
+    finally:
+        faultpoints.disarm()
+        scene.engine.close()
+    return seen
+
+
+def _fail_at(index: int) -> Callable[[str], None]:
+    hits = {"n": 0}
+
+    def hook(name: str) -> None:
+        hits["n"] += 1
+        if hits["n"] == index + 1:
+            raise faultpoints.FaultInjected(name)
+
+    return hook
+
+
+@pytest.fixture(autouse=True)
+def _disarmed() -> Iterator[None]:
+    yield
+    faultpoints.disarm()
+
+
+def _walk(make: Callable[[], Scene], call: Call, after: Callable[[Scene, Any, Any], None], expect: set[str]) -> None:
+    """Fail ``call`` at each of its fault points in turn; ``after(scene, failed_result, retry_result)`` checks the
+    outcome (``failed_result`` is the batch answer when the failure was answered per entry, else None)."""
+    points = _points(make, call)
+    assert expect <= set(points), f"the call passed {points}"
+    for index, name in enumerate(points):
+        scene = make()
+        try:
+            faultpoints.arm(_fail_at(index))
+            failed: Any = None
+            try:
+                failed = call(scene)
+            except faultpoints.FaultInjected:
+                pass
+            else:
+                assert isinstance(failed, list) and any(isinstance(r, InternalError) for r in failed), name
+            faultpoints.disarm()
+            _check(scene)
+            retried = call(scene)
+            _check(scene)
+            after(scene, failed, retried)
+            _check_after_timers(scene)
+        finally:
+            faultpoints.disarm()
+            scene.engine.close()
+
+
+SEND_POINTS = {"send.numbered", "send.stored", "send.aged", "send.placed", "send.tenant", "send.woken"}
+
+
+@pytest.mark.parametrize("kind", ["standard", "fair", "fifo"])
+@pytest.mark.parametrize("delay", [None, 5])
+def test_send_message(kind: str, delay: int | None) -> None:
+    if kind == "fifo" and delay is not None:
+        pytest.skip("FIFO queues take no per-message delay")
+
+    def call(scene: Scene) -> Any:
+        return scene.engine.broker.send_message(scene.queue, _entry(kind, "new", delay=delay), "000000000000")
+
+    def after(scene: Scene, _failed: Any, _retried: Any) -> None:
+        assert [m.body for m in scene.queue.messages.values()].count("new") == 1
+
+    _walk(lambda: _scene(kind, visible=1), call, after, SEND_POINTS)
+
+
+@pytest.mark.parametrize("kind", ["standard", "fair", "fifo"])
+def test_send_message_batch(kind: str) -> None:
+    def call(scene: Scene) -> Any:
+        entries = [_entry(kind, f"b{n}", group=f"bg{n}", entry_id=str(n)) for n in range(3)]
+        return scene.engine.broker.send_message_batch(scene.queue, entries, "000000000000")
+
+    def after(scene: Scene, failed: Any, retried: Any) -> None:
+        # The client resends the whole batch: on a FIFO queue the entries stored the first time are deduplicated,
+        # the one that failed is stored now; on a standard queue every entry the retry sends is stored again.
+        bodies = [m.body for m in scene.queue.messages.values()]
+        assert all(not isinstance(r, Exception) for r in retried)
+        if kind == "fifo":
+            assert sorted(b for b in bodies if b.startswith("b")) == ["b0", "b1", "b2"]
+            return
+        stored_first = {f"b{n}" for n, r in enumerate(failed or []) if not isinstance(r, Exception)}
+        for n in range(3):
+            assert bodies.count(f"b{n}") == (2 if f"b{n}" in stored_first else 1)
+
+    _walk(lambda: _scene(kind, visible=1), call, after, SEND_POINTS)
+
+
+@pytest.mark.parametrize("kind", ["standard", "fair", "fifo"])
+@pytest.mark.parametrize("visibility", [30, 0])
+def test_receive_message(kind: str, visibility: int) -> None:
+    def call(scene: Scene) -> Any:
+        return scene.engine.receive(
+            scene.queue, max_number_of_messages=3, visibility_timeout=visibility, receive_request_attempt_id="a1"
+        )
+
+    def after(scene: Scene, _failed: Any, retried: Any) -> None:
+        assert sorted(m.body for m, _ in retried) == ["m0", "m1", "m2"]
+        assert all(m.receive_count == 1 for m, _ in retried)  # the failed receive left no count behind
+
+    _walk(lambda: _scene(kind, visible=3), call, after, {"receive.delivered", "receive.flushed"})
+
+
+@pytest.mark.parametrize("kind", ["standard", "fair", "fifo"])
+def test_delete_message(kind: str) -> None:
+    def call(scene: Scene) -> Any:
+        return scene.engine.broker.delete_message(scene.queue, scene.handles[0])
+
+    def after(scene: Scene, _failed: Any, _retried: Any) -> None:
+        assert [m.body for m in scene.queue.messages.values()] == ["m1"]
+
+    _walk(lambda: _scene(kind, in_flight=1, visible=1), call, after, {"delete.counted", "delete.unlisted"})
+
+
+@pytest.mark.parametrize("kind", ["standard", "fair", "fifo"])
+def test_delete_message_batch(kind: str) -> None:
+    def call(scene: Scene) -> Any:
+        entries = [ReceiptEntry(str(n), h) for n, h in enumerate(scene.handles)]
+        return scene.engine.broker.delete_message_batch(scene.queue, entries)
+
+    def after(scene: Scene, _failed: Any, retried: Any) -> None:
+        assert retried == [None, None]
+        assert scene.queue.messages == {}
+
+    _walk(lambda: _scene(kind, in_flight=2), call, after, {"delete.counted", "delete.unlisted"})
+
+
+@pytest.mark.parametrize("kind", ["standard", "fair", "fifo"])
+@pytest.mark.parametrize("timeout", [0, 60])
+def test_change_message_visibility(kind: str, timeout: int) -> None:
+    def call(scene: Scene) -> Any:
+        return scene.engine.broker.change_message_visibility(scene.queue, scene.handles[0], timeout)
+
+    def after(scene: Scene, _failed: Any, _retried: Any) -> None:
+        (message,) = [m for m in scene.queue.messages.values() if m.body == "m0"]
+        now = scene.engine.clock.now_ms()
+        assert message.visible_at_ms == now + timeout * 1000
+        assert message.state is (VISIBLE if timeout == 0 else IN_FLIGHT)
+
+    _walk(lambda: _scene(kind, in_flight=1, visible=1), call, after, {"visibility.changed", "visibility.scheduled"})
+
+
+@pytest.mark.parametrize("kind", ["standard", "fifo"])
+def test_change_message_visibility_batch(kind: str) -> None:
+    def call(scene: Scene) -> Any:
+        entries = [ReceiptEntry(str(n), h, 0) for n, h in enumerate(scene.handles)]
+        return scene.engine.broker.change_message_visibility_batch(scene.queue, entries)
+
+    def after(scene: Scene, failed: Any, retried: Any) -> None:
+        # Every entry that failed the first time succeeds on the retry (on a FIFO queue an entry that succeeded the
+        # first time is refused the second: its receipt is no longer in flight).
+        for n, result in enumerate(retried):
+            if failed is None or failed[n] is not None:
+                assert result is None
+        assert all(m.state is VISIBLE for m in scene.queue.messages.values())
+
+    _walk(lambda: _scene(kind, in_flight=2), call, after, {"visibility.changed", "visibility.scheduled"})
+
+
+def test_disarmed_fault_points_cost_a_none_check() -> None:
+    assert faultpoints.ARMED is None
+    engine = Engine()
+    try:
+        queue = engine.queue("plain")
+        engine.send(queue, "x")
+        assert json.dumps(engine.counts(queue)) == "[1, 0, 0]"
+    finally:
+        engine.close()
