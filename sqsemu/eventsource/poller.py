@@ -167,7 +167,7 @@ class Runner:
         loop = asyncio.get_running_loop()
         for index in range(target):
             if index not in self.workers:
-                task = loop.create_task(self._work(index), name=f"esm-{self.mapping.uuid}-{index}")
+                task = loop.create_task(self._work(index), name=f"esm-{self.mapping.uuid}-{index}")  # supervised
                 task.add_done_callback(self._ended)
                 self.workers[index] = task
         self.interrupt()

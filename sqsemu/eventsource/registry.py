@@ -156,7 +156,14 @@ class EventSources:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        self._closing = loop.create_task(self.functions.aclose(), name="esm-close-invoke-client")
+        self._closing = loop.create_task(self._close_functions(), name="esm-close-invoke-client")  # supervised
+
+    async def _close_functions(self) -> None:
+        """Close the Invoke endpoints' connections at shutdown; a failure is logged once and shutdown goes on."""
+        try:
+            await self.functions.aclose()
+        except Exception:
+            logger.exception("closing the connections to the Invoke endpoints failed; shutdown goes on")
 
     def register_function(self, name: str, handler: Handler) -> None:
         """Make the function ``name`` a Python callable ``handler(event, context)`` run in this process."""

@@ -526,14 +526,17 @@ class SQSApp:
             future: asyncio.Future[None] = loop.create_future()
 
             async def watch() -> None:
-                while True:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":
-                        if not future.done():
-                            future.set_result(None)
-                        return
+                try:
+                    while True:
+                        message = await receive()
+                        if message["type"] == "http.disconnect":
+                            break
+                except Exception:  # the server could not read the connection: the client is treated as gone
+                    logger.exception("reading the connection failed during a long poll; treated as a disconnect")
+                if not future.done():
+                    future.set_result(None)
 
-            watchers.append(loop.create_task(watch()))
+            watchers.append(loop.create_task(watch()))  # supervised
             disconnected.append(future)
             return future
 

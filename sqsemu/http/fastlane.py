@@ -210,7 +210,7 @@ class FastLaneProtocol(GuardedHttpToolsProtocol):
             self.loop.call_soon(_reraise, exc)
             return
         rest = _Continue(coro, first)
-        task = self.loop.create_task(self._finish(cycle, rest), context=context)
+        task = self.loop.create_task(self._finish(cycle, rest), context=context)  # supervised
         task.add_done_callback(partial(self._finished, rest))
         self.tasks.add(task)
 

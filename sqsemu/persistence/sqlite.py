@@ -504,7 +504,7 @@ class SQLiteStore:
             except RuntimeError:
                 return  # start-up: commit_pending() writes it
             self._writing = True
-            self._writer_task = loop.create_task(self._writer())
+            self._writer_task = loop.create_task(self._writer())  # supervised
 
     def _forget_queue(self, uid: str) -> None:
         rows = self._rows.pop(uid, None)
