@@ -548,8 +548,8 @@ class SQSApp:
         called only when a long poll has to wait, returns a future completed when the client disconnects. A
         browser's request goes through the cross-site rule first (a preflight is answered here, and a browser
         opening ``/`` is sent to the console; neither is counted). The call is counted and logged (metrics,
-        ``--access-log``) before this returns. Used by the ASGI path (:meth:`_sqs`) and by the HTTP protocol's
-        fast lane (``sqsemu.http.fastlane``), which writes the answer itself.
+        ``--access-log``) before this returns. Used by the ASGI path (:meth:`_sqs`) and by sqsemu's own HTTP
+        protocol (``sqsemu.http.sqsprotocol``), which writes the answer itself.
         """
         call = _Call(scope, header, self.observed)
         try:

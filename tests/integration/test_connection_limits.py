@@ -1,4 +1,4 @@
-"""Slow, idle, oversized and surplus connections (``sqsemu.http.protocol``, ``sqsemu.admin.limits``).
+"""Slow, idle, oversized and surplus connections (``sqsemu.http.sqsprotocol``, ``sqsemu.admin.limits``).
 
 - A request must arrive whole within ``--request-timeout`` seconds: half a head, a body shorter than its
   Content-Length, or nothing at all gets the connection closed (408 when something was sent); other clients are

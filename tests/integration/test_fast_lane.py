@@ -222,7 +222,7 @@ def test_a_uvicorn_without_an_internal_the_fast_lane_reads_is_served_through_asg
 ) -> None:
     from sqsemu.http import lanecheck
 
-    assert lanecheck.fast_lane_unavailable() is None  # the installed (pinned) uvicorn has all of them
+    assert lanecheck.protocol_unavailable() is None  # the installed (pinned) uvicorn has all of them
     monkeypatch.setattr(lanecheck, "_PROTOCOL_METHODS", (*lanecheck._PROTOCOL_METHODS, "renamed_in_a_future_uvicorn"))
     reason = "uvicorn's HttpToolsProtocol has no renamed_in_a_future_uvicorn()"
     with caplog.at_level("WARNING", logger="sqsemu.http"), ServerThread(Config(host="127.0.0.1")) as server:
