@@ -14,10 +14,12 @@ import pytest
 import uvicorn
 from uvicorn.server import ServerState
 
+from sqsemu.config import Config
 from sqsemu.http.deadline import ReadDeadline
 from sqsemu.http.relay import make_relay
 from sqsemu.http.sqsprotocol import Lane, SQSProtocol, head_end, protocol_factory
 from sqsemu.observability.fastlane import FastLaneState
+from tests.unit.app_helpers import make_app
 
 CAP = 1024
 TIMEOUT_S = 0.05
@@ -70,7 +72,11 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 def _connect(loop: asyncio.AbstractEventLoop, app: Any = _ok_app) -> tuple[SQSProtocol, FakeTransport]:
     config = uvicorn.Config(app, lifespan="off", log_level="critical")
     config.load()
-    lane = Lane(None, TIMEOUT_S, CAP, 5.0, 1000, FastLaneState())  # type: ignore[arg-type]
+
+    async def sqs_app() -> Any:
+        return make_app(Config())[0]
+
+    lane = Lane(loop.run_until_complete(sqs_app()), TIMEOUT_S, CAP, 5.0, 1000, FastLaneState())
     lane.fast = False  # every request to the ASGI app, through uvicorn's protocol
     protocol = protocol_factory(lane, make_relay)(config=config, server_state=ServerState(), app_state={}, _loop=loop)
     transport = FakeTransport()

@@ -72,18 +72,6 @@ class FakeTransport:
         return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 9324)}.get(name, default)
 
 
-class AnswerReplaced:
-    """The SQS app as the protocol sees it (``SQSProtocol.app``), its ``answer`` replaced by ``answer``: a compiled
-    ``SQSApp`` (sqsemu.compiled) takes no patched methods, so tests replace the protocol's view of it."""
-
-    def __init__(self, app: Any, answer: Any) -> None:
-        self._app = app
-        self.answer = answer
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._app, name)
-
-
 _LANES: dict[int, Lane] = {}  # by id(app): a compiled SQSApp takes no new attributes; cleared per test (served)
 
 
@@ -344,13 +332,13 @@ def test_a_waiting_call_cancelled_before_its_task_first_ran_closes_its_connectio
 def test_a_keyboard_interrupt_or_system_exit_in_a_call_is_not_swallowed(
     loop: asyncio.AbstractEventLoop, served: Any, monkeypatch: pytest.MonkeyPatch, stop: type[BaseException]
 ) -> None:
-    app, _, state = served
+    app, broker, state = served
 
-    async def stopping(*args: Any) -> Any:
+    def stopping(*args: Any, **kwargs: Any) -> Any:
         raise stop
 
     conn = Conn(loop, app, state)
-    conn.protocol.app = AnswerReplaced(app, stopping)  # type: ignore[assignment]
+    monkeypatch.setattr(broker, "send_message", stopping)  # the broker is pure Python: an instance attribute
     loop.call_soon(conn.protocol.data_received, json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "x"}))
     with pytest.raises(stop):  # out of the event loop, as from uvicorn's own request tasks
         for _ in range(3):
