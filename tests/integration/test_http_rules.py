@@ -149,3 +149,17 @@ def test_an_idle_connection_is_closed_after_the_keep_alive_timeout(srv: ServerTh
         started = time.monotonic()
         assert sock.recv(1024) == b""  # closed by the server, without a word
         assert 4.0 <= time.monotonic() - started < 9.0  # uvicorn's timeout_keep_alive: 5 s
+
+
+def test_an_admin_request_pipelined_behind_a_long_poll_is_answered_after_it(srv: ServerThread, queue_url: str) -> None:
+    poll = json_call("ReceiveMessage", {"QueueUrl": queue_url, "WaitTimeSeconds": 20})
+    health = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with connect(srv) as sock:
+        sock.sendall(poll + health)
+        srv.call(lambda: None)  # the server has read both
+        srv.advance(20)  # the long poll's wait runs out (manual clock)
+        buffer = bytearray()
+        first = read_answer(sock, buffer)
+        second = read_answer(sock, buffer)
+    assert first[0] == 200 and json.loads(first[2]) == {}, first  # the long poll's empty answer, first
+    assert second[0] == 200 and json.loads(second[2])["status"] == "ok", second
