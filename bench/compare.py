@@ -140,7 +140,7 @@ def _sqsemu(label: str, python: str, src: str | None, data_dir: bool = False, pu
 
 # (row title, workload, protocol, servers it applies to: "all", "sqsemu" (in memory), "durable")
 ROWS: list[tuple[str, str, str, str]] = [
-    ("SendMessage, msgs/s (server CPU per 1k)", "send", "json", "all"),
+    ("SendMessage, msgs/s (server CPU per message)", "send", "json", "all"),
     ("SendMessage, Query", "send", "query", "sqsemu"),
     ("SendMessageBatch, msgs/s", "send-batch", "json", "all"),
     ("round trip (batch send, receive 10, delete batch), msgs/s", "roundtrip", "json", "all"),

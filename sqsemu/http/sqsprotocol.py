@@ -236,7 +236,8 @@ class SQSProtocol:
         self._closed = False
         # the request being read
         self._url = b""
-        self._headers: list[tuple[bytes, bytes]] = []
+        self._headers: list[tuple[bytes, bytes]] = []  # names in lower case, in order (re-serialised when handed over)
+        self._header_map: dict[bytes, bytes] = {}  # by lower-case name; a repeated header's last value
         self._body: list[bytes] = []
         self._body_size = 0
         self._in_head = False  # a request head has begun and is not complete
@@ -390,6 +391,7 @@ class SQSProtocol:
     def on_message_begin(self) -> None:
         self._url = b""
         self._headers = []
+        self._header_map = {}
         self._body = []
         self._body_size = 0
         self._in_head = True
@@ -404,7 +406,9 @@ class SQSProtocol:
         self._url += url
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        name = name.lower()  # as ASGI scopes have them (a SigV4 signature is checked over these)
         self._headers.append((name, value))
+        self._header_map[name] = value
 
     def on_headers_complete(self) -> None:
         self._in_head = False
@@ -426,17 +430,15 @@ class SQSProtocol:
     def _qualifies(self) -> bool:
         if not self.lane.fast or self.parser.get_method() != b"POST":
             return False
-        chunked = False
-        for name, value in self._headers:
-            lower = name.lower()
-            if lower in _NOT_FAST:
+        headers = self._header_map
+        for name in _NOT_FAST:
+            if name in headers:
                 return False
-            if lower == b"content-length":
-                if not value.isdigit() or int(value) > FAST_BODY_LIMIT:
-                    return False
-            elif lower == b"transfer-encoding" and b"chunked" in value.lower():
-                chunked = True
-        self._chunked = chunked
+        length = headers.get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > FAST_BODY_LIMIT):
+            return False
+        coding = headers.get(b"transfer-encoding")
+        self._chunked = coding is not None and b"chunked" in coding.lower()
         url = self._url
         path = url.partition(b"?")[0]
         return not (path.startswith((b"/_sqsemu", b"/2015-03-31/", b"/health", b"/metrics")) and self._admin(path))
@@ -476,20 +478,16 @@ class SQSProtocol:
         if not self._fast:
             return
         self._fast = False
-        request = _Request(
-            self._scope(),
-            {name.lower(): value for name, value in self._headers},
-            b"".join(self._body) if len(self._body) != 1 else self._body[0],
-            self.parser.should_keep_alive(),
-        )
-        self._body = []
+        parts = self._body
+        body = parts[0] if len(parts) == 1 else b"".join(parts)
+        keep_alive = self.parser.should_keep_alive()
         if self.answering():
-            self._queue.append(request)
+            self._queue.append(_Request(self._scope(), self._header_map, body, keep_alive))
             if not self._paused and self.transport is not None:
                 self._paused = True
                 self.transport.pause_reading()
             return
-        self._answer(request)
+        self._answer(self._scope(), self._header_map, body, keep_alive)
         self._next()
 
     def _scope(self) -> dict[str, Any]:
@@ -553,11 +551,11 @@ class SQSProtocol:
 
     # ------------------------------------------------------------------------------------------- answering
 
-    def _answer(self, request: _Request) -> None:
+    def _answer(self, scope: dict[str, Any], headers: dict[bytes, bytes], body: bytes, keep_alive: bool) -> None:
         """Run the call: answered at once when it does not wait, else in a task."""
-        app = self.app
-        self._keep_alive = self._keep_alive and request.keep_alive
-        coro = app.answer(request.scope, request.headers.get, partial(app.given_body, request.body), self._watch)
+        if not keep_alive:
+            self._keep_alive = False
+        coro = self.app.answer(scope, headers.get, None, self._watch, body)
         try:
             first = coro.send(None)
         except StopIteration as stop:
@@ -641,7 +639,8 @@ class SQSProtocol:
         due, else reading again and the keep-alive wait."""
         queue = self._queue
         while queue and not self._answering and not self._closed:
-            self._answer(queue.popleft())
+            request = queue.popleft()
+            self._answer(request.scope, request.headers, request.body, request.keep_alive)
         if self._answering or self._closed:
             return
         if self._backlog:
