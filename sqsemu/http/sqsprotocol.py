@@ -439,9 +439,8 @@ class SQSProtocol:
             return False
         coding = headers.get(b"transfer-encoding")
         self._chunked = coding is not None and b"chunked" in coding.lower()
-        url = self._url
-        path = url.partition(b"?")[0]
-        return not (path.startswith((b"/_sqsemu", b"/2015-03-31/", b"/health", b"/metrics")) and self._admin(path))
+        path = self._url.partition(b"?")[0]
+        return path == b"/" or not self._admin(path)  # the one rule of what is not the SQS endpoint: app.py's
 
     @staticmethod
     def _admin(raw_path: bytes) -> bool:
