@@ -8,8 +8,12 @@ and ``--data-dir``) and, when installed, fauxqs, moto and LocalStack.
 Each run starts a fresh server process on 127.0.0.1 (it refuses a port that is taken), hands its PID to the load
 driver ``bench/sqsbench.py`` (which reads the server's CPU time and RSS from ``/proc``), and stops it by PID.
 Servers are interleaved run by run, so a busy machine weighs on all of them alike; the figure that holds on a
-shared machine is the server's CPU per 1,000 messages. The ceiling is ``bench/hello_asgi.py`` under uvicorn
-(httptools, uvloop): an ASGI app that reads the request and answers a fixed body.
+shared machine is the server's CPU per message (printed as us/msg beside msgs/s for every server, and us/req where a
+request carries several messages). Two ceilings: ``bench/hello_asgi.py`` under uvicorn (httptools, uvloop), an
+ASGI app that reads the request and answers a fixed body; and the raw-protocol floor ``bench/raw_hello.py``, the same
+answer from an ``asyncio.Protocol`` over httptools on uvloop with no uvicorn (what one keep-alive request costs in
+Python at the least). Under the table, each server's CPU per message against fauxqs's and against the floor's CPU
+per request.
 
 The start row (``--only startup``) times each sqsemu build from spawning it to its first ``/health`` answer, with
 its bytecode compiled, as an installed package has it, and its CPU time by then; then again with sqsemu's own
@@ -136,7 +140,7 @@ def _sqsemu(label: str, python: str, src: str | None, data_dir: bool = False, pu
 
 # (row title, workload, protocol, servers it applies to: "all", "sqsemu" (in memory), "durable")
 ROWS: list[tuple[str, str, str, str]] = [
-    ("SendMessage, msgs/s (server CPU per 1k)", "send", "json", "all"),
+    ("SendMessage, msgs/s (server CPU per message)", "send", "json", "all"),
     ("SendMessage, Query", "send", "query", "sqsemu"),
     ("SendMessageBatch, msgs/s", "send-batch", "json", "all"),
     ("round trip (batch send, receive 10, delete batch), msgs/s", "roundtrip", "json", "all"),
@@ -210,12 +214,20 @@ def _cell(workload: str, results: list[dict[str, Any]]) -> str:
     m = lambda path: _median(results, path)  # noqa: E731
     if workload == "hello":
         return f"{_fmt(m('req_per_s'))} req/s ({_fmt(m('server_cpu_us_per_req'), '.0f')} us/req)"
-    if workload in ("send", "send-batch"):
-        return f"{_fmt(m('msgs_per_s'))} ({_fmt(m('server_cpu_ms_per_1k_msgs'))} ms)"
+    if workload == "send":
+        return f"{_fmt(m('msgs_per_s'))} ({_fmt(m('server_cpu_ms_per_1k_msgs'), '.1f')} us/msg)"
+    if workload == "send-batch":
+        per_req = m("server_cpu_us_per_req")
+        return (
+            f"{_fmt(m('msgs_per_s'))} ({_fmt(m('server_cpu_ms_per_1k_msgs'), '.1f')} us/msg, "
+            f"{_fmt(per_req, '.0f')} us/req)"
+        )
     if workload == "roundtrip":
         lost = sum(_get(r["result"], "verify.lost") or 0 for r in results)
         dup = sum(_get(r["result"], "verify.duplicate_receives") or 0 for r in results)
-        return f"{_fmt(m('e2e_msgs_per_s'))} ({_fmt(m('server_cpu_ms_per_1k_msgs'))} ms), {lost} lost {dup} dup"
+        return (
+            f"{_fmt(m('e2e_msgs_per_s'))} ({_fmt(m('server_cpu_ms_per_1k_msgs'), '.1f')} us/msg), {lost} lost {dup} dup"
+        )
     if workload == "longpoll-latency":
         p50, p99 = m("latency_from_send_start_ms.p50"), m("latency_from_send_start_ms.p99")
         return f"{_fmt(p50, '.2f')} / {_fmt(p99, '.2f')} ms"
@@ -391,6 +403,7 @@ def main() -> int:
             "warning",
         ],
     )
+    floor = Server("floor", [py, "raw_hello.py", "{port}"])
     builds = [("sqsemu", ROOT)] + [tuple(b.split("=", 1)) for b in a.build]  # type: ignore[misc]
     memory = [_sqsemu(label, py, src) for label, src in builds]
     durable = [] if a.no_durable else [_sqsemu(f"{label} --data-dir", py, src, True) for label, src in builds]
@@ -478,6 +491,7 @@ def main() -> int:
         for i in range(1, a.runs + 1):
             if title == ROWS[0][0] and (only is None or workload in only):
                 run(ceiling, "hello", protocol, title, i)
+                run(floor, "hello", protocol, title, i)
             for server in servers:
                 run(server, workload, protocol, title, i)
     startup: dict[str, str] = {}
@@ -491,14 +505,16 @@ def main() -> int:
         f"{a.runs} run(s) each, medians; JSON unless said. Raw results: {a.out}"
     )
     print()
-    print("| workload | bare-uvicorn ceiling | " + " | ".join(labels) + " |")
-    print("|---|---|" + "---|" * len(labels))
+    print("| workload | bare-uvicorn ceiling | raw-protocol floor | " + " | ".join(labels) + " |")
+    print("|---|---|---|" + "---|" * len(labels))
     ceiling_rps = _median(results.get((ROWS[0][0], "ceiling", "hello", "json"), []), "req_per_s")
     rate = {"send": "msgs_per_s", "send-batch": "msgs_per_s", "roundtrip": "e2e_msgs_per_s"}
     for title, workload, protocol, applies in ROWS:
         if not _selected(only, workload, protocol, applies):
             continue
-        hello = _cell("hello", results.get((title, "ceiling", "hello", "json"), [])) if title == ROWS[0][0] else ""
+        first = title == ROWS[0][0]
+        hello = _cell("hello", results.get((title, "ceiling", "hello", "json"), [])) if first else ""
+        hello += " | " + (_cell("hello", results.get((title, "floor", "hello", "json"), [])) if first else "")
         cells = []
         for label in labels:
             key = (title, label + (" --data-dir" if applies == "durable" else ""), workload, protocol)
@@ -529,6 +545,30 @@ def main() -> int:
         print()
         print("msgs/s against fauxqs's (same run):")
         print("\n".join(fauxqs_ratios))
+    floor_us = _median(results.get((ROWS[0][0], "floor", "hello", "json"), []), "server_cpu_us_per_req")
+    cpu_lines = []
+    for title, workload, protocol, applies in ROWS:
+        if workload not in rate or applies == "durable" or not _selected(only, workload, protocol, applies):
+            continue
+        cpu = "server_cpu_ms_per_1k_msgs"  # numerically us per message
+        fauxqs_cpu = _median(results.get((title, "fauxqs", workload, protocol), []), cpu)
+        parts = []
+        for label in [s.label for s in memory]:
+            own_cpu = _median(results.get((title, label, workload, protocol), []), cpu)
+            if not own_cpu:
+                continue
+            part = f"{label} {own_cpu:.1f} us/msg"
+            if fauxqs_cpu:
+                part += f" = {own_cpu / fauxqs_cpu:.2f}x fauxqs's"
+            if floor_us and workload == "send":
+                part += f", {own_cpu / floor_us:.1f}x the floor's us/req"
+            parts.append(part)
+        if parts:
+            cpu_lines.append(f"- {title}: " + "; ".join(parts))
+    if cpu_lines:
+        print()
+        print("server CPU per message (same run):")
+        print("\n".join(cpu_lines))
     if builds_seen:
         print()
         print("builds: " + "; ".join(f"{label}: {build}" for label, build in builds_seen.items()))

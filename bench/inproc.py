@@ -145,20 +145,21 @@ def _complete(out: bytearray) -> bool:
 
 
 class ProtocolClient(Client):
-    """Calls the server through its HTTP protocol (``fastlane``: the one sqsemu serves with; ``asgi``: the guarded
-    protocol alone) on one keep-alive connection over a fake transport."""
+    """Calls the server through its HTTP protocol (``fastlane``: sqsemu's own, answering SQS calls itself; ``asgi``:
+    the same protocol handing every request to uvicorn's and the ASGI cycle) on one keep-alive connection over a fake
+    transport."""
 
     def __init__(self, app: Any, config: Config, through: str) -> None:
         super().__init__(app)
         from uvicorn.server import ServerState
 
-        from sqsemu.http.limits import MAX_HEADER_BYTES
-        from sqsemu.http.protocol import guarded_protocol
-        from sqsemu.server import _uvicorn_config
+        from sqsemu.server import _serving
 
-        uv = _uvicorn_config(config, app)
+        uv, lane = _serving(config, app)
         uv.load()
-        cls = uv.http_protocol_class if through == "fastlane" else guarded_protocol(30.0, MAX_HEADER_BYTES)
+        if lane is not None and through != "fastlane":
+            lane.fast = False
+        cls: Any = uv.http_protocol_class
         self.protocol = cls(config=uv, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop())
         self.transport = _FakeTransport()
         self.protocol.connection_made(self.transport)

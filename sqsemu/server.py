@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from sqsemu.clock import Clock
     from sqsemu.engine.broker import Broker
+    from sqsemu.http.sqsprotocol import Lane
     from sqsemu.persistence import Store
 
 __all__ = [
@@ -115,19 +116,27 @@ def _have(module: str) -> bool:
 
 
 def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | None = None) -> uvicorn.Config:
-    """uvicorn's settings for ``config``: the guarded HTTP protocol with the SQS fast lane (``sqsemu.http.fastlane``,
-    ``sqsemu.http.protocol``: request-read deadline
-    ``config.request_timeout``, request-head cap), 503 beyond ``config.max_connections`` (uvicorn's
-    ``limit_concurrency``, which also counts running requests) and a bounded graceful shutdown. ``log_config``
-    None configures no logging at all (uvicorn's loggers then go through the host program's, as sqsemu's do);
-    uvicorn's access log stays off: the app writes its own access lines (``--access-log``)."""
+    """uvicorn's settings for ``config``: sqsemu's own HTTP protocol (``sqsemu.http.sqsprotocol``: the SQS calls
+    answered directly; request-read deadline ``config.request_timeout``, request-head cap, 503 beyond
+    ``config.max_connections``) or, when it cannot serve, uvicorn's h11 protocol with the read deadline; a bounded
+    graceful shutdown. ``log_config`` None configures no logging at all (uvicorn's loggers then go through the host
+    program's, as sqsemu's do); uvicorn's access log stays off: the app writes its own access lines
+    (``--access-log``)."""
+    return _serving(config, app, log_config)[0]
+
+
+def _serving(
+    config: Config, app: ASGIApp, log_config: dict[str, Any] | None = None
+) -> tuple[uvicorn.Config, Lane | None]:
+    """:func:`_uvicorn_config`, and the :class:`~sqsemu.http.sqsprotocol.Lane` of sqsemu's protocol (None when
+    uvicorn's h11 protocol serves)."""
     import uvicorn
 
     from sqsemu.http.limits import MAX_HEADER_BYTES
     from sqsemu.http.serving import SHUTDOWN_GRACE_S
 
-    http = _http_protocol(config, app)
-    return uvicorn.Config(
+    http, lane = _http_protocol(config, app)
+    uv = uvicorn.Config(
         app,
         host=config.host,
         port=config.port,
@@ -138,59 +147,69 @@ def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | N
         log_level=config.log_level.lower(),
         access_log=False,
         server_header=False,
-        # uvicorn counts the connection being refused itself: +1 lets max_connections connections in.
-        limit_concurrency=config.max_connections + 1,
+        # uvicorn counts the connection being refused itself: +1 lets max_connections connections in. sqsemu's
+        # protocol counts them itself (and hands uvicorn's protocol only connections it already counted).
+        limit_concurrency=None if lane is not None else config.max_connections + 1,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         log_config=log_config,
     )
+    if lane is not None:
+        lane.keep_alive_s = float(uv.timeout_keep_alive)
+    return uv, lane
 
 
-def _http_protocol(config: Config, app: ASGIApp) -> Any:
-    """uvicorn's ``http=`` setting: the fast lane (``sqsemu.http.fastlane``) when the installed uvicorn has what it
-    reads (``sqsemu.http.lanecheck``); else, with one warning line, the guarded protocol alone (the ASGI cycle for
-    every request) or, without httptools, h11 (which caps the head itself, ``h11_max_incomplete_event_size``) with
-    the read deadline of ``sqsemu.http.h11guard``. The app's ``lane`` learns which."""
-    from sqsemu.http.lanecheck import fast_lane_unavailable
+def _http_protocol(config: Config, app: ASGIApp) -> tuple[Any, Lane | None]:
+    """uvicorn's ``http=`` setting and the lane: sqsemu's own protocol (``sqsemu.http.sqsprotocol``) when httptools
+    is installed and the installed uvicorn has what the hand-over to its protocol needs
+    (``sqsemu.http.lanecheck``); else, with one warning line, uvicorn's h11 protocol with the read deadline of
+    ``sqsemu.http.h11guard`` (h11 caps the head itself, ``h11_max_incomplete_event_size``), every request through
+    the ASGI cycle. The app's ``lane`` state learns which."""
+    from sqsemu.http.app import SQSApp
+    from sqsemu.http.lanecheck import protocol_unavailable
     from sqsemu.http.limits import MAX_HEADER_BYTES
 
-    lane = getattr(app, "lane", None)
-    reason = (
-        fast_lane_unavailable() if _have("httptools") else "httptools is not installed (uvicorn serves HTTP with h11)"
-    )
+    state = getattr(app, "lane", None)
+    reason = protocol_unavailable() if _have("httptools") else HTTPTOOLS_MISSING
+    if reason is None and not isinstance(app, SQSApp):
+        reason = "the app is not sqsemu's"  # pragma: no cover - build() makes an SQSApp
+    fast = reason is None
     if reason is None and config.log_level == "trace":
         reason = "--log-level trace wraps the app in uvicorn's message logger"
-    if reason is None:
-        from sqsemu.http.fastlane import fast_lane_protocol
+    if fast and isinstance(app, SQSApp):
+        from sqsemu.http.relay import make_relay
+        from sqsemu.http.sqsprotocol import Lane, protocol_factory
 
-        if lane is not None:
-            lane.status = "on"
-        return fast_lane_protocol(config.request_timeout, MAX_HEADER_BYTES)
+        lane = Lane(app, config.request_timeout, MAX_HEADER_BYTES, 5.0, config.max_connections, app.lane)
+        if reason is None:
+            app.lane.status = "on"
+        else:  # every request through the ASGI cycle, with this protocol's guards
+            lane.fast = False
+            logging.getLogger("sqsemu.http").warning(
+                "HTTP fast lane off: %s; every request takes the ASGI path", reason
+            )
+            app.lane.status = f"off: {reason}"
+        return protocol_factory(lane, make_relay), lane
     logging.getLogger("sqsemu.http").warning("HTTP fast lane off: %s; every request takes the ASGI path", reason)
-    if lane is not None:
-        lane.status = f"off: {reason}"
-    if not _have("httptools"):
-        from sqsemu.http.lanecheck import h11_guard_unavailable
+    if state is not None:
+        state.status = f"off: {reason}"
+    if _have("httptools"):
+        return "httptools", None  # uvicorn's protocol alone, without the read deadline or head cap: said above
+    from sqsemu.http.lanecheck import h11_guard_unavailable
 
-        h11_reason = h11_guard_unavailable()
-        if h11_reason is not None:
-            logging.getLogger("sqsemu.http").warning("no request-read deadline (h11): %s", h11_reason)
-            return "h11"
-        from sqsemu.http.h11guard import guarded_h11_protocol
+    h11_reason = h11_guard_unavailable()
+    if h11_reason is not None:
+        logging.getLogger("sqsemu.http").warning("no request-read deadline (h11): %s", h11_reason)
+        return "h11", None
+    from sqsemu.http.h11guard import guarded_h11_protocol
 
-        return guarded_h11_protocol(config.request_timeout)
-    from sqsemu.http.lanecheck import guard_unavailable
-
-    guard = guard_unavailable()
-    if guard is not None:
-        logging.getLogger("sqsemu.http").warning("no request-read deadline or head cap: %s", guard)
-        return "httptools"
-    from sqsemu.http.protocol import guarded_protocol
-
-    return guarded_protocol(config.request_timeout, MAX_HEADER_BYTES)
+    return guarded_h11_protocol(config.request_timeout), None
 
 
-def _announce(app: ASGIApp, config: Config, server: uvicorn.Server) -> None:
+HTTPTOOLS_MISSING = "httptools is not installed (uvicorn serves HTTP with h11)"
+
+
+def _announce(app: ASGIApp, config: Config, server: uvicorn.Server, lane: Lane | None) -> None:
     """Tell the app the server listens (it logs the banner) and how to count open connections."""
     from sqsemu.http.app import SQSApp
 
@@ -200,8 +219,11 @@ def _announce(app: ASGIApp, config: Config, server: uvicorn.Server) -> None:
     servers = getattr(server, "servers", None)
     if servers and servers[0].sockets:
         port = int(servers[0].sockets[0].getsockname()[1])
-    state = server.server_state
-    app.listening(port, lambda: len(state.connections))
+    if lane is not None:
+        connections = lane.connections
+        app.listening(port, lambda: len(connections))
+    else:
+        app.listening(port)
 
 
 def _server(
@@ -215,17 +237,19 @@ def _server(
     announces itself once listening, and then sets ``started`` (if given), whether or not it could start."""
     from sqsemu.http.serving import PromptServer
 
+    uv, lane = _serving(config, app, log_config)
+
     class _Server(PromptServer):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             try:
                 await super().startup(sockets=sockets)
                 if self.started:
-                    _announce(app, config, self)
+                    _announce(app, config, self, lane)
             finally:
                 if started is not None:
                     started.set()
 
-    return _Server(_uvicorn_config(config, app, log_config), on_shutdown=broker.stop_waiting)
+    return _Server(uv, on_shutdown=broker.stop_waiting, lane=lane)
 
 
 def run(config: Config) -> int:
@@ -322,7 +346,8 @@ def _import_serving_modules() -> None:
     with contextlib.suppress(ImportError):  # uvicorn's own module for its loop="uvloop"; loaded later if renamed
         import uvicorn.loops.uvloop  # noqa: F401
     if _have("httptools"):
-        import sqsemu.http.protocol  # noqa: F401
+        import sqsemu.http.relay  # noqa: F401
+        import sqsemu.http.sqsprotocol  # noqa: F401
 
 
 def _stop_on_store_failure(app: ASGIApp, broker: Broker, server: uvicorn.Server) -> Callable[[], int]:

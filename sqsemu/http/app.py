@@ -564,8 +564,9 @@ class SQSApp:
         self,
         scope: Scope,
         header: Callable[[bytes], bytes | None],
-        read_body: Callable[[], Awaitable[bytes]],
+        read_body: Callable[[], Awaitable[bytes]] | None,
         watch_disconnect: Callable[[], asyncio.Future[None]],
+        body: bytes = b"",
     ) -> Answer | None:
         """One SQS call, from its request head to its answer: ``(status, headers, body)``, :data:`DROP` when the
         connection is to be dropped unanswered (a fault rule, realism's lost answers), or None when the client left
@@ -573,19 +574,24 @@ class SQSApp:
 
         ``scope`` gives the method, path, query string, scheme and server address (ASGI keys); ``header`` looks up
         a request header by its lower-case name (bytes; a repeated header's last value); ``read_body`` returns the
-        whole body (bytes; raises ``InvalidParameterValue`` beyond :data:`MAX_BODY_BYTES`); ``watch_disconnect``,
+        whole body (bytes; raises ``InvalidParameterValue`` beyond :data:`MAX_BODY_BYTES`), or is None when the
+        caller has read the body whole already and gives it as ``body`` (checked against the same cap: no
+        coroutine made for it); ``watch_disconnect``,
         called only when a long poll has to wait, returns a future completed when the client disconnects. A
         browser's request goes through the cross-site rule first (a preflight is answered here, and a browser
         opening ``/`` is sent to the console; neither is counted). The call is counted and logged (metrics,
-        ``--access-log``) before this returns. Used by the ASGI path (:meth:`_sqs`) and by the HTTP protocol's
-        fast lane (``sqsemu.http.fastlane``), which writes the answer itself.
+        ``--access-log``) before this returns. Used by the ASGI path (:meth:`_sqs`) and by sqsemu's own HTTP
+        protocol (``sqsemu.http.sqsprotocol``), which writes the answer itself.
         """
         call = _Call(scope, header, self.observed)
         try:
             early = self._screen(call)
             if early is not None:
                 return early
-            body = await read_body()
+            if read_body is not None:
+                body = await read_body()
+            elif len(body) > self.max_body_bytes:
+                raise _too_large(self.max_body_bytes)
             payload = await self._run(call, body, watch_disconnect)
             await self._committed()
         except _ClientGone:

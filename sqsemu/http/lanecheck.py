@@ -1,61 +1,35 @@
-"""Whether the installed uvicorn has every internal the HTTP fast lane and the guarded protocol read.
+"""Whether the installed uvicorn has what sqsemu's HTTP protocol relies on, checked at start-up.
 
-``sqsemu.http.protocol`` and ``sqsemu.http.fastlane`` subclass uvicorn's httptools protocol and read some of its
-internals (names that are not uvicorn's public API). ``pyproject.toml`` bounds uvicorn to the versions they were
-tested on (0.45 to 0.54); this module checks, at start-up and without importing those two modules, that what they
-need is there, so that a uvicorn outside those bounds (an install with ``--no-deps``, a future rename) turns the
-fast lane off with one warning line (``sqsemu.server``) and a reason in ``GET /health``, instead of silently
-taking the slow path or breaking requests.
+sqsemu's own protocol (``sqsemu.http.sqsprotocol``) subclasses nothing of uvicorn and reads none of its internals
+on the SQS path. What it still relies on of uvicorn:
 
-What is checked (each by name; an instance attribute by the names its class's ``__init__`` or ``connection_made``
-uses, from their code objects):
+- the documented ``http`` option of ``uvicorn.Config`` accepting a callable, called per connection with the
+  keywords ``config``, ``server_state``, ``app_state`` (and ``_loop``);
+- for the connections it hands over (``sqsemu.http.relay``): the class
+  ``uvicorn.protocols.http.httptools_impl.HttpToolsProtocol`` (what ``http="httptools"`` selects), made with those
+  same keywords, and its ``asyncio.Protocol`` methods ``connection_made``, ``data_received``, ``connection_lost``,
+  ``pause_writing``, ``resume_writing``;
+- ``uvicorn.Server.shutdown`` (``sqsemu.http.serving`` runs its own connections' shutdown first).
 
-- the modules ``httptools`` and ``uvicorn.protocols.http.httptools_impl``; ``STATUS_LINE`` there and
-  ``HIGH_WATER_LIMIT`` in ``uvicorn.protocols.http.flow_control``;
-- ``HttpToolsProtocol`` methods ``_start_asgi_task`` (reached from ``on_headers_complete`` and, for pipelined
-  requests, ``on_response_complete``), ``on_headers_complete``, ``on_body``, ``on_message_begin``,
-  ``on_message_complete``, ``on_response_complete``, ``data_received``, ``connection_made``, ``connection_lost``,
-  ``shutdown``; its attributes ``app``, ``loop``, ``logger``, ``access_log``, ``tasks``, ``pipeline``, ``cycle``,
-  ``transport``, ``flow``;
-- ``RequestResponseCycle`` attributes ``scope``, ``transport``, ``body``, ``default_headers``, ``on_response``,
-  ``keep_alive``, ``disconnected``, ``waiting_for_100_continue``, ``response_started``, ``response_complete``, and
-  ``FlowControl.read_paused``.
+``pyproject.toml`` bounds uvicorn to the versions tested; this module checks, without importing sqsemu's protocol,
+that each of those is there, so that a uvicorn outside those bounds (an install with ``--no-deps``, a future
+rename) turns the fast lane off with one warning line (``sqsemu.server``) and a reason in ``GET /health`` instead
+of breaking requests. The h11 fallback's needs are checked by :func:`h11_guard_unavailable`.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 from types import FunctionType
 from typing import Any
 
-__all__ = ["fast_lane_unavailable", "guard_unavailable", "h11_guard_unavailable"]
+__all__ = ["PROTOCOL_KEYWORDS", "h11_guard_unavailable", "protocol_unavailable"]
 
-_PROTOCOL_METHODS = (
-    "_start_asgi_task",
-    "on_headers_complete",
-    "on_body",
-    "on_message_begin",
-    "on_message_complete",
-    "on_response_complete",
-    "data_received",
-    "connection_made",
-    "connection_lost",
-    "shutdown",
-)
-_PROTOCOL_ATTRIBUTES = ("app", "loop", "logger", "access_log", "tasks", "pipeline", "cycle", "transport", "flow")
-_CYCLE_ATTRIBUTES = (
-    "scope",
-    "transport",
-    "body",
-    "default_headers",
-    "on_response",
-    "keep_alive",
-    "disconnected",
-    "waiting_for_100_continue",
-    "response_started",
-    "response_complete",
-)
-_CALLERS_OF_START = ("on_headers_complete", "on_response_complete")
+PROTOCOL_KEYWORDS = ("config", "server_state", "app_state", "_loop")
+"""The keywords uvicorn gives the ``http`` protocol factory, and sqsemu passes on to uvicorn's protocol."""
+
+_PROTOCOL_METHODS = ("connection_made", "data_received", "connection_lost", "pause_writing", "resume_writing")
 
 
 def _names(*functions: Any) -> set[str]:
@@ -68,22 +42,37 @@ def _names(*functions: Any) -> set[str]:
     return found
 
 
-_GUARD_METHODS = (
-    "on_headers_complete",
-    "on_message_begin",
-    "on_message_complete",
-    "data_received",
-    "connection_made",
-    "connection_lost",
-    "shutdown",
-)
-_GUARD_ATTRIBUTES = ("loop", "logger", "cycle", "transport", "flow")
-
-
-def guard_unavailable() -> str | None:
-    """Why the installed uvicorn cannot carry the guarded protocol (``sqsemu.http.protocol``: read deadline, head
-    cap), or None when it can. Its needs are a subset of the fast lane's."""
-    return _check(_GUARD_METHODS, (), _GUARD_ATTRIBUTES, ("response_started", "response_complete"))
+def protocol_unavailable() -> str | None:
+    """Why sqsemu's HTTP protocol cannot serve with the installed uvicorn (one short sentence naming the first
+    missing piece), or None when it can."""
+    try:
+        importlib.import_module("httptools")
+    except ImportError:
+        return "httptools is not installed (uvicorn serves HTTP with h11)"
+    try:
+        impl = importlib.import_module("uvicorn.protocols.http.httptools_impl")
+        server = importlib.import_module("uvicorn.server")
+    except ImportError as exc:
+        return f"uvicorn has no {exc.name or 'httptools protocol'} module"
+    protocol = getattr(impl, "HttpToolsProtocol", None)
+    if protocol is None:
+        return "uvicorn has no HttpToolsProtocol"
+    for method in _PROTOCOL_METHODS:
+        if not callable(getattr(protocol, method, None)):
+            return f"uvicorn's HttpToolsProtocol has no {method}()"
+    try:
+        parameters = inspect.signature(protocol).parameters
+    except (TypeError, ValueError):
+        return "uvicorn's HttpToolsProtocol has no readable signature"
+    for keyword in PROTOCOL_KEYWORDS:
+        if keyword not in parameters:
+            return f"uvicorn's HttpToolsProtocol takes no {keyword} argument"
+    server_class = getattr(server, "Server", None)
+    if server_class is None or not callable(getattr(server_class, "shutdown", None)):
+        return "uvicorn's Server has no shutdown()"
+    if "http_protocol_class" not in _names(importlib.import_module("uvicorn.config").Config.load):
+        return "uvicorn's Config does not take a protocol class as its http option"
+    return None
 
 
 def h11_guard_unavailable() -> str | None:
@@ -105,47 +94,4 @@ def h11_guard_unavailable() -> str | None:
     for attribute in ("conn", "loop", "transport"):
         if attribute not in known:
             return f"uvicorn's H11Protocol has no {attribute} attribute"
-    return None
-
-
-def fast_lane_unavailable() -> str | None:
-    """Why the installed uvicorn cannot carry the fast lane (one short sentence naming the first missing
-    internal), or None when it can."""
-    return _check(_PROTOCOL_METHODS, _CALLERS_OF_START, _PROTOCOL_ATTRIBUTES, _CYCLE_ATTRIBUTES)
-
-
-def _check(
-    methods: tuple[str, ...], callers: tuple[str, ...], attributes: tuple[str, ...], cycle_attributes: tuple[str, ...]
-) -> str | None:
-    try:
-        importlib.import_module("httptools")
-    except ImportError:
-        return "httptools is not installed (uvicorn serves HTTP with h11)"
-    try:
-        impl = importlib.import_module("uvicorn.protocols.http.httptools_impl")
-        flow_control = importlib.import_module("uvicorn.protocols.http.flow_control")
-    except ImportError as exc:
-        return f"uvicorn has no {exc.name or 'httptools protocol'} module"
-    for module, name in ((impl, "STATUS_LINE"), (flow_control, "HIGH_WATER_LIMIT"), (impl, "RequestResponseCycle")):
-        if not hasattr(module, name):
-            return f"uvicorn has no {module.__name__}.{name}"
-    protocol = getattr(impl, "HttpToolsProtocol", None)
-    if protocol is None:
-        return "uvicorn has no HttpToolsProtocol"
-    for method in methods:
-        if not callable(getattr(protocol, method, None)):
-            return f"uvicorn's HttpToolsProtocol has no {method}()"
-    for caller in callers:
-        if "_start_asgi_task" not in _names(getattr(protocol, caller)):
-            return f"uvicorn's HttpToolsProtocol.{caller}() does not start requests through _start_asgi_task()"
-    known = _names(protocol.__init__, protocol.connection_made)
-    for attribute in attributes:
-        if attribute not in known:
-            return f"uvicorn's HttpToolsProtocol has no {attribute} attribute"
-    known = _names(impl.RequestResponseCycle.__init__)
-    for attribute in cycle_attributes:
-        if attribute not in known:
-            return f"uvicorn's RequestResponseCycle has no {attribute} attribute"
-    if "read_paused" not in _names(flow_control.FlowControl.__init__):
-        return "uvicorn's FlowControl has no read_paused attribute"
     return None

@@ -1,7 +1,7 @@
 """The server's fixed resource limits, and raising the process's open-files limit at start.
 
 - :data:`MAX_HEADER_BYTES`: largest request head (request line and headers); larger ones are answered 431 before
-  they are parsed (``sqsemu.http.protocol``).
+  they are parsed (``sqsemu.http.sqsprotocol``).
 - :func:`raise_open_files_limit`: every connection holds a file descriptor; the soft ``RLIMIT_NOFILE`` is often
   1,024 while the hard one is far higher, so the server raises the soft one to the hard one at start.
   ``Config.max_connections`` should stay below the result: beyond it the kernel, not the server, turns clients

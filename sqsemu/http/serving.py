@@ -9,17 +9,27 @@ ones do not wait) as its shutdown *begins*, before uvicorn waits for open reques
 to write those answers. Requests still running after :data:`SHUTDOWN_GRACE_S` (e.g. under a fault rule's latency)
 are cancelled by uvicorn's ``timeout_graceful_shutdown``, which the server config sets to it.
 
+The connections of sqsemu's own protocol (``sqsemu.http.sqsprotocol``) are shut down here, not by uvicorn (which
+does not know them): idle ones and requests still arriving are closed at once, calls being answered finish (for at
+most :data:`SHUTDOWN_GRACE_S`, then their tasks are cancelled), no new connection is served; then uvicorn's own
+shutdown runs (it stops listening and shuts the connections handed to its protocol, ``sqsemu.http.relay``).
+
 Shutdown begins at most 0.1 s after the signal (uvicorn's main loop looks at ``should_exit`` ten times a second);
 with 1,000 long polls open the process exits well within a second.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import uvicorn
+
+if TYPE_CHECKING:
+    from sqsemu.http.sqsprotocol import Lane
 
 __all__ = ["SHUTDOWN_GRACE_S", "PromptServer"]
 
@@ -30,15 +40,27 @@ SHUTDOWN_GRACE_S = 5
 
 
 class PromptServer(uvicorn.Server):
-    """``uvicorn.Server`` calling ``on_shutdown()`` (synchronously, on the event loop) when its shutdown begins."""
+    """``uvicorn.Server`` calling ``on_shutdown()`` (synchronously, on the event loop) when its shutdown begins, then
+    shutting down ``lane``'s connections (sqsemu's own protocol), then uvicorn's."""
 
-    def __init__(self, config: uvicorn.Config, on_shutdown: Callable[[], None]) -> None:
+    def __init__(self, config: uvicorn.Config, on_shutdown: Callable[[], None], lane: Lane | None = None) -> None:
         super().__init__(config)
         self.on_shutdown = on_shutdown
+        self.lane = lane
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         try:
             self.on_shutdown()
         except Exception:
             logger.exception("releasing long polls at shutdown failed")
+        lane = self.lane
+        if lane is not None:
+            lane.shutdown()
+            loop = asyncio.get_running_loop()
+            until = loop.time() + SHUTDOWN_GRACE_S
+            while lane.busy() and loop.time() < until and not self.force_exit:
+                await asyncio.sleep(0.01)
+            cancelled = lane.cancel_tasks()
+            if cancelled:
+                logger.error("Cancelled %d running call(s): the graceful shutdown's grace period ran out", cancelled)
         await super().shutdown(sockets=sockets)

@@ -37,6 +37,7 @@ def _assert_empty_receive(response: tuple[int, dict[str, str], bytes]) -> None:
     """A valid ReceiveMessage answer with no messages, in either wire protocol."""
     status, headers, body = response
     assert status == 200, (status, body)
+    assert headers.get("connection") == "close", headers  # the server is going: the connection is not kept
     if headers["content-type"].startswith("application/x-amz-json"):
         assert json.loads(body).get("Messages", []) == [], body
     else:

@@ -1,12 +1,12 @@
-"""``sqsemu.http.fastlane``: SQS calls answered by the HTTP protocol itself, driven through a fake transport on a
-real event loop over the real app and broker (manual clock): the answers match the ASGI path's, each is written in
-one piece, long polls wait and see their client leave, and the requests that do not qualify (browsers, large
-bodies, ``Expect: 100-continue``, pipelining behind a waiting call) are still answered, the ASGI way."""
+"""``sqsemu.http.sqsprotocol``: SQS calls answered by sqsemu's own HTTP protocol, driven through a fake transport
+on a real event loop over the real app and broker (manual clock): the answers match the ASGI path's, each is written
+in one piece, long polls wait and see their client leave, requests pipelined behind a waiting call wait their turn,
+and the requests that do not qualify (browsers, large bodies, ``Expect: 100-continue``, proxies) are still answered,
+by uvicorn's own protocol the connection is handed to (``sqsemu.http.relay``)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -17,7 +17,8 @@ from uvicorn.server import ServerState
 
 from sqsemu.config import Config
 from sqsemu.engine.broker import Namespace
-from sqsemu.http.fastlane import FAST_BODY_LIMIT, FastLaneProtocol, fast_lane_protocol
+from sqsemu.http.relay import make_relay
+from sqsemu.http.sqsprotocol import FAST_BODY_LIMIT, Lane, SQSProtocol, protocol_factory
 from tests.unit.app_helpers import AUTH, call_asgi, make_app
 
 DEFAULT = Namespace("000000000000", "us-east-1")
@@ -71,26 +72,25 @@ class FakeTransport:
         return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 9324)}.get(name, default)
 
 
-class AnswerReplaced:
-    """The SQS app as the fast lane sees it (``FastLaneProtocol._sqs``), its ``answer`` replaced by ``answer``:
-    a compiled ``SQSApp`` (sqsemu.compiled) takes no patched methods, so tests replace the fast lane's view of it."""
+_LANES: dict[int, Lane] = {}  # by id(app): a compiled SQSApp takes no new attributes; cleared per test (served)
 
-    def __init__(self, app: Any, answer: Any) -> None:
-        self._app = app
-        self.answer = answer
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._app, name)
+def lane_of(app: Any) -> Lane:
+    """The app's one lane (what a server's connections share), made at first use."""
+    lane = _LANES.get(id(app))
+    if lane is None:
+        lane = _LANES[id(app)] = Lane(app, 30.0, 64 * 1024, 5.0, 1000, app.lane)
+    return lane
 
 
 class Conn:
-    """One client connection to the fast-lane protocol."""
+    """One client connection to sqsemu's protocol."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, app: Any, state: ServerState) -> None:
         config = uvicorn.Config(app, lifespan="off", log_level="critical", access_log=False)
         config.load()
         self.loop = loop
-        self.protocol: FastLaneProtocol = fast_lane_protocol(30.0, 64 * 1024)(
+        self.protocol: SQSProtocol = protocol_factory(lane_of(app), make_relay)(
             config=config, server_state=state, app_state={}, _loop=loop
         )
         self.transport = FakeTransport()
@@ -150,6 +150,7 @@ def served(loop: asyncio.AbstractEventLoop) -> tuple[Any, Any, ServerState]:
         return make_app(Config())
 
     app, broker = loop.run_until_complete(build())
+    _LANES.clear()
     broker.create_queue(DEFAULT, "q", {}, {})
     return app, broker, ServerState()
 
@@ -176,7 +177,7 @@ def test_a_send_is_answered_in_one_write_as_the_asgi_path_answers_it(
     conn = Conn(loop, app, state)
     conn.feed(json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "hello"}))
     assert len(conn.transport.writes) == 1
-    assert not state.tasks
+    assert not lane_of(app).tasks
     [(status, headers, body)] = conn.answers()
     assert status == 200
     assert headers["content-type"] == "application/x-amz-json-1.0"
@@ -209,7 +210,7 @@ def test_keep_alive_requests_follow_each_other_and_http_1_0_is_closed(
     for i in range(3):
         conn.feed(json_request("SendMessage", {"QueueUrl": URL, "MessageBody": f"m{i}"}))
     assert [a[0] for a in conn.answers()] == [200, 200, 200]
-    assert state.total_requests == 3
+    assert app.lane.answers == 3
     old = Conn(loop, app, state)
     old.feed(json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "m3"}, version=b"1.0"))
     [(status, headers, _)] = old.answers()
@@ -223,11 +224,11 @@ def test_a_long_poll_waits_in_a_task_and_is_answered_when_a_message_arrives(
     app, _, state = served
     conn = Conn(loop, app, state)
     conn.feed(json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20}))
-    assert conn.transport.writes == [] and len(state.tasks) == 1
+    assert conn.transport.writes == [] and len(lane_of(app).tasks) == 1
     send(loop, app, state, "wake")
     [(status, _, body)] = conn.answers()
     assert status == 200 and [m["Body"] for m in json.loads(body)["Messages"]] == ["wake"]
-    assert not state.tasks
+    assert not lane_of(app).tasks
 
 
 def test_a_long_poll_whose_client_left_takes_no_message(loop: asyncio.AbstractEventLoop, served: Any) -> None:
@@ -239,7 +240,7 @@ def test_a_long_poll_whose_client_left_takes_no_message(loop: asyncio.AbstractEv
     send(loop, app, state, "kept")
     assert conn.transport.writes == []
     assert counts(loop, app, state) == (1, 0)
-    assert not state.tasks
+    assert not lane_of(app).tasks
 
 
 def test_a_request_pipelined_behind_a_long_poll_is_answered_after_it(
@@ -295,7 +296,7 @@ def test_a_waiting_call_cancelled_at_shutdown_closes_its_connection(
     app, _, state = served
     conn = Conn(loop, app, state)
     conn.feed(json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20}))
-    [task] = state.tasks
+    [task] = lane_of(app).tasks
     task.cancel()
     conn.settle()
     assert task.cancelled() and conn.transport.closed and conn.transport.writes == []
@@ -313,7 +314,7 @@ def test_a_waiting_call_cancelled_before_its_task_first_ran_closes_its_connectio
     def read_and_cancel() -> None:
         conn.protocol.data_received(json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20}))
         waiting.append(broker.get_queue(DEFAULT, "q").waiters.waiting_count())
-        [task] = state.tasks  # made, not run yet: cancelled before its first step (a shutdown at that moment)
+        [task] = lane_of(app).tasks  # made, not run yet: cancelled before its first step (a shutdown at that moment)
         task.cancel()
         tasks.append(task)
 
@@ -324,20 +325,20 @@ def test_a_waiting_call_cancelled_before_its_task_first_ran_closes_its_connectio
     assert waiting == [1]
     assert task.cancelled() and conn.transport.closed and conn.transport.writes == []
     assert broker.get_queue(DEFAULT, "q").waiters.waiting_count() == 0
-    assert not state.tasks
+    assert not lane_of(app).tasks
 
 
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
 def test_a_keyboard_interrupt_or_system_exit_in_a_call_is_not_swallowed(
     loop: asyncio.AbstractEventLoop, served: Any, monkeypatch: pytest.MonkeyPatch, stop: type[BaseException]
 ) -> None:
-    app, _, state = served
+    app, broker, state = served
 
-    async def stopping(*args: Any) -> Any:
+    def stopping(*args: Any, **kwargs: Any) -> Any:
         raise stop
 
     conn = Conn(loop, app, state)
-    conn.protocol._sqs = AnswerReplaced(app, stopping)  # type: ignore[assignment]
+    monkeypatch.setattr(broker, "send_message", stopping)  # the broker is pure Python: an instance attribute
     loop.call_soon(conn.protocol.data_received, json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "x"}))
     with pytest.raises(stop):  # out of the event loop, as from uvicorn's own request tasks
         for _ in range(3):
@@ -345,41 +346,10 @@ def test_a_keyboard_interrupt_or_system_exit_in_a_call_is_not_swallowed(
     assert conn.transport.closed and conn.transport.writes == []
 
 
-@pytest.mark.parametrize("reset", [False, True])
-def test_calls_run_in_a_fresh_context_when_uvicorn_resets_context_variables(
-    loop: asyncio.AbstractEventLoop, served: Any, monkeypatch: pytest.MonkeyPatch, reset: bool
-) -> None:
-    app, _, state = served
-    leaked: contextvars.ContextVar[str] = contextvars.ContextVar("leaked", default="fresh")
-    seen: list[str] = []
-    answer = app.answer
-
-    async def noting(*args: Any) -> Any:
-        seen.append(leaked.get())
-        return await answer(*args)
-
-    config = uvicorn.Config(app, lifespan="off", log_level="critical", access_log=False, reset_contextvars=reset)
-    config.load()
-    protocol = fast_lane_protocol(30.0, 64 * 1024)(config=config, server_state=state, app_state={}, _loop=loop)
-    protocol._sqs = AnswerReplaced(app, noting)  # type: ignore[assignment]
-    transport = FakeTransport()
-    protocol.connection_made(transport)  # type: ignore[arg-type]
-    context = contextvars.copy_context()
-    context.run(leaked.set, "set by the lifespan")
-    loop.call_soon(
-        context.run, protocol.data_received, json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "x"})
-    )
-    for _ in range(3):
-        loop.run_until_complete(asyncio.sleep(0))
-    assert seen == ["fresh" if reset else "set by the lifespan"]
-    assert len(transport.writes) == 1
-
-
 def test_trace_logging_turns_the_fast_lane_off_with_one_warning_that_says_why(
     loop: asyncio.AbstractEventLoop, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # uvicorn wraps the app in its message logger at --log-level trace: the fast lane could not see the app.
-    from sqsemu.http.protocol import GuardedHttpToolsProtocol
+    # uvicorn wraps the app in its message logger at --log-level trace: its messages are only seen in the ASGI cycle.
     from sqsemu.server import _http_protocol
 
     async def build() -> Any:
@@ -387,10 +357,10 @@ def test_trace_logging_turns_the_fast_lane_off_with_one_warning_that_says_why(
 
     app = loop.run_until_complete(build())
     with caplog.at_level("WARNING", logger="sqsemu.http"):
-        http = _http_protocol(app.config, app)
+        _, lane = _http_protocol(app.config, app)
     reason = "--log-level trace wraps the app in uvicorn's message logger"
     assert app.lane.status == f"off: {reason}"
     assert [r.getMessage() for r in caplog.records] == [
         f"HTTP fast lane off: {reason}; every request takes the ASGI path"
     ]
-    assert issubclass(http, GuardedHttpToolsProtocol) and not issubclass(http, FastLaneProtocol)
+    assert lane is not None and not lane.fast  # sqsemu's protocol still guards the connections

@@ -1,6 +1,8 @@
-"""``sqsemu.http.protocol``: the request-read deadline and the request-head cap, driven byte by byte through a fake
-transport on a real event loop (no sockets), including the cases a real client rarely produces: heads split at
-every byte, pipelined requests, a connection whose reading the server paused."""
+"""The guards of sqsemu's HTTP protocol (``sqsemu.http.sqsprotocol``, ``sqsemu.http.deadline``): the request-read
+deadline and the request-head cap, driven byte by byte through a fake transport on a real event loop (no sockets),
+including the cases a real client rarely produces: heads split at every byte, pipelined requests, a connection whose
+reading the server paused. The requests here go to a plain ASGI app through uvicorn's protocol the connection is
+handed to (``sqsemu.http.relay``): the guards hold on those connections too."""
 
 from __future__ import annotations
 
@@ -12,7 +14,12 @@ import pytest
 import uvicorn
 from uvicorn.server import ServerState
 
-from sqsemu.http.protocol import GuardedHttpToolsProtocol, _head_end, guarded_protocol
+from sqsemu.config import Config
+from sqsemu.http.deadline import ReadDeadline
+from sqsemu.http.relay import make_relay
+from sqsemu.http.sqsprotocol import Lane, SQSProtocol, head_end, protocol_factory
+from sqsemu.observability.fastlane import FastLaneState
+from tests.unit.app_helpers import make_app
 
 CAP = 1024
 TIMEOUT_S = 0.05
@@ -62,11 +69,16 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop.close()
 
 
-def _connect(loop: asyncio.AbstractEventLoop) -> tuple[GuardedHttpToolsProtocol, FakeTransport]:
-    config = uvicorn.Config(_ok_app, lifespan="off", log_level="critical")
+def _connect(loop: asyncio.AbstractEventLoop, app: Any = _ok_app) -> tuple[SQSProtocol, FakeTransport]:
+    config = uvicorn.Config(app, lifespan="off", log_level="critical")
     config.load()
-    cls = guarded_protocol(TIMEOUT_S, CAP)
-    protocol = cls(config=config, server_state=ServerState(), app_state={}, _loop=loop)
+
+    async def sqs_app() -> Any:
+        return make_app(Config())[0]
+
+    lane = Lane(loop.run_until_complete(sqs_app()), TIMEOUT_S, CAP, 5.0, 1000, FastLaneState())
+    lane.fast = False  # every request to the ASGI app, through uvicorn's protocol
+    protocol = protocol_factory(lane, make_relay)(config=config, server_state=ServerState(), app_state={}, _loop=loop)
     transport = FakeTransport()
     protocol.connection_made(transport)  # type: ignore[arg-type]
     return protocol, transport
@@ -84,9 +96,9 @@ def _request(extra_header_bytes: int = 0, body: bytes = b"") -> bytes:
 
 
 def test_head_end_finds_the_empty_line_with_crlf_or_bare_lf() -> None:
-    assert _head_end(b"GET / HTTP/1.1\r\nA: b\r\n\r\nbody") == len(b"GET / HTTP/1.1\r\nA: b\r\n\r\n")
-    assert _head_end(b"GET / HTTP/1.1\nA: b\n\nbody") == len(b"GET / HTTP/1.1\nA: b\n\n")
-    assert _head_end(b"GET / HTTP/1.1\r\nA: b\r\n") == -1
+    assert head_end(b"GET / HTTP/1.1\r\nA: b\r\n\r\nbody") == len(b"GET / HTTP/1.1\r\nA: b\r\n\r\n")
+    assert head_end(b"GET / HTTP/1.1\nA: b\n\nbody") == len(b"GET / HTTP/1.1\nA: b\n\n")
+    assert head_end(b"GET / HTTP/1.1\r\nA: b\r\n") == -1
 
 
 def test_a_head_under_the_cap_with_a_large_body_in_the_same_read_is_served(loop: asyncio.AbstractEventLoop) -> None:
@@ -175,8 +187,7 @@ def test_no_deadline_runs_between_a_complete_request_and_its_answer(loop: asynci
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"0")]})
         await send({"type": "http.response.body", "body": b""})
 
-    protocol, transport = _connect(loop)
-    protocol.app = slow_app
+    protocol, transport = _connect(loop, slow_app)
     protocol.data_received(_request())
     _settle(loop, TIMEOUT_S * 3)
     assert not transport.closed
@@ -186,14 +197,33 @@ def test_no_deadline_runs_between_a_complete_request_and_its_answer(loop: asynci
 
 
 def test_a_connection_the_server_stopped_reading_is_not_timed_out(loop: asyncio.AbstractEventLoop) -> None:
-    protocol, transport = _connect(loop)
-    protocol.data_received(b"POST / HTTP/1.1\r\nHo")
-    protocol.flow.pause_reading()
+    paused = [True]
+    late: list[float] = []
+    deadline = ReadDeadline(loop, TIMEOUT_S, lambda: paused[0], lambda: late.append(loop.time()))
+    deadline.start()
     _settle(loop, TIMEOUT_S * 3)
-    assert not transport.closed
-    protocol.flow.resume_reading()
-    _settle(loop, TIMEOUT_S * 2)
-    assert transport.closed and transport.written.startswith(b"HTTP/1.1 408 ")
+    assert late == []
+    paused[0] = False
+    resumed = loop.time()
+    _settle(loop, TIMEOUT_S * 3)
+    assert len(late) == 1 and late[0] >= resumed
+
+
+def test_an_idle_connection_is_closed_after_the_keep_alive_timeout_and_a_busy_one_is_not(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    closed: list[str] = []
+    deadline = ReadDeadline(loop, 10.0, lambda: False, lambda: closed.append("late"), lambda: closed.append("idle"))
+    deadline.start()
+    deadline.stop()  # the request was read whole
+    deadline.idle_until(TIMEOUT_S)  # answered: idle from now
+    _settle(loop, TIMEOUT_S * 3)
+    assert closed == ["idle"]
+    deadline.start()  # a request began: the idle timeout no longer applies
+    deadline.stop()
+    _settle(loop, TIMEOUT_S * 3)
+    assert closed == ["idle"]
+    deadline.close()
 
 
 def test_shutdown_closes_a_connection_whose_body_is_still_arriving(loop: asyncio.AbstractEventLoop) -> None:
