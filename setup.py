@@ -166,7 +166,7 @@ class _OptionalBuildExt(build_ext):
             for ext in cached:
                 target = self.get_ext_fullpath(ext.name)
                 os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-                shutil.copy2(ext.sqsemu_cached, target)
+                shutil.copy(ext.sqsemu_cached, target)  # not copy2: built now, as far as the staleness check goes
             return
         try:
             super().run()
