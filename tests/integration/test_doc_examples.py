@@ -168,3 +168,36 @@ def test_getting_started_shows_what_sqsemu_prints(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(timeout=30)
     assert _normalised(printed, port) == _normalised(documented, 9324)
+
+
+_DATA_BLOCK = re.compile(r"^```(toml|yaml|json)[^\n]*\n(.*?)^```", re.S | re.M)
+
+
+def _data_blocks() -> list[tuple[str, str, str]]:
+    found = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for match in _DATA_BLOCK.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            found.append((f"{page.relative_to(ROOT)}:{line}", match.group(1), match.group(2)))
+    return found
+
+
+@pytest.mark.parametrize(("where", "language", "text"), [pytest.param(*b, id=b[0]) for b in _data_blocks()])
+def test_every_configuration_example_loads(where: str, language: str, text: str, tmp_path: Path) -> None:
+    """A TOML example is a sqsemu configuration file that loads (every key and declaration checked); a YAML or JSON
+    example parses."""
+    import json
+
+    import yaml
+
+    from sqsemu.declare import config_from_file
+
+    if language == "toml":
+        path = tmp_path / "sqsemu.toml"
+        path.write_text(text, encoding="utf-8")
+        config_from_file(path)
+    elif language == "yaml":
+        assert yaml.safe_load(text) is not None, where
+    else:
+        json.loads(text)
