@@ -9,7 +9,7 @@
   worker, so the resource is made once per run and not once per worker: every test of a module that defines a
   module- or session-scoped fixture (a server with special flags, a built site, a built wheel, a browser), and every
   test under a folder of :data:`GROUPED_FOLDERS` (one SparkSession, one Docker image). Every other test is scheduled
-  on its own. The long groups come first (:data:`LONG_GROUPS`), so that none starts last and keeps the run waiting.
+  on its own. The longest tests come first (:data:`LONG_RUNNING`), so that none starts last and keeps the run waiting.
 - **``slow``** (the marker): every test of :data:`SLOW_MODULES` and :data:`GROUPED_FOLDERS` carries it, as may any
   test that says so; ``python -m pytest -m "not slow"`` is the inner loop (docs/development.md says what it leaves
   out).
@@ -31,6 +31,9 @@ import pytest
 TESTS_DIR = Path(__file__).resolve().parent
 GROUPED_FOLDERS = ("spark", "integration/container")
 """Folders (under tests/) whose tests share session-scoped set-up defined in their conftest: one group each."""
+OWN_PROCESSES = ("spark/test_example.py", "spark/test_connect.py")
+"""Modules under a grouped folder that do not use its shared set-up (they start Spark in processes of their own):
+scheduled like any other module, beside the folder's group."""
 SLOW_MODULES = (
     "integration/test_package.py",
     "integration/test_console_browser.py",
@@ -50,8 +53,18 @@ SLOW_MODULES = (
     "unit/test_compiled.py",
 )
 """Modules whose tests take seconds each (a build, a browser, Node, a Lambda runtime, mypy): the ``slow`` marker."""
-LONG_GROUPS = ("spark", "integration/container", "integration/test_package.py", "integration/test_console_browser.py")
-"""Groups known to run longest (by ``--durations``): scheduled first."""
+LONG_RUNNING = (
+    "spark/test_example.py",
+    "spark/test_connect.py",
+    "spark",
+    "integration/test_crash.py",
+    "integration/test_lambda_serverless_offline.py",
+    "integration/container",
+    "integration/test_package.py",
+    "integration/test_console_browser.py",
+)
+"""Paths (under tests/) whose tests run longest (by ``--durations``), longest first: scheduled first, so that none
+starts last and keeps the run waiting."""
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -104,7 +117,7 @@ def group_of(path: Path, nodeid: str) -> str:
     except ValueError:
         return nodeid
     for folder in GROUPED_FOLDERS:
-        if relative.startswith(folder + "/"):
+        if relative.startswith(folder + "/") and relative not in OWN_PROCESSES:
             return folder
     if _defines_shared_fixture(path.resolve()):
         return relative
@@ -134,12 +147,13 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Put the long groups first (the rest keeps its collection order)."""
+    """Put the longest-running tests first (the rest keeps its collection order)."""
 
     def rank(item: pytest.Item) -> int:
-        group = group_of(Path(str(item.path)), item.nodeid)
-        if group in LONG_GROUPS:
-            return LONG_GROUPS.index(group)
-        return len(LONG_GROUPS) if group != item.nodeid else len(LONG_GROUPS) + 1
+        relative = _relative(item)
+        for place, prefix in enumerate(LONG_RUNNING):
+            if relative == prefix or relative.startswith(prefix + "/"):
+                return place
+        return len(LONG_RUNNING)
 
     items.sort(key=rank)  # stable: the collection order is kept within each rank
