@@ -38,8 +38,15 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# The package is checked as installed: a PYTHONPATH pointing at a checkout (as when the suite runs on the sources)
+# would make pip see sqsemu as installed already and the fresh environment import the checkout instead of the wheel.
+_CLEAN_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
 def _run(*argv: str | Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    result = subprocess.run(
+        [str(a) for a in argv], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=_CLEAN_ENV
+    )
     assert result.returncode == 0, f"{' '.join(map(str, argv))}:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
     return result
 
@@ -120,7 +127,7 @@ def test_a_second_build_of_the_same_sources_reuses_the_compiled_modules(dist: di
         sdist.extractall(tmp_path, filter="data")
     (source,) = tmp_path.glob("sqsemu-*")
     argv = [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "out"), str(source)]
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=_CLEAN_ENV)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "reusing its compiled modules" in result.stdout + result.stderr, result.stderr[-3000:]
     (again,) = (tmp_path / "out").glob("sqsemu-*.whl")
@@ -135,7 +142,7 @@ def test_a_fresh_venv_with_the_wheel_runs_sqsemu(dist: dict[str, Path], tmp_path
     _run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", dist["wheel"])
     version = _run(venv / "bin" / "sqsemu", "--version").stdout.strip()
     assert version == f"sqsemu, version {__version__}"
-    with ServerProcess(command=[str(venv / "bin" / "sqsemu")]) as srv:
+    with ServerProcess(command=[str(venv / "bin" / "sqsemu")], env={"PYTHONPATH": ""}) as srv:
         sqs = json_client(srv.endpoint_url)
         url = sqs.create_queue(QueueName="from-the-wheel")["QueueUrl"]
         sqs.send_message(QueueUrl=url, MessageBody="installed from the wheel")
