@@ -10,20 +10,29 @@ shows it with ``-v``; the server's banner and ``GET /health`` say it too, as ``b
 - a C compiler compiles a file that includes ``Python.h`` (the compiler named by ``CC`` or Python's build);
 - mypyc type-checks and translates the modules, and the C compiles and links (a failure there is announced and the
   pure package is installed: the ``.py`` sources are always in it).
+
+**The build cache.** A compile is kept in ``$SQSEMU_BUILD_CACHE`` (default ``~/.cache/sqsemu/mypyc``; ``off`` turns
+the cache off), under a key that hashes every file of the package's sources, this file, pyproject.toml, the mypy
+version and the Python ABI. A build whose key is there reuses those compiled modules instead of compiling again, and
+says so: an editable reinstall with another extra, or the wheel that ``python -m build`` makes from the same sources
+(the package tests), takes seconds instead of minutes. Identical inputs give the same C, so what is reused is what
+would have been compiled.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
 import tempfile
 from typing import Any
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -61,6 +70,84 @@ def _compiler_works() -> str:
     return ""
 
 
+CACHE_ENV = "SQSEMU_BUILD_CACHE"
+
+
+def _cache_root() -> str | None:
+    """The build cache's folder, or None when ``SQSEMU_BUILD_CACHE=off``."""
+    chosen = os.environ.get(CACHE_ENV, "").strip()
+    if chosen.lower() in ("off", "0", "false", "no"):
+        return None
+    if chosen:
+        return chosen
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "sqsemu", "mypyc")
+
+
+def _cache_key() -> str:
+    """A hash of everything the compiled modules depend on (see the module docstring)."""
+    import mypy.version
+
+    digest = hashlib.sha256()
+    digest.update(f"{mypy.version.__version__} {sysconfig.get_config_var('EXT_SUFFIX')} {_MYPY_FLAGS}".encode())
+    names = ["setup.py", "pyproject.toml"]
+    for folder, dirs, files in os.walk(os.path.join(HERE, "sqsemu")):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        names += [os.path.relpath(os.path.join(folder, f), HERE) for f in sorted(files) if f.endswith(".py")]
+    for name in names:
+        digest.update(name.encode() + b"\0")
+        with open(os.path.join(HERE, name), "rb") as f:
+            digest.update(hashlib.sha256(f.read()).digest())
+    return digest.hexdigest()[:32]
+
+
+def _cached_extensions() -> tuple[list[Any], str] | None:
+    """``(extensions, folder)`` when the build cache holds this key's compiled modules, else None. Each extension
+    has no sources: ``_OptionalBuildExt`` copies its file from the folder (``MANIFEST``: one ``name file`` a line)."""
+    root = _cache_root()
+    if root is None:
+        return None
+    folder = os.path.join(root, _cache_key())
+    manifest = os.path.join(folder, "MANIFEST")
+    if not os.path.isfile(manifest):
+        return None
+    extensions: list[Any] = []
+    with open(manifest) as f:
+        for line in f:
+            name, _, file = line.strip().partition(" ")
+            if not os.path.isfile(os.path.join(folder, file)):
+                return None
+            extension = Extension(name, sources=[])
+            extension.sqsemu_cached = os.path.join(folder, file)
+            extensions.append(extension)
+    return extensions, folder
+
+
+def _store_in_cache(built: list[tuple[str, str]]) -> None:
+    """Keep the compiled modules ``[(extension name, built file), ...]`` in the build cache (written to a temporary
+    folder and renamed into place, so that a build running beside this one never sees half of it)."""
+    root = _cache_root()
+    if root is None or not built:
+        return
+    try:
+        os.makedirs(root, exist_ok=True)
+        folder = os.path.join(root, _cache_key())
+        if os.path.isdir(folder):
+            return
+        partial = tempfile.mkdtemp(dir=root, prefix=".partial-")
+        with open(os.path.join(partial, "MANIFEST"), "w") as manifest:
+            for name, path in built:
+                kept = f"{name}{os.path.splitext(path)[1]}"  # by extension name: two packages may share a basename
+                shutil.copy2(path, os.path.join(partial, kept))
+                manifest.write(f"{name} {kept}\n")
+        try:
+            os.rename(partial, folder)
+        except OSError:  # another build stored the same key first
+            shutil.rmtree(partial, ignore_errors=True)
+    except OSError as error:
+        _say(f"could not store the compiled modules in the build cache ({error}); the build is unaffected")
+
+
 class _OptionalBuildExt(build_ext):
     """build_ext that installs the pure package when compiling or linking fails, saying so."""
 
@@ -74,8 +161,16 @@ class _OptionalBuildExt(build_ext):
             self.parallel = os.cpu_count() or 1
 
     def run(self) -> None:
+        cached = [ext for ext in self.extensions if hasattr(ext, "sqsemu_cached")]
+        if cached:
+            for ext in cached:
+                target = self.get_ext_fullpath(ext.name)
+                os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+                shutil.copy(ext.sqsemu_cached, target)  # not copy2: built now, as far as the staleness check goes
+            return
         try:
             super().run()
+            _store_in_cache([(ext.name, self.get_ext_fullpath(ext.name)) for ext in self.extensions])
         except Exception as error:  # noqa: BLE001 - any compile or link failure: the pure package still works
             _say(f"compiling failed ({error}); building the pure-Python package instead")
             self.extensions = []
@@ -119,6 +214,14 @@ def _ext_modules() -> list[Any]:
     if problem:
         _say(f"{problem}: building the pure-Python package")
         return []
+    try:
+        cached = _cached_extensions()
+    except (OSError, ImportError) as error:
+        _say(f"the build cache cannot be read ({error}): compiling")
+        cached = None
+    if cached is not None:
+        _say(f"the sources are unchanged since a build kept in {cached[1]}: reusing its compiled modules")
+        return cached[0]
     paths = [os.path.join(*m.split(".")) + ".py" for m in modules]
     _say(f"compiling {len(paths)} modules with mypyc")
     try:

@@ -294,7 +294,11 @@ def _serve(config: Config) -> None:
         raise click.ClickException(str(exc)) from None
     if status == STARTUP_FAILED_EXIT_STATUS:  # uvicorn logged why (the address): say it once more, last
         address = f"{config.host}:{config.port}"
-        click.echo(f"Error: cannot start: cannot listen on {address} (see the error logged above)", err=True)
+        click.echo(
+            f"Error: cannot start: cannot listen on {address} (see the error logged above). Another port: --port N"
+            " (or SQSEMU_PORT=N; 0 picks a free one)",
+            err=True,
+        )
     if status:  # 1: could not start; 3: the durable store failed while serving, and logged why
         click.get_current_context().exit(status)
 

@@ -337,7 +337,7 @@ class Config:
         if not ACCOUNT_RE.match(self.account_id):
             raise ValueError(f"account_id must be 12 digits, got {self.account_id!r}")
         if self.realism:
-            from sqsemu.engine.realism import parse_spec
+            from sqsemu.realismspec import parse_spec
 
             parse_spec(self.realism)  # RealismSpecError is a ValueError naming the effect at fault
         if self.lambda_endpoint and not re.match(r"^https?://[^/?#\s]+/?$", self.lambda_endpoint):

@@ -25,7 +25,7 @@ Queue = TypeVar("Queue", bound="MoveQueue")
 """The engine's queue type (``sqsemu.engine.queue.Queue``): a parameter, so this module never imports the queue
 module that imports it (docs/architecture.md, principle 12)."""
 
-__all__ = ["AddReason", "DeleteReason", "Journal", "JournalFanout"]
+__all__ = ["AddReason", "DeleteReason", "Journal", "JournalFanout", "JournalSubscriber"]
 
 AddReason = Literal["sent", "dead_lettered", "moved"]
 """Why a message arrived in a queue: ``sent`` by a client (SendMessage, a SendMessageBatch entry),
@@ -68,6 +68,40 @@ class Journal(Protocol[Queue]):
 
     def task_saved(self, task: MoveTask[Queue]) -> None:
         """A message move task started, progressed or ended."""
+
+
+class JournalSubscriber(Generic[Queue]):
+    """A ``Journal`` whose every method does nothing: a subscriber that needs a few of the events subclasses it and
+    writes only those (the others are written once, here)."""
+
+    def queue_saved(self, queue: Queue) -> None:
+        """Nothing to do."""
+
+    def queue_deleted(self, queue: Queue) -> None:
+        """Nothing to do."""
+
+    def queue_purged(self, queue: Queue) -> None:
+        """Nothing to do."""
+
+    def message_added(self, queue: Queue, message: Message, reason: AddReason) -> None:
+        """Nothing to do."""
+
+    def message_changed(self, queue: Queue, message: Message) -> None:
+        """Nothing to do."""
+
+    def message_deleted(self, queue: Queue, message: Message, reason: DeleteReason) -> None:
+        """Nothing to do."""
+
+    def messages_received(self, queue: Queue, count: int) -> None:
+        """Nothing to do."""
+
+    def deduplication_remembered(
+        self, queue: Queue, key: str, expires_ms: int, message_id: str, sequence_number: str
+    ) -> None:
+        """Nothing to do."""
+
+    def task_saved(self, task: MoveTask[Queue]) -> None:
+        """Nothing to do."""
 
 
 class JournalFanout(Generic[Queue]):

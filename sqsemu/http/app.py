@@ -112,6 +112,8 @@ _CT_QUERY_JSON = query.JSON_CONTENT_TYPE
 _REQUEST_ID = b"x-amzn-RequestId"
 _QUERY_ERROR = b"x-amzn-query-error"
 _CONTENT_TYPE = b"content-type"
+_HOME_METHODS = ("GET", "HEAD")
+"""The methods a plain ``/`` is answered for (the home text, or a browser's redirect to the console)."""
 _CONTENT_LENGTH = b"content-length"
 
 
@@ -624,9 +626,10 @@ class SQSApp:
             if service is not None:
                 raise not_served(service)
         accept = call.accept
-        if accept is not None and self.console_home and scope["method"] == "GET" and _browser_home(scope, accept):
+        method = scope["method"]
+        if accept is not None and self.console_home and method in _HOME_METHODS and _browser_home(scope, accept):
             return 307, _CONSOLE_REDIRECT, b""
-        if scope["method"] == "GET" and scope["path"] == "/" and not scope["query_string"] and call.target is None:
+        if method in _HOME_METHODS and scope["path"] == "/" and not scope["query_string"] and call.target is None:
             return self._home(scope, host)
         return None
 
@@ -747,9 +750,11 @@ class SQSApp:
 
     def _home(self, scope: Scope, host: str | None) -> Answer:
         """A plain ``GET /`` (no action, no query string): what this server is and where its console is
-        (``sqsemu.http.home``); not counted, like the console redirect."""
+        (``sqsemu.http.home``); not counted, like the console redirect. ``HEAD /`` gets the same status and headers
+        without the body (RFC 9110, 9.3.2)."""
         body = home_text(self.config, self.version, url_base(self.config, scope.get("scheme", "http"), host))
-        return 200, [(_CONTENT_TYPE, HOME_CONTENT_TYPE), (_CONTENT_LENGTH, str(len(body)).encode())], body
+        headers = [(_CONTENT_TYPE, HOME_CONTENT_TYPE), (_CONTENT_LENGTH, str(len(body)).encode())]
+        return 200, headers, b"" if scope["method"] == "HEAD" else body
 
     @staticmethod
     def _render_error(error: SQSError, is_json: bool, query_json: bool, request_id: str) -> tuple[int, bytes, bytes]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from sqsemu.engine.events import JournalSubscriber
 from sqsemu.engine.message import MessageState
 
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from sqsemu.engine.events import AddReason, DeleteReason
     from sqsemu.engine.message import Message
     from sqsemu.engine.queue import Queue
-    from sqsemu.engine.redrive import MoveTask
     from sqsemu.observability.queuecounters import QueueCounters
 
 __all__ = ["INTERVAL_MS", "SAMPLES", "WINDOW_MS", "QueueHistory"]
@@ -44,7 +44,7 @@ _Sample = tuple[int, int, int, int, int, int, int]
 """(time ms, visible, in flight, delayed, sent, received, deleted): the counters as running totals."""
 
 
-class QueueHistory:
+class QueueHistory(JournalSubscriber["Queue"]):
     """Samples of every queue's depth and counters; ``counters`` are the metrics' per-queue counters (None with
     ``--no-metrics``: then only the depth is sampled and the rates are reported as ``None``).
 
@@ -159,23 +159,6 @@ class QueueHistory:
     def queue_deleted(self, queue: Queue) -> None:
         """The queue's history goes with it."""
         self._samples.pop(queue, None)
-
-    def queue_saved(self, queue: Queue) -> None:
-        """Nothing to sample."""
-
-    def queue_purged(self, queue: Queue) -> None:
-        """Nothing to sample (the next sample shows the empty queue)."""
-
-    def message_changed(self, queue: Queue, message: Message) -> None:
-        """Nothing to sample (receives arrive through ``messages_received``)."""
-
-    def deduplication_remembered(
-        self, queue: Queue, key: str, expires_ms: int, message_id: str, sequence_number: str
-    ) -> None:
-        """Nothing to sample."""
-
-    def task_saved(self, task: MoveTask[Queue]) -> None:
-        """Nothing to sample."""
 
 
 def _tick(history: QueueHistory, due_ms: int) -> None:

@@ -25,13 +25,12 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import TYPE_CHECKING
 
-from sqsemu.engine.events import AddReason, DeleteReason
+from sqsemu.engine.events import AddReason, DeleteReason, JournalSubscriber
 from sqsemu.observability.histogram import Histogram
 
 if TYPE_CHECKING:
     from sqsemu.engine.message import Message
     from sqsemu.engine.queue import Queue
-    from sqsemu.engine.redrive import MoveTask
 
 __all__ = ["MESSAGE_SIZE_BUCKETS_BYTES", "QueueCounts", "QueueCounters"]
 
@@ -54,9 +53,10 @@ class QueueCounts:
         self.sizes = Histogram(MESSAGE_SIZE_BUCKETS_BYTES)
 
 
-class QueueCounters:
+class QueueCounters(JournalSubscriber["Queue"]):
     """The counters of every live queue, kept up to date from the engine's events (subscribe with
-    ``Broker.subscribe``)."""
+    ``Broker.subscribe``). Purged messages are not counted as deleted (no receipt handle deleted them); receives
+    are counted per call, by ``messages_received``."""
 
     def __init__(self) -> None:
         self._by_queue: dict[Queue, QueueCounts] = {}
@@ -105,20 +105,3 @@ class QueueCounters:
     def queue_deleted(self, queue: Queue) -> None:
         """The queue's counters go with it."""
         self._by_queue.pop(queue, None)
-
-    def queue_saved(self, queue: Queue) -> None:
-        """Nothing to count."""
-
-    def queue_purged(self, queue: Queue) -> None:
-        """Nothing to count (purged messages are not counted as deleted: no receipt handle deleted them)."""
-
-    def message_changed(self, queue: Queue, message: Message) -> None:
-        """Nothing to count (receives are counted per call, by ``messages_received``)."""
-
-    def deduplication_remembered(
-        self, queue: Queue, key: str, expires_ms: int, message_id: str, sequence_number: str
-    ) -> None:
-        """Nothing to count."""
-
-    def task_saved(self, task: MoveTask[Queue]) -> None:
-        """Nothing to count."""

@@ -30,6 +30,7 @@ def test_a_port_in_use_exits_1_naming_the_address() -> None:
     assert result.returncode == 1, result.stderr
     assert "address already in use" in result.stderr
     assert f"Error: cannot start: cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "Another port: --port N (or SQSEMU_PORT=N; 0 picks a free one)" in result.stderr
     # refused before the application starts: nothing claims a start-up that did not happen
     assert "Application startup complete" not in result.stderr
     assert "Started server process" not in result.stderr

@@ -5,7 +5,9 @@ on CI), the wheel holds the compiled hot path: a compiled module for every modul
 beside its source, and the installed server says ``compiled (mypyc)`` in ``GET /health``.
 
 The distributions are built once per session into a temporary folder; pip's download cache is used as usual, so
-after the first run the fresh environment installs without downloading.
+after the first run the fresh environment installs without downloading. The wheel's compiled modules come from
+setup.py's build cache when the editable install (or an earlier run) compiled the same sources: one mypyc compile
+serves both.
 """
 
 from __future__ import annotations
@@ -28,16 +30,23 @@ from harness import ServerProcess, json_client
 from sqsemu import __version__, compiled
 from tests.buildprobe import can_compile
 
-# Building compiles the hot path (mypyc, about 1.5 minutes of one core), once for the wheel and once more in the
-# no-compiler check (which compiles nothing but sets up its own build environment): more than the default timeout on
-# a busy machine.
+# Building compiles the hot path (mypyc, about 1.5 minutes of one core) unless setup.py's build cache holds the same
+# sources' compile; the no-compiler check sets up a build environment of its own: more than the default timeout on a
+# busy machine.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# The package is checked as installed: a PYTHONPATH pointing at a checkout (as when the suite runs on the sources)
+# would make pip see sqsemu as installed already and the fresh environment import the checkout instead of the wheel.
+_CLEAN_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
 def _run(*argv: str | Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    result = subprocess.run(
+        [str(a) for a in argv], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=_CLEAN_ENV
+    )
     assert result.returncode == 0, f"{' '.join(map(str, argv))}:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
     return result
 
@@ -107,13 +116,33 @@ def test_without_a_c_compiler_the_wheel_is_the_pure_package_and_says_so(dist: di
         assert not [name for name in archive.namelist() if name.endswith(".so")]
 
 
+def test_a_second_build_of_the_same_sources_reuses_the_compiled_modules(dist: dict[str, Path], tmp_path: Path) -> None:
+    """setup.py's build cache: the wheel built again from the same sources (the sdist) takes the compiled modules
+    the first build kept, says so, and holds the same compiled files (an editable reinstall with another extra
+    does the same)."""
+    missing = can_compile()
+    if missing or os.environ.get(compiled.PURE_ENV):
+        pytest.skip(f"nothing is compiled here ({missing or 'a pure build was asked for'})")
+    with tarfile.open(dist["sdist"]) as sdist:
+        sdist.extractall(tmp_path, filter="data")
+    (source,) = tmp_path.glob("sqsemu-*")
+    argv = [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "out"), str(source)]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=_CLEAN_ENV)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "reusing its compiled modules" in result.stdout + result.stderr, result.stderr[-3000:]
+    (again,) = (tmp_path / "out").glob("sqsemu-*.whl")
+    with zipfile.ZipFile(dist["wheel"]) as first, zipfile.ZipFile(again) as second:
+        built = {name: first.read(name) for name in first.namelist() if name.endswith(".so")}
+        assert built and built == {name: second.read(name) for name in second.namelist() if name.endswith(".so")}
+
+
 def test_a_fresh_venv_with_the_wheel_runs_sqsemu(dist: dict[str, Path], tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv)
     _run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", dist["wheel"])
     version = _run(venv / "bin" / "sqsemu", "--version").stdout.strip()
     assert version == f"sqsemu, version {__version__}"
-    with ServerProcess(command=[str(venv / "bin" / "sqsemu")]) as srv:
+    with ServerProcess(command=[str(venv / "bin" / "sqsemu")], env={"PYTHONPATH": ""}) as srv:
         sqs = json_client(srv.endpoint_url)
         url = sqs.create_queue(QueueName="from-the-wheel")["QueueUrl"]
         sqs.send_message(QueueUrl=url, MessageBody="installed from the wheel")

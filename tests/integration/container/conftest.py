@@ -1,6 +1,6 @@
 """Fixtures of the container tests: the sqsemu image built once per session and run in a real Docker engine.
 
-- ``docker_engine`` (session): a Docker engine answers (started when installed but not running). Where none can be
+- ``docker_engine`` (session): a running Docker engine answers (the tests never start one). Where none can be
   had the tests are skipped with the reason; with ``CI`` set that is an error instead.
 - ``sqsemu_image`` (session): the repository's Dockerfile built on :func:`harness.docker.base_image` under a unique
   tag, removed at the end of the session.
