@@ -122,7 +122,9 @@ class ServerProcess:
 
     def start(self, deadline_s: float = START_DEADLINE_S) -> ServerProcess:
         """Spawn the server and wait until /health answers 200 (raises with the log tail if it does not)."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SQSEMU_")}
+        # The server is configured by its arguments and extra_env alone; the build the test process runs
+        # (SQSEMU_PURE_PYTHON) carries over, so a suite run on the pure sources starts pure servers.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SQSEMU_") or k == "SQSEMU_PURE_PYTHON"}
         env.update(self.extra_env)
         spawned = time.monotonic()
         self.proc = subprocess.Popen(self.argv, stdout=self._log, stderr=subprocess.STDOUT, env=env)
@@ -189,6 +191,8 @@ class ServerProcess:
         return int(self.clock()["now_ms"])
 
     def __enter__(self) -> ServerProcess:
+        if self.proc is not None and self.proc.poll() is None:  # ``with ServerProcess(...).start() as srv``
+            return self
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
