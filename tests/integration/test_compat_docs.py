@@ -6,27 +6,15 @@ examples (Testcontainers, the compose file) run in tests/integration/container/t
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 
 import pytest
 import requests
 from harness import ServerProcess, client_for
+from harness.docexamples import example
 
 pytestmark = pytest.mark.integration
-
-DOCS = Path(__file__).resolve().parents[2] / "docs"
-
-
-def example(page: str, marker: str) -> str:
-    """The code block under ``<!-- docs-example: marker -->`` in ``docs/<page>``."""
-    text = (DOCS / page).read_text(encoding="utf-8")
-    tag = f"<!-- docs-example: {marker} -->"
-    assert tag in text, f"{page} lost its {marker} example"
-    match = re.search(r"```[a-z]*\n(.*?)```", text[text.index(tag) :], re.S)
-    assert match is not None
-    return match.group(1)
 
 
 def run_curl(line: str, endpoint_url: str) -> requests.Response:

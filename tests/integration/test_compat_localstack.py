@@ -250,9 +250,10 @@ def test_query_call_on_the_path_form_of_a_queue_url(localstack: ServerProcess) -
     assert [m["Body"] for m in result["messages"]] == ["hello/world"]
 
 
-def test_another_services_call_is_told_what_sqsemu_is(localstack: ServerProcess) -> None:
-    s3 = boto3.client(
-        "s3",
+@pytest.mark.parametrize(("service", "call"), [("s3", "list_buckets"), ("dynamodb", "list_tables")])
+def test_another_services_call_is_told_what_sqsemu_is(localstack: ServerProcess, service: str, call: str) -> None:
+    other = boto3.client(
+        service,
         endpoint_url=localstack.endpoint_url,
         region_name="us-east-1",
         aws_access_key_id="test",
@@ -260,19 +261,8 @@ def test_another_services_call_is_told_what_sqsemu_is(localstack: ServerProcess)
         config=BotoConfig(retries={"max_attempts": 1}),
     )
     with pytest.raises(ClientError) as caught:
-        s3.list_buckets()
-    assert "sqsemu" in str(caught.value) and "'s3'" in str(caught.value)
-    dynamodb = boto3.client(
-        "dynamodb",
-        endpoint_url=localstack.endpoint_url,
-        region_name="us-east-1",
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-        config=BotoConfig(retries={"max_attempts": 1}),
-    )
-    with pytest.raises(ClientError) as caught:
-        dynamodb.list_tables()
-    assert "sqsemu" in str(caught.value) and "'dynamodb'" in str(caught.value)
+        getattr(other, call)()
+    assert "sqsemu" in str(caught.value) and f"'{service}'" in str(caught.value)
 
 
 def test_default_mode_does_not_answer_localstacks_routes(server: ServerProcess) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from harness import free_port, json_client
+from harness.docexamples import example
 from harness.docker import BUILD_TIMEOUT_S, ROOT, compose_command, unique_name
 from harness.node import ensure_node_modules
 
@@ -30,18 +31,7 @@ from .conftest import wait_for_health
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(BUILD_TIMEOUT_S * 2)]
 
-DOCS = ROOT / "docs"
 RECIPE_DIR = ROOT / "tests" / "js" / "testcontainers"
-
-
-def example(page: str, marker: str) -> str:
-    """The code block under ``<!-- docs-example: marker -->`` in ``docs/<page>``."""
-    text = (DOCS / page).read_text(encoding="utf-8")
-    tag = f"<!-- docs-example: {marker} -->"
-    assert tag in text, f"{page} lost its {marker} example"
-    match = re.search(r"```[a-z]*\n(.*?)```", text[text.index(tag) :], re.S)
-    assert match is not None
-    return match.group(1)
 
 
 def test_testcontainers_python_localstack_module_starts_the_image(
