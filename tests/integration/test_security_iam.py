@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
-from harness import ServerProcess, client_for, raw_request
+from harness import ServerProcess, SignedClients, error_of, raw_request
 
 pytestmark = pytest.mark.integration
 
@@ -67,24 +67,11 @@ def iam_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProce
 
 @pytest.fixture
 def as_(iam_server: ServerProcess, protocol: str) -> Iterator[Any]:
-    made: list[Any] = []
-
-    def make(who: str) -> Any:
-        key = KEYS[who][0]
-        client = client_for(iam_server.endpoint_url, protocol, access_key_id=key, secret_access_key=f"secret-{key}")
-        made.append(client)
-        return client
-
-    yield make
-    for client in made:
-        client.close()
+    with SignedClients(iam_server.endpoint_url, protocol) as clients:
+        yield lambda who: clients.make(KEYS[who][0], f"secret-{KEYS[who][0]}")
 
 
-def denied(call: Any) -> tuple[str, int, str]:
-    with pytest.raises(ClientError) as caught:
-        call()
-    response = caught.value.response
-    return response["Error"]["Code"], response["ResponseMetadata"]["HTTPStatusCode"], response["Error"]["Message"]
+denied = error_of
 
 
 def queue(root: Any, base: str, policy: str | None) -> tuple[str, str]:

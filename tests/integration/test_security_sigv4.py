@@ -17,7 +17,7 @@ from botocore.auth import SigV4Auth, SigV4QueryAuth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
-from harness import ServerProcess, client_for, raw_request
+from harness import ServerProcess, SignedClients, client_for, error_of, raw_request
 
 from sqsemu.config import Credential
 from sqsemu.testing import AdminAPIError, SQSServer
@@ -51,23 +51,8 @@ def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc
 
 @pytest.fixture
 def make_client(auth_server: ServerProcess, protocol: str) -> Iterator[Any]:
-    made: list[Any] = []
-
-    def make(key: str = KEY, secret: str = SECRET) -> Any:
-        client = client_for(auth_server.endpoint_url, protocol, access_key_id=key, secret_access_key=secret)
-        made.append(client)
-        return client
-
-    yield make
-    for client in made:
-        client.close()
-
-
-def error_of(call: Any) -> tuple[str, int, str]:
-    with pytest.raises(ClientError) as caught:
-        call()
-    response = caught.value.response
-    return response["Error"]["Code"], response["ResponseMetadata"]["HTTPStatusCode"], response["Error"]["Message"]
+    with SignedClients(auth_server.endpoint_url, protocol) as clients:
+        yield lambda key=KEY, secret=SECRET: clients.make(key, secret)
 
 
 def admin(srv: ServerProcess, method: str, path: str, headers: dict[str, str] | None = None) -> Any:

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from .clients import PROTOCOLS, client_for, json_client
+from .clients import PROTOCOLS, SignedClients, client_for, error_of, json_client
 from .legacy import LegacySQSClient, ensure_legacy_venv
 from .longpoll import Receiver, start_long_poll, wait_for_long_polls, waiting_long_polls
 from .process import ServerProcess, free_port, http_get, http_post_json, wait_for_health
@@ -23,8 +23,10 @@ __all__ = [
     "RawResponse",
     "Receiver",
     "ServerProcess",
+    "SignedClients",
     "client_for",
     "ensure_legacy_venv",
+    "error_of",
     "free_port",
     "http_get",
     "http_post_json",

@@ -8,10 +8,13 @@ is a :class:`~harness.legacy.LegacySQSClient` (boto3 1.28.64, AWS Query). Both: 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import boto3
+import pytest
 from botocore.config import Config
+from botocore.exceptions import ClientError
 
 from .legacy import LegacySQSClient
 
@@ -77,3 +80,36 @@ def client_for(
             connect_timeout=CONNECT_TIMEOUT_S,
         )
     raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+
+
+class SignedClients:
+    """Clients of one server and protocol made per access key, all closed at the end of a ``with`` block (a
+    fixture's ``yield``): ``make(key, secret)`` is :func:`client_for` with those credentials."""
+
+    def __init__(self, endpoint_url: str, protocol: str) -> None:
+        self.endpoint_url = endpoint_url
+        self.protocol = protocol
+        self.made: list[Any] = []
+
+    def make(self, access_key_id: str, secret_access_key: str) -> Any:
+        client = client_for(
+            self.endpoint_url, self.protocol, access_key_id=access_key_id, secret_access_key=secret_access_key
+        )
+        self.made.append(client)
+        return client
+
+    def __enter__(self) -> SignedClients:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for client in self.made:
+            client.close()
+
+
+def error_of(call: Callable[[], Any]) -> tuple[str, int, str]:
+    """The AWS error ``call()`` raised, as ``(code, HTTP status, message)``, on either protocol's client (raises
+    ``pytest.fail.Exception`` when it raised none)."""
+    with pytest.raises(ClientError) as caught:
+        call()
+    response = caught.value.response
+    return response["Error"]["Code"], response["ResponseMetadata"]["HTTPStatusCode"], response["Error"]["Message"]
