@@ -215,7 +215,7 @@ class FifoQueue(Queue):
     def _accept(self, entry: SendEntry, sender_id: str, now_ms: int) -> Message:
         message, _ = self._new_message(entry, sender_id, now_ms)
         if message.deduplication_id is None:
-            message.deduplication_id = hashlib.sha256(message.body.encode()).hexdigest()
+            message.deduplication_id = hashlib.sha256(message.body_utf8).hexdigest()
         self._forget_expired(now_ms)
         key = self._dedup_key(message.group_id or "", message.deduplication_id, now_ms)
         seen = self.dedup.get(key)

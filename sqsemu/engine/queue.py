@@ -972,7 +972,7 @@ class Queue:
         attributes, trace header and group (SQS Developer Guide, "Configure a dead-letter queue redrive")."""
         copy = Message(
             new_message_id(),
-            message.body,
+            "",  # the body is ``data``
             message.message_attributes,
             message.system_attributes,
             message.trace_header,
@@ -980,6 +980,7 @@ class Queue:
             now_ms,
             message.size,
             group_id=message.group_id,
+            data=message.data,
         )
         self._prepare_redriven(message, copy, now_ms)
         self._enqueue(copy, 0, now_ms, "moved")
