@@ -122,7 +122,7 @@ class FifoQueue(Queue):
                     if message.visible_at_ms <= now_ms:
                         self._make_visible(message)
                     else:
-                        self._schedule(message.visible_at_ms, self._on_due, message)
+                        self._schedule(message.visible_at_ms, self._due, message)
 
     # ----------------------------------------------------------------- groups
 
@@ -347,7 +347,7 @@ class FifoQueue(Queue):
         for message, serial, _ in attempt.entries:
             message.visible_at_ms = now_ms + visibility_timeout * 1000
             if visibility_timeout:
-                self._schedule(message.visible_at_ms, self._on_due, message)
+                self._schedule(message.visible_at_ms, self._due, message)
             else:
                 self._make_visible(message)
             entries.append((message, serial, message.visible_at_ms))

@@ -122,3 +122,35 @@ def test_sent_messages_without_attributes_are_plain_and_with_them_are_not(engine
     attrs = {"a": MessageAttributeValue("Number", "1")}
     rich = engine.broker.send_message(q, SendEntry("x", message_attributes=attrs), "000000000000")
     assert rich.extras is not NO_EXTRAS and rich.size == 1 + 1 + 6 + 1
+
+
+def test_in_flight_and_delayed_messages_timers_share_one_callback_and_make_no_tuple(engine: Engine) -> None:
+    q = engine.queue()
+    engine.send(q, "a")
+    engine.send(q, "b")
+    received = engine.receive(q, max_number_of_messages=2, visibility_timeout=30)
+    assert len(received) == 2
+    slot = engine.broker.wheel._slots[received[0][0].visible_at_ms]
+    # Two list slots per timer (callback, message): the same bound method for both, no (callback, message) tuple.
+    assert slot == [slot[0], received[0][0], slot[0], received[1][0]]
+    assert slot[0] is slot[2] and not any(isinstance(item, tuple) for item in slot)
+    assert len(engine.broker.wheel) == 3  # the two visibility timers and the retention timer
+    engine.clock.advance(31)
+    assert engine.counts(q) == (2, 0, 0)  # the shared callback made both visible again
+
+
+def test_a_deleted_queue_is_not_kept_alive_by_its_messages_timers(engine: Engine) -> None:
+    import gc
+    import types
+
+    q = engine.queue("short-lived-in-flight")
+    engine.send(q, "in flight")
+    engine.send(q, "delayed", delay_seconds=600)
+    assert len(engine.receive(q, visibility_timeout=3600)) == 1
+    engine.broker.delete_queue(q)
+    gc.collect()
+    # Nothing but this test's frame holds the queue: the timers hold its handle, cleared at deletion.
+    assert [r for r in gc.get_referrers(q) if not isinstance(r, types.FrameType)] == []
+    del q
+    engine.clock.advance(3601)  # the lapsed timers do nothing
+    assert len(engine.broker.wheel) == 1  # the retention timer, days ahead
