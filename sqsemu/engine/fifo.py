@@ -244,11 +244,14 @@ class FifoQueue(Queue):
         return message
 
     def _join_group(self, message: Message) -> None:
-        """Append ``message`` to its group, creating the group on its first message."""
+        """Append ``message`` to its group, creating the group on its first message. The message's group id becomes
+        the group's own (equal) string: one copy per group is kept, not one per message."""
         group_id = message.group_id or ""
         group = self.groups.get(group_id)
         if group is None:
             group = self.groups[group_id] = Group(group_id)
+        elif message.group_id is not None:
+            message.group_id = group.group_id
         group.messages.append(message)
 
     def _next_sequence_number(self, now_ms: int) -> str:

@@ -154,3 +154,11 @@ def test_a_deleted_queue_is_not_kept_alive_by_its_messages_timers(engine: Engine
     del q
     engine.clock.advance(3601)  # the lapsed timers do nothing
     assert len(engine.broker.wheel) == 1  # the retention timer, days ahead
+
+
+def test_fifo_messages_of_one_group_share_its_group_id_string(engine: Engine) -> None:
+    q = engine.queue("layout.fifo", FifoQueue="true", ContentBasedDeduplication="true")
+    first = engine.broker.send_message(q, SendEntry("a", group_id="".join(["g", "1"])), "000000000000")
+    second = engine.broker.send_message(q, SendEntry("b", group_id="".join(["g", "1"])), "000000000000")
+    assert first.group_id == second.group_id == "g1"
+    assert second.group_id is first.group_id  # one copy per group, not one per message
