@@ -122,7 +122,7 @@ class FifoQueue(Queue):
                     if message.visible_at_ms <= now_ms:
                         self._make_visible(message)
                     else:
-                        self._schedule(message.visible_at_ms, self._on_due, message)
+                        self._schedule(message.visible_at_ms, self._due, message)
 
     # ----------------------------------------------------------------- groups
 
@@ -215,7 +215,7 @@ class FifoQueue(Queue):
     def _accept(self, entry: SendEntry, sender_id: str, now_ms: int) -> Message:
         message, _ = self._new_message(entry, sender_id, now_ms)
         if message.deduplication_id is None:
-            message.deduplication_id = hashlib.sha256(message.body.encode()).hexdigest()
+            message.deduplication_id = hashlib.sha256(message.body_utf8).hexdigest()
         self._forget_expired(now_ms)
         key = self._dedup_key(message.group_id or "", message.deduplication_id, now_ms)
         seen = self.dedup.get(key)
@@ -244,11 +244,14 @@ class FifoQueue(Queue):
         return message
 
     def _join_group(self, message: Message) -> None:
-        """Append ``message`` to its group, creating the group on its first message."""
+        """Append ``message`` to its group, creating the group on its first message. The message's group id becomes
+        the group's own (equal) string: one copy per group is kept, not one per message."""
         group_id = message.group_id or ""
         group = self.groups.get(group_id)
         if group is None:
             group = self.groups[group_id] = Group(group_id)
+        elif message.group_id is not None:
+            message.group_id = group.group_id
         group.messages.append(message)
 
     def _next_sequence_number(self, now_ms: int) -> str:
@@ -347,7 +350,7 @@ class FifoQueue(Queue):
         for message, serial, _ in attempt.entries:
             message.visible_at_ms = now_ms + visibility_timeout * 1000
             if visibility_timeout:
-                self._schedule(message.visible_at_ms, self._on_due, message)
+                self._schedule(message.visible_at_ms, self._due, message)
             else:
                 self._make_visible(message)
             entries.append((message, serial, message.visible_at_ms))

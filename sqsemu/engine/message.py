@@ -2,20 +2,23 @@
 
 A ``Message`` has exactly one ``visible_at_ms``; whether it is visible, in flight or delayed follows from its
 ``state`` and that deadline (docs/architecture.md, principle 3). A stored message costs its body plus a few
-hundred bytes: what most messages leave empty lives in one shared ``NO_EXTRAS``, the size is the body's length
-unless stored, the receipt serial is the receive count, and the body's MD5 is cached as an int. The digest caches
-(``body_md5``, ``md5_*``) are filled by the protocol layer the first time it renders a digest; the engine never
-reads them.
+hundred bytes (docs/performance-compiled.md, "RSS per stored 1 KiB message"): the body is kept as its UTF-8 bytes
+with its 16-byte MD5 digest behind them in one ``bytes`` (``data``; decoded on the way out), what most messages
+leave empty (the enqueue time included, when it is the send time) lives in one shared ``NO_EXTRAS``, the size is
+the body's UTF-8 length unless stored, and the receipt serial is the receive count. The attribute digest caches
+(``md5_*``) are filled by the protocol layer the first time it renders a digest; the engine never reads them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
 
 _RANDOM_IDS_PER_READ = 256
+_DIGEST = 16  # bytes of the body's MD5 digest at the end of ``Message.data``
 
 
 def _random_hex() -> Iterator[str]:
@@ -108,8 +111,10 @@ class MessageExtras:
     system attributes, no trace header, no group, no deduplication ID, an ASCII body) holds one reference to the
     shared ``NO_EXTRAS`` instead of ten slots of its own.
 
-    ``size`` is the message's size in bytes (see ``Message.size``); the ``md5_*`` fields are the protocol layer's
-    caches of the attribute digests (32 hex digits). An instance other than ``NO_EXTRAS`` belongs to one message.
+    ``size`` is the message's size in bytes (see ``Message.size``); ``enqueued_ms`` is ``Message.enqueued_ms``
+    (the send time unless the message was dead-lettered to a FIFO queue or restored so); the ``md5_*`` fields are
+    the protocol layer's caches of the attribute digests (32 hex digits). An instance other than ``NO_EXTRAS``
+    belongs to one message.
     """
 
     __slots__ = (
@@ -121,6 +126,7 @@ class MessageExtras:
         "sequence_number",
         "dead_letter_source_arn",
         "size",
+        "enqueued_ms",
         "md5_of_message_attributes",
         "md5_of_system_attributes",
     )
@@ -133,6 +139,7 @@ class MessageExtras:
         group_id: str | None,
         deduplication_id: str | None,
         size: int,
+        enqueued_ms: int,
     ) -> None:
         self.message_attributes = message_attributes
         self.system_attributes = system_attributes
@@ -142,6 +149,7 @@ class MessageExtras:
         self.sequence_number: str | None = None
         self.dead_letter_source_arn: str | None = None
         self.size = size
+        self.enqueued_ms = enqueued_ms
         self.md5_of_message_attributes: str | None = None
         self.md5_of_system_attributes: str | None = None
 
@@ -154,6 +162,7 @@ class MessageExtras:
             self.group_id,
             self.deduplication_id,
             self.size,
+            self.enqueued_ms,
         )
         copy.sequence_number = self.sequence_number
         copy.dead_letter_source_arn = self.dead_letter_source_arn
@@ -162,7 +171,7 @@ class MessageExtras:
         return copy
 
 
-NO_EXTRAS = MessageExtras(NO_ATTRIBUTES, NO_ATTRIBUTES, None, None, None, 0)
+NO_EXTRAS = MessageExtras(NO_ATTRIBUTES, NO_ATTRIBUTES, None, None, None, 0, 0)
 """The extras of every plain message; never written to (``Message`` copies it before a write)."""
 
 
@@ -176,23 +185,28 @@ class Message:
     ``received_ms`` is when the newest receipt's ReceiveMessage request arrived (the 12-hour visibility maximum
     counts from it). ``order`` is the message's place in its queue's enqueue order (a per-queue counter): a
     standard queue hands out visible messages lowest order first. ``size`` is the bytes counted against
-    MaximumMessageSize (body plus attribute names, types and values). ``body_md5`` is the protocol layer's cache
-    of the body's MD5 as a 128-bit int (None until first rendered); the engine never reads it.
+    MaximumMessageSize (body plus attribute names, types and values).
+
+    The body is stored once, as ``data``: its UTF-8 bytes followed by the 16 bytes of their MD5 digest (one
+    ``bytes`` object: a 1 KiB ASCII body takes the room its ``str`` took, and the digest costs no object of its
+    own). ``body`` decodes it on the way out, ``body_utf8`` gives the bytes and ``md5_of_body`` the digest's 32 hex
+    digits (``MD5OfBody``). The body was checked on input (no surrogates: the SQS allowed-character rule); it is
+    encoded and decoded with ``surrogatepass`` all the same, so any ``str`` round-trips.
 
     The fields most messages leave empty (message and system attributes, trace header, group, deduplication ID,
-    sequence number, dead-letter source ARN, and the size when it is not the body's length) live in ``extras``
-    (a ``MessageExtras``, the shared ``NO_EXTRAS`` for a plain message) and read and write as attributes of the
-    message. A plain 1 KiB message takes about 1.5 KB of RSS in all, its body's 1,073 bytes and the queue's index
-    entries included (``python bench/inproc.py --n 200000 --workloads backlog``).
+    sequence number, dead-letter source ARN, the size when it is not the body's UTF-8 length and the enqueue time
+    when it is not the send time) live in ``extras`` (a ``MessageExtras``, the shared ``NO_EXTRAS`` for a plain
+    message) and read and write as attributes of the message. A plain 1 KiB message takes about 1.4 KB of RSS in
+    all, the queue's index entries included (``python bench/inproc.py --n 200000 --workloads backlog``;
+    docs/performance-compiled.md says what each part costs).
     """
 
     __slots__ = (
         "message_id",
-        "body",
+        "data",
         "extras",
         "sender_id",
         "sent_ms",
-        "enqueued_ms",
         "receive_count",
         "first_receive_ms",
         "received_ms",
@@ -200,7 +214,6 @@ class Message:
         "state",
         "order",
         "queued",
-        "body_md5",
     )
     extras: MessageExtras
 
@@ -291,6 +304,32 @@ class Message:
         self._own_extras().md5_of_system_attributes = value
 
     @property
+    def enqueued_ms(self) -> int:
+        """Where the retention period counts from (epoch ms): the send time unless stored in the extras."""
+        extras = self.extras
+        return self.sent_ms if extras is NO_EXTRAS else extras.enqueued_ms
+
+    @enqueued_ms.setter
+    def enqueued_ms(self, value: int) -> None:
+        if value == self.sent_ms and self.extras is NO_EXTRAS:
+            return  # nothing to store: the message stays plain
+        self._own_extras().enqueued_ms = value
+
+    @property
+    def body(self) -> str:
+        """The message body, decoded from ``data`` (a new ``str`` each time)."""
+        return self.data[:-_DIGEST].decode("utf-8", "surrogatepass")
+
+    @property
+    def body_utf8(self) -> bytes:
+        """The body's UTF-8 bytes (a copy out of ``data``), as MD5OfBody and content-based deduplication hash them."""
+        return self.data[:-_DIGEST]
+
+    def md5_of_body(self) -> str:
+        """``MD5OfBody``: the hex MD5 of the UTF-8 body (32 lowercase hex digits), from the digest kept in ``data``."""
+        return self.data[-_DIGEST:].hex()
+
+    @property
     def receipt_serial(self) -> int:
         """The serial of the newest receipt handle: the receive count (both count the receives)."""
         return self.receive_count
@@ -303,7 +342,9 @@ class Message:
         """The message's extras, made its own first when it shares ``NO_EXTRAS`` (a plain message's)."""
         extras = self.extras
         if extras is NO_EXTRAS:
-            extras = MessageExtras(NO_ATTRIBUTES, NO_ATTRIBUTES, None, None, None, len(self.body))
+            extras = MessageExtras(
+                NO_ATTRIBUTES, NO_ATTRIBUTES, None, None, None, len(self.data) - _DIGEST, self.sent_ms
+            )
             self.extras = extras
         return extras
 
@@ -319,16 +360,22 @@ class Message:
         size: int,
         group_id: str | None = None,
         deduplication_id: str | None = None,
+        data: bytes | None = None,
     ) -> None:
+        """``data``, when given, is another message's ``data`` (the same body: a redriven copy): then ``body`` is
+        not read and neither encoded nor hashed again."""
         self.message_id = message_id
-        self.body = body
+        if data is None:
+            encoded = body.encode("utf-8", "surrogatepass")
+            data = encoded + hashlib.md5(encoded).digest()
+        self.data = data
         if (
             message_attributes
             or system_attributes
             or trace_header is not None
             or group_id is not None
             or deduplication_id is not None
-            or size != len(body)
+            or size != len(data) - _DIGEST
         ):
             self.extras = MessageExtras(
                 message_attributes or NO_ATTRIBUTES,
@@ -337,12 +384,12 @@ class Message:
                 group_id,
                 deduplication_id,
                 size,
+                sent_ms,
             )
         else:
             self.extras = NO_EXTRAS
         self.sender_id = sender_id
         self.sent_ms = sent_ms
-        self.enqueued_ms = sent_ms
         self.receive_count = 0
         self.first_receive_ms = 0
         self.received_ms = 0
@@ -350,22 +397,22 @@ class Message:
         self.state = MessageState.VISIBLE
         self.order = 0
         self.queued = False
-        self.body_md5: int | None = None
 
     @property
     def size(self) -> int:
         """Bytes counted against MaximumMessageSize: the UTF-8 body plus attribute names, types and values (the
-        body's length in characters when it is ASCII and the message has no attributes: nothing is stored)."""
+        body's UTF-8 length when the message has no attributes: nothing is stored)."""
         extras = self.extras
-        return len(self.body) if extras is NO_EXTRAS else extras.size
+        return len(self.data) - _DIGEST if extras is NO_EXTRAS else extras.size
 
     def moved_copy(self) -> Message:
         """A copy for a dead-letter move: the same id, body, attributes, timestamps and counts in a new object
         (with extras of its own), so references the source queue still holds (timers, ordering structures) keep
-        seeing the deleted original."""
-        copy = Message(self.message_id, self.body, NO_ATTRIBUTES, NO_ATTRIBUTES, None, self.sender_id, self.sent_ms, 0)
+        seeing the deleted original. The body's ``data`` is shared (bytes never change)."""
+        copy = Message(
+            self.message_id, "", NO_ATTRIBUTES, NO_ATTRIBUTES, None, self.sender_id, self.sent_ms, 0, data=self.data
+        )
         copy.extras = self.extras if self.extras is NO_EXTRAS else self.extras.copy()
-        copy.enqueued_ms = self.enqueued_ms
         copy.receive_count = self.receive_count
         copy.first_receive_ms = self.first_receive_ms
         copy.received_ms = self.received_ms
@@ -373,7 +420,6 @@ class Message:
         copy.state = self.state
         copy.order = self.order
         copy.queued = False
-        copy.body_md5 = self.body_md5
         return copy
 
     def __repr__(self) -> str:

@@ -122,6 +122,13 @@ class QueueHandle:
     def __init__(self, queue: Queue) -> None:
         self.queue: Queue | None = queue
 
+    def message_due(self, message: Message, due_ms: int) -> None:
+        """Timer: a message's delay or visibility timeout ended (``Queue._on_due``), while the queue is alive. The
+        queue keeps one bound method of this for all its messages' timers (``Queue._due``), not one per timer."""
+        queue = self.queue
+        if queue is not None:
+            queue._on_due(message, due_ms)
+
 
 def _entry_fault(action: str, queue: Queue, exc: Exception) -> SQSError:
     """A batch entry that failed unexpectedly (it left no trace): logged with its traceback, answered as AWS answers
@@ -183,6 +190,9 @@ class Queue:
         self.in_flight_limit = limits.in_flight_max_fifo if self.fifo else limits.in_flight_max_standard
         self.redrive: tuple[str, int] | None = None  # (deadLetterTargetArn, maxReceiveCount)
         self.handle = QueueHandle(self)  # what long-lived timers hold (cleared when the queue is deleted)
+        # The callback of every delay and visibility timer of this queue's messages: one bound method made here (a
+        # timer holds it and its message, nothing made per timer), through the handle (a deleted queue is let go).
+        self._due: Callable[[Message, int], None] = self.handle.message_due
         self.realism: QueueRealism | None = None  # realism mode (engine/realism.py); None: off
         self.fair: FairQueue | None = None  # fair-queue tenants (engine/fair.py); None until a message has a group
         # SetQueueAttributes answered but not applied yet (realism's attribute_delay): (due epoch ms, values), in
@@ -479,7 +489,7 @@ class Queue:
                 self.counts[DELAYED] += 1
                 counted = True
                 message.visible_at_ms = now_ms + delay_s * 1000
-                self._schedule(message.visible_at_ms, self._on_due, message)
+                self._schedule(message.visible_at_ms, self._due, message)
             else:
                 message.state = VISIBLE
                 message.visible_at_ms = now_ms
@@ -631,7 +641,7 @@ class Queue:
         message.visible_at_ms = now_ms + visibility_timeout * 1000
         if visibility_timeout:
             self._set_state(message, IN_FLIGHT)
-            self._schedule(message.visible_at_ms, self._on_due, message)
+            self._schedule(message.visible_at_ms, self._due, message)
         if self.journal is not None:
             self.journal.message_changed(self, message)
         return self.receipt_handle(message)
@@ -884,7 +894,7 @@ class Queue:
             else:
                 if message.state is VISIBLE:
                     self._set_state(message, IN_FLIGHT)
-                self._schedule(deadline, self._on_due, message)
+                self._schedule(deadline, self._due, message)
             if fault is not None:
                 fault("visibility.scheduled")
         except BaseException:
@@ -972,7 +982,7 @@ class Queue:
         attributes, trace header and group (SQS Developer Guide, "Configure a dead-letter queue redrive")."""
         copy = Message(
             new_message_id(),
-            message.body,
+            "",  # the body is ``data``
             message.message_attributes,
             message.system_attributes,
             message.trace_header,
@@ -980,6 +990,7 @@ class Queue:
             now_ms,
             message.size,
             group_id=message.group_id,
+            data=message.data,
         )
         self._prepare_redriven(message, copy, now_ms)
         self._enqueue(copy, 0, now_ms, "moved")
@@ -1003,7 +1014,7 @@ class Queue:
         if state is VISIBLE:
             self._place(message)
         else:
-            self._schedule(message.visible_at_ms, self._on_due, message)
+            self._schedule(message.visible_at_ms, self._due, message)
 
     # ----------------------------------------------------------------- purge / delete
 

@@ -2,12 +2,13 @@
 
 Despite the class name this is not a timing wheel (no ring of slots, nothing advances tick by tick): it is a
 priority queue of distinct deadlines. Visibility expiry, delays, retention, move tasks and long-poll timeouts are
-all entries here. ``_slots`` maps a deadline (epoch ms) to the callbacks due then; ``_heap`` holds each occupied
-deadline once. ``schedule`` is O(1) when that millisecond already has a slot (a dict lookup and a list append) and
-O(log S) for a new one, S being the number of distinct pending milliseconds (not the number of timers); the next
-deadline is ``_heap[0]``, so the clock sleeps until then without scanning. There is no cancel: an entry's callback
-checks that the deadline it was scheduled for is still its owner's deadline and does nothing otherwise, so
-superseded entries are skipped, never searched for.
+all entries here. ``_slots`` maps a deadline (epoch ms) to the callbacks due then, kept flat (callback, argument,
+callback, argument, ...: two list slots an entry, no tuple of its own, since every in-flight message has one);
+``_heap`` holds each occupied deadline once. ``schedule`` is O(1) when that millisecond already has a slot (a dict
+lookup and a list append) and O(log S) for a new one, S being the number of distinct pending milliseconds (not the
+number of timers); the next deadline is ``_heap[0]``, so the clock sleeps until then without scanning. There is no
+cancel: an entry's callback checks that the deadline it was scheduled for is still its owner's deadline and does
+nothing otherwise, so superseded entries are skipped, never searched for.
 
 A callback that raises is logged (logger ``sqsemu.engine.timerwheel``) and the others run on: one failing timer
 never drops the rest of its slot or stops later ones.
@@ -34,20 +35,21 @@ class TimerWheel:
     __slots__ = ("_slots", "_heap", "_on_earlier")
 
     def __init__(self, on_earlier: Callable[[], None] | None = None) -> None:
-        self._slots: dict[int, list[tuple[TimerCallback, Any]]] = {}
+        self._slots: dict[int, list[Any]] = {}  # deadline -> [callback, argument, callback, argument, ...]
         self._heap: list[int] = []
         self._on_earlier = on_earlier
 
     def __len__(self) -> int:
-        return sum(len(slot) for slot in self._slots.values())
+        return sum(len(slot) for slot in self._slots.values()) // 2
 
     def schedule(self, due_ms: int, callback: TimerCallback, arg: Any) -> None:
         """Call ``callback(arg, due_ms)`` once the clock reaches ``due_ms`` (epoch milliseconds)."""
         slot = self._slots.get(due_ms)
         if slot is not None:
-            slot.append((callback, arg))
+            slot.append(callback)
+            slot.append(arg)
             return
-        self._slots[due_ms] = [(callback, arg)]
+        self._slots[due_ms] = [callback, arg]
         heap = self._heap
         earlier = not heap or due_ms < heap[0]
         heapq.heappush(heap, due_ms)
@@ -69,7 +71,10 @@ class TimerWheel:
         ran = 0
         while heap and heap[0] <= now_ms:
             due = heapq.heappop(heap)
-            for callback, arg in slots.pop(due):
+            slot = slots.pop(due)
+            for index in range(0, len(slot), 2):
+                callback: TimerCallback = slot[index]
+                arg = slot[index + 1]
                 ran += 1
                 try:
                     callback(arg, due)

@@ -3,8 +3,8 @@
 ``MD5OfMessageBody``/``MD5OfBody`` is the hex MD5 of the UTF-8 body. ``MD5OfMessageAttributes`` and
 ``MD5OfMessageSystemAttributes`` hash, for each attribute in ascending name order, the length-prefixed name, the
 length-prefixed full DataType, a transport byte (1 = string value, 2 = binary value) and the length-prefixed value.
-Digests are 32 lowercase hex characters. The ``*_cached`` helpers keep the digests on the ``Message``
-(``body_md5``, ``md5_*``).
+Digests are 32 lowercase hex characters. The body's digest is kept with the body (``Message.data``, computed when
+the message is made); the ``*_cached`` attribute helpers keep theirs on the ``Message`` (``md5_*``).
 """
 
 from __future__ import annotations
@@ -48,14 +48,9 @@ def md5_of_attributes(attributes: Mapping[str, MessageAttributeValue]) -> str:
 
 
 def body_md5_cached(message: Message) -> str:
-    """``MD5OfBody`` of ``message`` (32 hex digits), computed once and kept in ``message.body_md5`` as a 128-bit
-    int (48 bytes where the hex string takes 96; formatting it back costs about 0.2 us, hashing 1 KiB again 2 us)."""
-    kept = message.body_md5
-    if kept is None:
-        digest = hashlib.md5(message.body.encode("utf-8", "surrogatepass")).digest()
-        message.body_md5 = int.from_bytes(digest, "big")
-        return digest.hex()
-    return kept.to_bytes(16, "big").hex()
+    """``MD5OfBody`` of ``message`` (32 hex digits), from the digest stored behind its body (``Message.data``:
+    formatting it costs about 0.1 us, hashing 1 KiB again 2 us)."""
+    return message.md5_of_body()
 
 
 def attributes_md5_cached(message: Message) -> str | None:

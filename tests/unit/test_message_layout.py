@@ -1,10 +1,13 @@
 """The compact ``Message``: plain messages share one empty ``NO_EXTRAS``, a write gives a message extras of its own
-and never reaches another message, the size is the body's length unless stored, the receipt serial is the receive
-count, and the body digest renders from its int cache."""
+and never reaches another message, the size is the body's UTF-8 length unless stored, the enqueue time is the send
+time unless stored, the receipt serial is the receive count, and the body is kept as UTF-8 bytes with its MD5
+digest behind them."""
 
 from __future__ import annotations
 
 import hashlib
+
+import pytest
 
 from sqsemu.engine.message import NO_EXTRAS, Message, MessageAttributeValue, MessageState, SendEntry
 from sqsemu.protocol.md5 import body_md5_cached
@@ -68,15 +71,48 @@ def test_the_receipt_serial_is_the_receive_count(engine: Engine) -> None:
     assert first != second
 
 
-def test_the_body_digest_renders_the_same_from_its_cache() -> None:
-    m = _plain("digest with a leading zero? any body")
-    expected = hashlib.md5(m.body.encode()).hexdigest()
-    assert body_md5_cached(m) == expected
-    assert m.body_md5 == int(expected, 16)
-    assert body_md5_cached(m) == expected
+@pytest.mark.parametrize(
+    "body",
+    [
+        "digest with a leading zero? any body",
+        "h\u00e9llo \u4e16\u754c",  # two- and three-byte characters
+        "astral \U0001f600\U00010000 and \U0010ffff",  # four-byte characters (a surrogate pair in UTF-16)
+        "line\r\nbreaks\rand\ttabs\n",
+        "\ue000\ufffd edges of the allowed ranges \ud7ff",
+    ],
+)
+def test_the_body_is_kept_as_utf8_bytes_with_its_digest_and_reads_back_the_same(body: str) -> None:
+    encoded = body.encode()
+    m = Message("id", body, {}, {}, None, "000000000000", 1_000, len(encoded))
+    assert m.data == encoded + hashlib.md5(encoded).digest()
+    assert m.body == body and m.body_utf8 == encoded
+    assert body_md5_cached(m) == m.md5_of_body() == hashlib.md5(encoded).hexdigest()
+    assert m.extras is NO_EXTRAS and m.size == len(encoded)  # a non-ASCII body needs no extras for its size
+
+
+def test_a_lone_surrogate_round_trips_as_before() -> None:
+    body = "lone \ud800 surrogate"  # refused on input (check_body); a Message keeps any str all the same
+    m = Message("id", body, {}, {}, None, "000000000000", 1_000, 1)
+    assert m.body == body
+    assert body_md5_cached(m) == hashlib.md5(body.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def test_a_digest_with_leading_zero_digits_keeps_all_32() -> None:
     zero = _plain()
-    zero.body_md5 = 0x0F  # a cached digest with leading zero digits keeps all 32 of them
+    zero.data = b"x" + bytes(15) + b"\x0f"
     assert body_md5_cached(zero) == "0" * 30 + "0f"
+
+
+def test_the_enqueue_time_is_the_send_time_unless_stored() -> None:
+    a = _plain()
+    a.enqueued_ms = 1_000  # the send time: nothing to store
+    assert a.extras is NO_EXTRAS and a.enqueued_ms == 1_000
+    a.enqueued_ms = 5_000
+    assert a.extras is not NO_EXTRAS and a.enqueued_ms == 5_000 and a.sent_ms == 1_000 and a.size == 5
+    copy = a.moved_copy()
+    assert copy.enqueued_ms == 5_000 and copy.data is a.data
+    rich = Message("id", "b", {}, {}, None, "000000000000", 2_000, 1, group_id="g")
+    assert rich.enqueued_ms == 2_000
 
 
 def test_sent_messages_without_attributes_are_plain_and_with_them_are_not(engine: Engine) -> None:
@@ -86,3 +122,43 @@ def test_sent_messages_without_attributes_are_plain_and_with_them_are_not(engine
     attrs = {"a": MessageAttributeValue("Number", "1")}
     rich = engine.broker.send_message(q, SendEntry("x", message_attributes=attrs), "000000000000")
     assert rich.extras is not NO_EXTRAS and rich.size == 1 + 1 + 6 + 1
+
+
+def test_in_flight_and_delayed_messages_timers_share_one_callback_and_make_no_tuple(engine: Engine) -> None:
+    q = engine.queue()
+    engine.send(q, "a")
+    engine.send(q, "b")
+    received = engine.receive(q, max_number_of_messages=2, visibility_timeout=30)
+    assert len(received) == 2
+    slot = engine.broker.wheel._slots[received[0][0].visible_at_ms]
+    # Two list slots per timer (callback, message): the same bound method for both, no (callback, message) tuple.
+    assert slot == [slot[0], received[0][0], slot[0], received[1][0]]
+    assert slot[0] is slot[2] and not any(isinstance(item, tuple) for item in slot)
+    assert len(engine.broker.wheel) == 3  # the two visibility timers and the retention timer
+    engine.clock.advance(31)
+    assert engine.counts(q) == (2, 0, 0)  # the shared callback made both visible again
+
+
+def test_a_deleted_queue_is_not_kept_alive_by_its_messages_timers(engine: Engine) -> None:
+    import gc
+    import types
+
+    q = engine.queue("short-lived-in-flight")
+    engine.send(q, "in flight")
+    engine.send(q, "delayed", delay_seconds=600)
+    assert len(engine.receive(q, visibility_timeout=3600)) == 1
+    engine.broker.delete_queue(q)
+    gc.collect()
+    # Nothing but this test's frame holds the queue: the timers hold its handle, cleared at deletion.
+    assert [r for r in gc.get_referrers(q) if not isinstance(r, types.FrameType)] == []
+    del q
+    engine.clock.advance(3601)  # the lapsed timers do nothing
+    assert len(engine.broker.wheel) == 1  # the retention timer, days ahead
+
+
+def test_fifo_messages_of_one_group_share_its_group_id_string(engine: Engine) -> None:
+    q = engine.queue("layout.fifo", FifoQueue="true", ContentBasedDeduplication="true")
+    first = engine.broker.send_message(q, SendEntry("a", group_id="".join(["g", "1"])), "000000000000")
+    second = engine.broker.send_message(q, SendEntry("b", group_id="".join(["g", "1"])), "000000000000")
+    assert first.group_id == second.group_id == "g1"
+    assert second.group_id is first.group_id  # one copy per group, not one per message

@@ -5,6 +5,7 @@ same state. Also: coalescing of changes within one batch, refusal of unusable fi
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
@@ -126,6 +127,33 @@ def fields(message: Message) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------------- restore
+
+
+def test_bodies_are_read_back_byte_for_byte_with_their_digest(node: Node, data_dir: Path) -> None:
+    """A body is kept as UTF-8 bytes with its MD5 behind them (``Message.data``): what a restart reads back is the
+    same text, the same bytes and the same digest, whatever the characters."""
+    bodies = [
+        "plain ascii",
+        "two \u00e9 and three \u2713 byte characters",
+        "astral \U0001f600 \U00010000 \U0010fffd",
+        "line\r\nbreaks\rand\ttabs\n",
+        "\ue000\ufffd\ud7ff edges of the allowed ranges",
+    ]
+    q = node.queue("bodies")
+    for body in bodies:
+        node.send(q, body)
+    before = [(m.body, m.data, m.md5_of_body(), m.size) for m in q.messages.values()]
+    node = restart(node, data_dir)
+    try:
+        q = node.get("bodies")
+        after = [(m.body, m.data, m.md5_of_body(), m.size) for m in q.messages.values()]
+        assert after == before
+        assert [body for body, *_ in after] == bodies
+        for body, data, digest, size in after:
+            assert data == body.encode() + hashlib.md5(body.encode()).digest()
+            assert digest == hashlib.md5(body.encode()).hexdigest() and size == len(body.encode())
+    finally:
+        node.close()
 
 
 def test_queues_attributes_and_tags_are_restored(node: Node, data_dir: Path) -> None:
