@@ -122,6 +122,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
 
 
+@pytest.mark.timeout(600)  # 150 s on 2 cores beside a parallel run: room for a slower machine
 def test_the_data_source_works_from_a_spark_connect_client(
     connect_port: int,
     spark_server: SQSServer,
@@ -141,7 +142,7 @@ def test_the_data_source_works_from_a_spark_connect_client(
         target,
         str(tmp_path / "checkpoint"),
     ]
-    done = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=540)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     bodies = [f"event-{i:02d}" for i in range(25)]
