@@ -77,9 +77,35 @@ def looks_like_json(target: str | None, content_type: str | None) -> bool:
     return media == JSON_MEDIA_TYPE and target is not None and target.startswith(TARGET_PREFIX)
 
 
+_HEX_DIGITS = "0123456789ABCDEFabcdef"
+_HEX_BYTE: dict[bytes, int] = {(a + b).encode(): int(a + b, 16) for a in _HEX_DIGITS for b in _HEX_DIGITS}
+"""Every two-digit percent escape (either case) → its byte, as ``urllib.parse.unquote_to_bytes`` reads them."""
+
+
+def unquote_text(text: str) -> str:
+    """``urllib.parse.unquote(text, errors="replace")``: ``%XX`` escapes decoded as UTF-8 (undecodable bytes
+    replaced), a ``%`` not followed by two hex digits kept as it is. An ASCII ``text`` (every form an SDK sends: it
+    percent-encodes the rest) is decoded here in one pass over its escapes, without urllib's pure-Python steps
+    (about a tenth of a Query SendMessage's work); other text goes to urllib."""
+    if not text.isascii():
+        return unquote(text, errors="replace")
+    parts = text.encode("ascii").split(b"%")
+    out = bytearray(parts[0])
+    for index in range(1, len(parts)):
+        part = parts[index]
+        byte = _HEX_BYTE.get(part[:2])
+        if byte is None:
+            out += b"%"
+            out += part
+        else:
+            out.append(byte)
+            out += part[2:]
+    return out.decode("utf-8", "replace")
+
+
 def parse_form(text: str) -> list[tuple[str, str]]:
     """``urllib.parse.parse_qsl(text, keep_blank_values=True)`` (UTF-8, undecodable bytes replaced), with the work
-    skipped for the pairs that need none: ``+`` and ``%`` are looked for before ``unquote`` is called."""
+    skipped for the pairs that need none: ``+`` and ``%`` are looked for before :func:`unquote_text` is called."""
     pairs: list[tuple[str, str]] = []
     for field in text.split("&"):
         if not field:
@@ -88,11 +114,11 @@ def parse_form(text: str) -> list[tuple[str, str]]:
         if "+" in name:
             name = name.replace("+", " ")
         if "%" in name:
-            name = unquote(name, errors="replace")
+            name = unquote_text(name)
         if "+" in value:
             value = value.replace("+", " ")
         if "%" in value:
-            value = unquote(value, errors="replace")
+            value = unquote_text(value)
         pairs.append((name, value))
     return pairs
 

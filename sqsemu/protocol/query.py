@@ -132,6 +132,13 @@ def build_tree(pairs: Iterable[tuple[str, str]]) -> Tree:
     """Fold ``(key, value)`` form pairs into a tree on ``.``; a repeated key keeps its last value."""
     root: Tree = {}
     for key, value in pairs:
+        if "." not in key:  # a top-level member (Action, QueueUrl, MessageBody...): no path to walk
+            existing = root.get(key)
+            if isinstance(existing, dict):
+                existing[""] = value
+            else:
+                root[key] = value
+            continue
         node = root
         parts = key.split(".")
         for part in parts[:-1]:
