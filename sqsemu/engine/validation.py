@@ -191,9 +191,13 @@ def check_batch(entries: Sequence[_HasId], entry_name: str, limits: Limits) -> N
             f"Maximum number of entries per request are {limits.batch_max_entries}. You have sent {len(entries)}."
         )
     seen: set[str] = set()
+    most = limits.batch_id_max_chars
     for entry in entries:
-        if not entry.id or len(entry.id) > limits.batch_id_max_chars or not _BATCH_ID_CHARS.match(entry.id):
+        entry_id = entry.id
+        if not entry_id or len(entry_id) > most:
             raise InvalidBatchEntryId()
-        if entry.id in seen:
-            raise BatchEntryIdsNotDistinct(f"Id {entry.id} repeated.")
-        seen.add(entry.id)
+        if not (entry_id.isalnum() and entry_id.isascii()) and not _BATCH_ID_CHARS.match(entry_id):
+            raise InvalidBatchEntryId()  # (letters and digits alone, the common ids, need no pattern match)
+        if entry_id in seen:
+            raise BatchEntryIdsNotDistinct(f"Id {entry_id} repeated.")
+        seen.add(entry_id)

@@ -103,6 +103,27 @@ def unquote_text(text: str) -> str:
     return out.decode("utf-8", "replace")
 
 
+_SHORT_CHARS = 256
+"""Escaped form names and values up to this length (queue URLs, attribute names, receipt handles: what repeats
+from call to call) are unquoted once and then found in ``_UNQUOTED``; longer ones (message bodies) every time."""
+_UNQUOTED: dict[str, str] = {}
+_UNQUOTED_LIMIT = 1024
+"""Most entries of ``_UNQUOTED`` (emptied when full: at most about half a megabyte)."""
+
+
+def _unquoted(text: str) -> str:
+    """:func:`unquote_text` of a form name or value that holds a ``%``, short ones remembered."""
+    if len(text) > _SHORT_CHARS:
+        return unquote_text(text)
+    done = _UNQUOTED.get(text)
+    if done is None:
+        done = unquote_text(text)
+        if len(_UNQUOTED) >= _UNQUOTED_LIMIT:
+            _UNQUOTED.clear()
+        _UNQUOTED[text] = done
+    return done
+
+
 def parse_form(text: str) -> list[tuple[str, str]]:
     """``urllib.parse.parse_qsl(text, keep_blank_values=True)`` (UTF-8, undecodable bytes replaced), with the work
     skipped for the pairs that need none: ``+`` and ``%`` are looked for before :func:`unquote_text` is called."""
@@ -114,11 +135,11 @@ def parse_form(text: str) -> list[tuple[str, str]]:
         if "+" in name:
             name = name.replace("+", " ")
         if "%" in name:
-            name = unquote_text(name)
+            name = _unquoted(name)
         if "+" in value:
             value = value.replace("+", " ")
         if "%" in value:
-            value = unquote_text(value)
+            value = _unquoted(value)
         pairs.append((name, value))
     return pairs
 
