@@ -570,6 +570,10 @@ _FORBIDDEN = re.compile(f"[{_NOT_XML_CHAR}]")
 # as the markup-only class it replaced; the wider class is searched only in non-ASCII text (``str.isascii`` is O(1)).
 _NEEDS_ESCAPE_ASCII = re.compile('[&<>"\r\x00-\x08\x0b\x0c\x0e-\x1f]')
 _NEEDS_ESCAPE = re.compile(f'[&<>"\r{_NOT_XML_CHAR}]')
+_PLAIN_ASCII = bytes(c for c in range(128) if _NEEDS_ESCAPE_ASCII.match(chr(c)) is None)
+"""The ASCII characters that need no work, as bytes: an ASCII text made only of them (nothing left once they are
+deleted, ``bytes.translate``) is XML text as it is. For a 1 KiB body that test costs about a seventh of
+``_NEEDS_ESCAPE_ASCII.search``, which tries its class at every position."""
 REPLACEMENT_CHARACTER = "\ufffd"
 
 
@@ -589,12 +593,13 @@ def _text(value: str) -> str:
     and ``"`` become entities, CR ``&#xD;``, and characters outside XML 1.0's ``Char`` production U+FFFD
     (``xml_safe``).
 
-    Cost: most values (ids, digests, numbers) need none of it and cost one regex search, as before. Text that needs
+    Cost: most values (ids, digests, numbers, bodies) need none of it; an ASCII one costs one ``bytes.translate``
+    (``_PLAIN_ASCII``), any other one regex search. Text that needs
     escaping pays ``xml_safe``'s extra scan only when ``str.isprintable`` (a fast C loop) is False, i.e. when it holds
     a control character, a line break, or another non-printable character; every character XML cannot carry is one.
     """
     if value.isascii():
-        if _NEEDS_ESCAPE_ASCII.search(value) is None:
+        if not value.encode().translate(None, _PLAIN_ASCII):
             return value
     elif _NEEDS_ESCAPE.search(value) is None:
         return value

@@ -8,6 +8,7 @@ from urllib.parse import parse_qsl, unquote
 
 import pytest
 
+from sqsemu.protocol import detect as detect_module
 from sqsemu.protocol.detect import Protocol, detect, looks_like_json, parse_form, unquote_text
 
 JSON_CT = "application/x-amz-json-1.0"
@@ -121,3 +122,10 @@ def test_unquote_text_reads_escapes_as_urllib_does() -> None:
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
         assert unquote_text(text) == unquote(text, errors="replace"), text
+
+
+def test_remembered_unquoted_values_are_bounded() -> None:
+    """Short escaped values are remembered (queue URLs repeat), never more than ``_UNQUOTED_LIMIT`` of them."""
+    for i in range(detect_module._UNQUOTED_LIMIT * 2 + 5):
+        assert parse_form(f"QueueUrl=http%3A%2F%2Fh%2F{i}") == [("QueueUrl", f"http://h/{i}")]
+        assert len(detect_module._UNQUOTED) <= detect_module._UNQUOTED_LIMIT
