@@ -23,7 +23,6 @@ A Query request naming no action is not an SQS request: the caller answers HTTP 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from urllib.parse import unquote
 
@@ -41,17 +40,24 @@ class Protocol(Enum):
     QUERY = "query"
 
 
-@dataclass(slots=True)
 class Detected:
     """The outcome of detection.
 
     ``action`` is None when the request names no action (or a JSON target outside ``AmazonSQS.``). ``params`` are
-    the Query form pairs (query string first, then the form body), empty for JSON.
+    the Query form pairs (query string first, then the form body), empty for JSON. A plain class, not a dataclass:
+    one is made per call, and compiled (mypyc) a dataclass's ``__init__`` is the interpreted one the dataclasses
+    module writes.
     """
 
-    protocol: Protocol
-    action: str | None
-    params: list[tuple[str, str]]
+    __slots__ = ("protocol", "action", "params")
+
+    def __init__(self, protocol: Protocol, action: str | None, params: list[tuple[str, str]]) -> None:
+        self.protocol = protocol
+        self.action = action
+        self.params = params
+
+    def __repr__(self) -> str:
+        return f"Detected({self.protocol!r}, {self.action!r}, {self.params!r})"
 
 
 def _media_type(content_type: str) -> str:
