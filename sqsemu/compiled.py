@@ -39,6 +39,7 @@ MODULES: tuple[str, ...] = (
     "sqsemu.protocol.urls",
     # the engine
     "sqsemu.engine.attributes",
+    "sqsemu.engine.events",
     "sqsemu.engine.fifo",
     "sqsemu.engine.message",
     "sqsemu.engine.queue",
@@ -50,6 +51,11 @@ MODULES: tuple[str, ...] = (
     "sqsemu.http.app",
     "sqsemu.http.deadline",
     "sqsemu.http.sqsprotocol",
+    # what the engine's events and each call feed (the journal's fan-out calls these per message, the app per call)
+    "sqsemu.observability.histogram",
+    "sqsemu.observability.history",
+    "sqsemu.observability.queuecounters",
+    "sqsemu.observability.requeststats",
     # Left pure: sqsemu.engine.broker (tests subclass it and patch its methods, and the fault injectors are kept in a
     # weak-keyed map by broker: a mypyc class allows none of the three);
     # sqsemu.protocol.shapes (mypyc 2.4 compiles a dataclass's ClassVar, the request classes' ACTION and

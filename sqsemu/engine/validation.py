@@ -30,7 +30,7 @@ from sqsemu.engine.message import MessageAttributeValue
 _FORBIDDEN_CHAR = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # The allowed ASCII bytes: an ASCII body is checked by deleting them (a C loop) instead of by the regex above.
 _ASCII_ALLOWED = b"\t\n\r" + bytes(range(0x20, 0x80))
-_BATCH_ID_CHARS = re.compile(r"^[A-Za-z0-9_-]+$")
+_BATCH_ID_CHARS = re.compile(r"[A-Za-z0-9_-]+")  # fullmatch: "$" would let a trailing line end through
 # Message attribute names: letters and decimal digits of any script, underscore, hyphen and period (AWS accepted
 # "attr.1øßä", recorded; docs/behaviour.md 4.7). An ASCII name is checked by this pattern; any other, by character.
 _ATTRIBUTE_NAME_CHARS = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -191,9 +191,13 @@ def check_batch(entries: Sequence[_HasId], entry_name: str, limits: Limits) -> N
             f"Maximum number of entries per request are {limits.batch_max_entries}. You have sent {len(entries)}."
         )
     seen: set[str] = set()
+    most = limits.batch_id_max_chars
     for entry in entries:
-        if not entry.id or len(entry.id) > limits.batch_id_max_chars or not _BATCH_ID_CHARS.match(entry.id):
+        entry_id = entry.id
+        if not entry_id or len(entry_id) > most:
             raise InvalidBatchEntryId()
-        if entry.id in seen:
-            raise BatchEntryIdsNotDistinct(f"Id {entry.id} repeated.")
-        seen.add(entry.id)
+        if not (entry_id.isalnum() and entry_id.isascii()) and not _BATCH_ID_CHARS.fullmatch(entry_id):
+            raise InvalidBatchEntryId()  # (letters and digits alone, the common ids, need no pattern match)
+        if entry_id in seen:
+            raise BatchEntryIdsNotDistinct(f"Id {entry_id} repeated.")
+        seen.add(entry_id)

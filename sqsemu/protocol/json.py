@@ -79,39 +79,56 @@ def _value(member: Member, value: object) -> Any:
     assert struct is not None
     if not isinstance(value, list):
         raise _wrong_type(member.name, "list")
+    members = struct.members
+    by_name = _by_name(members)
+    defaults = struct.defaults
+    factory = struct.factory
     entries = []
     for item in value:
         if not isinstance(item, dict):
             raise _wrong_type(member.name, "structure")
-        kwargs = _members(struct.members, item)
-        for name, default in struct.defaults:
+        kwargs = _fields(by_name, members, item)
+        for name, default in defaults:
             if name not in kwargs:
                 kwargs[name] = default
-        entries.append(struct.factory(**kwargs))
+        entries.append(factory(**kwargs))
     return entries
 
 
-_BY_NAME: dict[int, dict[str, Member]] = {}  # id(members tuple) -> {JSON name: member}; the tuples live for ever
+_Field = tuple[str, bool, Member]
+"""A member as the decoder looks it up by its JSON name: (request attribute, whether a string member, the member)."""
+
+_BY_NAME: dict[int, dict[str, _Field]] = {}  # id(members tuple) -> {JSON name: field}; the tuples live for ever
+
+
+def _by_name(members: tuple[Member, ...]) -> dict[str, _Field]:
+    """``members`` by JSON name, worked out once per members tuple."""
+    by_name = _BY_NAME.get(id(members))
+    if by_name is None:
+        by_name = _BY_NAME[id(members)] = {m.name: (m.attr, m.kind is Kind.STR, m) for m in members}
+    return by_name
 
 
 def _members(members: tuple[Member, ...], obj: dict[str, Any]) -> dict[str, Any]:
-    """Keyword arguments for a request/entry class from a JSON object, per ``members``.
+    """Keyword arguments for a request/entry class from a JSON object, per ``members``."""
+    return _fields(_by_name(members), members, obj)
+
+
+def _fields(by_name: dict[str, _Field], members: tuple[Member, ...], obj: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments from a JSON object, its members looked up in ``by_name`` (``_by_name(members)``).
 
     The object's own keys are looked up (unknown ones are ignored); when a value is wrong, the members are gone
     through in their declared order instead, so the error raised is the one for the first wrong member."""
-    by_name = _BY_NAME.get(id(members))
-    if by_name is None:
-        by_name = _BY_NAME[id(members)] = {member.name: member for member in members}
     out: dict[str, Any] = {}
     try:
         for key, value in obj.items():
-            member = by_name.get(key)
-            if member is None or value is None:
+            field = by_name.get(key)
+            if field is None or value is None:
                 continue
-            if member.kind is Kind.STR and type(value) is str:
-                out[member.attr] = value
+            if field[1] and type(value) is str:  # a string member holding a string: most members
+                out[field[0]] = value
             else:
-                out[member.attr] = _value(member, value)
+                out[field[0]] = _value(field[2], value)
     except SQSError:
         _members_in_order(members, obj)
         raise

@@ -34,7 +34,6 @@ from sqsemu.protocol.urls import parse_queue_url, queue_url
 Response = dict[str, Any]
 
 
-@dataclass(slots=True)
 class Context:
     """What a handler knows about its request besides the decoded request object.
 
@@ -42,14 +41,28 @@ class Context:
     URLs; ``path_queue`` is ``(account, name)`` when a Query request was sent to a queue URL; ``trace_header`` is
     the ``X-Amzn-Trace-Id`` header; ``watch_disconnect`` starts watching for the client going away and returns a
     future resolved when it does (for long polls).
+
+    A plain class, not a dataclass: one is made per call, and compiled (mypyc) a dataclass's ``__init__`` is the
+    interpreted one the dataclasses module writes, where this one is compiled.
     """
 
-    broker: Broker
-    caller: Namespace
-    url_base: str
-    path_queue: tuple[str, str] | None = None
-    trace_header: str | None = None
-    watch_disconnect: Callable[[], asyncio.Future[None]] | None = None
+    __slots__ = ("broker", "caller", "url_base", "path_queue", "trace_header", "watch_disconnect")
+
+    def __init__(
+        self,
+        broker: Broker,
+        caller: Namespace,
+        url_base: str,
+        path_queue: tuple[str, str] | None = None,
+        trace_header: str | None = None,
+        watch_disconnect: Callable[[], asyncio.Future[None]] | None = None,
+    ) -> None:
+        self.broker = broker
+        self.caller = caller
+        self.url_base = url_base
+        self.path_queue = path_queue
+        self.trace_header = trace_header
+        self.watch_disconnect = watch_disconnect
 
     def queue_url(self, queue: Queue) -> str:
         """The URL of ``queue`` as this request sees it."""

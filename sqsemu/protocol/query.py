@@ -132,6 +132,13 @@ def build_tree(pairs: Iterable[tuple[str, str]]) -> Tree:
     """Fold ``(key, value)`` form pairs into a tree on ``.``; a repeated key keeps its last value."""
     root: Tree = {}
     for key, value in pairs:
+        if "." not in key:  # a top-level member (Action, QueueUrl, MessageBody...): no path to walk
+            existing = root.get(key)
+            if isinstance(existing, dict):
+                existing[""] = value
+            else:
+                root[key] = value
+            continue
         node = root
         parts = key.split(".")
         for part in parts[:-1]:
@@ -251,21 +258,31 @@ def _attr_map(tree: Tree, member: Member) -> dict[str, MessageAttributeValue] | 
     return out
 
 
-_PLANS: dict[int, list[tuple[Member, str, Kind]]] = {}  # id(members tuple) -> (member, first Query key, kind)
+_Step = tuple[Member, str, Kind, bool]
+"""A member as the decoder reads it: (member, first Query key, kind, whether that key is the only place it can be
+given: no other Query key, no legacy key)."""
+
+_PLANS: dict[int, list[_Step]] = {}  # id(members tuple) -> the members' steps
 
 
-def _plan(members: tuple[Member, ...]) -> list[tuple[Member, str, Kind]]:
-    """Each member with its first Query key and its kind, worked out once per members tuple (they live for ever)."""
+def _plan(members: tuple[Member, ...]) -> list[_Step]:
+    """Each member's step, worked out once per members tuple (they live for ever)."""
     plan = _PLANS.get(id(members))
     if plan is None:
-        plan = _PLANS[id(members)] = [(member, member.query_keys[0], member.kind) for member in members]
+        plan = _PLANS[id(members)] = [
+            (member, member.query_keys[0], member.kind, len(member.query_keys) == 1 and not member.legacy)
+            for member in members
+        ]
     return plan
 
 
 def _members(members: tuple[Member, ...], tree: Tree) -> dict[str, Any]:
-    """Keyword arguments for a request/entry class from a parameter tree, per ``members``."""
+    """Keyword arguments for a request/entry class from a parameter tree, per ``members``. A member whose only key
+    is absent is skipped at once (an absent member decodes to nothing and raises nothing, whatever its kind)."""
     out: dict[str, Any] = {}
-    for member, key, kind in _plan(members):
+    for member, key, kind, single in _plan(members):
+        if single and key not in tree:
+            continue
         value: Any
         if kind is Kind.STR:
             node = tree.get(key)
@@ -357,16 +374,39 @@ def sqs_escape(text: str) -> str:
 def encode(action: str, result: dict[str, Any], request_id: str) -> bytes:
     """The XML body of a successful ``action`` response (``<{Action}Response>`` with ``<{Action}Result>`` for
     actions with output, ``<ResponseMetadata><RequestId>``)."""
-    head = f'<?xml version="1.0"?><{action}Response xmlns="{XMLNS}">'
-    tail = f"<ResponseMetadata><RequestId>{request_id}</RequestId></ResponseMetadata></{action}Response>"
+    frame = _FRAMES.get(action)
+    if frame is None:
+        frame = _FRAMES[action] = _frame(action)
+    head, open_result, close_result, tail = frame
     if action not in WITH_RESULT:
-        return (head + tail).encode()
+        return f"{head}{_METADATA}{request_id}{tail}".encode()
     if not result:
-        return f"{head}<{action}Result/>{tail}".encode()
-    out = [head, f"<{action}Result>"]
+        return f"{head}<{action}Result/>{_METADATA}{request_id}{tail}".encode()
+    out = [open_result]
     _emit_struct(action, result, out)
-    out.append(f"</{action}Result>{tail}")
+    out.append(close_result)
+    out.append(request_id)
+    out.append(tail)
     return "".join(out).encode()
+
+
+_METADATA = "<ResponseMetadata><RequestId>"
+
+
+def _frame(action: str) -> tuple[str, str, str, str]:
+    """The fixed text of ``action``'s response document: (``<?xml ...?><{Action}Response ...>``, that and
+    ``<{Action}Result>``, ``</{Action}Result>`` up to the request id, the rest after the request id)."""
+    head = f'<?xml version="1.0"?><{action}Response xmlns="{XMLNS}">'
+    return (
+        head,
+        f"{head}<{action}Result>",
+        f"</{action}Result>{_METADATA}",
+        f"</RequestId></ResponseMetadata></{action}Response>",
+    )
+
+
+_FRAMES: dict[str, tuple[str, str, str, str]] = {}
+"""``_frame(action)`` by action, made at its first answer (the actions are a fixed set)."""
 
 
 def wants_json(accept: bytes | None) -> bool:
@@ -530,6 +570,10 @@ _FORBIDDEN = re.compile(f"[{_NOT_XML_CHAR}]")
 # as the markup-only class it replaced; the wider class is searched only in non-ASCII text (``str.isascii`` is O(1)).
 _NEEDS_ESCAPE_ASCII = re.compile('[&<>"\r\x00-\x08\x0b\x0c\x0e-\x1f]')
 _NEEDS_ESCAPE = re.compile(f'[&<>"\r{_NOT_XML_CHAR}]')
+_PLAIN_ASCII = bytes(c for c in range(128) if _NEEDS_ESCAPE_ASCII.match(chr(c)) is None)
+"""The ASCII characters that need no work, as bytes: an ASCII text made only of them (nothing left once they are
+deleted, ``bytes.translate``) is XML text as it is. For a 1 KiB body that test costs about a seventh of
+``_NEEDS_ESCAPE_ASCII.search``, which tries its class at every position."""
 REPLACEMENT_CHARACTER = "\ufffd"
 
 
@@ -549,12 +593,13 @@ def _text(value: str) -> str:
     and ``"`` become entities, CR ``&#xD;``, and characters outside XML 1.0's ``Char`` production U+FFFD
     (``xml_safe``).
 
-    Cost: most values (ids, digests, numbers) need none of it and cost one regex search, as before. Text that needs
+    Cost: most values (ids, digests, numbers, bodies) need none of it; an ASCII one costs one ``bytes.translate``
+    (``_PLAIN_ASCII``), any other one regex search. Text that needs
     escaping pays ``xml_safe``'s extra scan only when ``str.isprintable`` (a fast C loop) is False, i.e. when it holds
     a control character, a line break, or another non-printable character; every character XML cannot carry is one.
     """
     if value.isascii():
-        if _NEEDS_ESCAPE_ASCII.search(value) is None:
+        if not value.encode().translate(None, _PLAIN_ASCII):
             return value
     elif _NEEDS_ESCAPE.search(value) is None:
         return value

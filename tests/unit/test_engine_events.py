@@ -75,6 +75,11 @@ def test_the_broker_holds_none_one_subscriber_itself_or_a_fanout(engine: Engine)
     assert queue.journal is broker.journal and engine.queue("later").journal is broker.journal
     engine.send(queue)
     assert first.about_messages() == second.about_messages() == [("added", "q", "sent")]
+    (received,) = engine.receive(queue)
+    engine.broker.delete_message(queue, received[1])
+    heard = [("added", "q", "sent"), ("changed", "q", None), ("received", "q", 1), ("deleted", "q", "deleted")]
+    assert [e for e in first.events if e[0] != "queue_saved"] == heard  # every event reaches every subscriber
+    assert [e for e in second.events if e[0] != "queue_saved"] == heard
     broker.unsubscribe(first)
     assert broker.journal is second and queue.journal is second
     broker.set_journal(None)

@@ -209,7 +209,7 @@ def test_batch_rules(engine: Engine) -> None:
         send(q, [SendEntry("b", id=f"i{i}") for i in range(11)], "a")
     with pytest.raises(BatchEntryIdsNotDistinct):
         send(q, [SendEntry("b", id="x"), SendEntry("b", id="x")], "a")
-    for bad_id in ("bad:id", "x" * 81, ""):
+    for bad_id in ("bad:id", "x" * 81, "", "é1", "x\n"):  # letters and digits of ASCII only; no line end
         with pytest.raises(InvalidBatchEntryId):
             send(q, [SendEntry("b", id=bad_id)], "a")
     with pytest.raises(BatchRequestTooLong, match="You have sent 1048577 bytes"):

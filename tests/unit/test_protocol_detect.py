@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl
+import random
+from urllib.parse import parse_qsl, unquote
 
 import pytest
 
-from sqsemu.protocol.detect import Protocol, detect, looks_like_json, parse_form
+from sqsemu.protocol import detect as detect_module
+from sqsemu.protocol.detect import Protocol, detect, looks_like_json, parse_form, unquote_text
 
 JSON_CT = "application/x-amz-json-1.0"
 FORM_CT = "application/x-www-form-urlencoded; charset=utf-8"
@@ -110,3 +112,20 @@ def test_looks_like_json() -> None:
 )
 def test_form_pairs_are_read_as_parse_qsl_reads_them(text: str) -> None:
     assert parse_form(text) == parse_qsl(text, keep_blank_values=True)
+
+
+def test_unquote_text_reads_escapes_as_urllib_does() -> None:
+    """Random texts of escapes (valid, either case, cut short, invalid UTF-8), ASCII and not: the same as
+    ``urllib.parse.unquote(errors="replace")``."""
+    rng = random.Random(32)
+    pieces = ["%41", "%e2%82%ac", "%E2%82", "%zz", "%", "%4", "a", "+", "=", "€", "%C3%A9", "%ff", "%2F", "x%2"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        assert unquote_text(text) == unquote(text, errors="replace"), text
+
+
+def test_remembered_unquoted_values_are_bounded() -> None:
+    """Short escaped values are remembered (queue URLs repeat), never more than ``_UNQUOTED_LIMIT`` of them."""
+    for i in range(detect_module._UNQUOTED_LIMIT * 2 + 5):
+        assert parse_form(f"QueueUrl=http%3A%2F%2Fh%2F{i}") == [("QueueUrl", f"http://h/{i}")]
+        assert len(detect_module._UNQUOTED) <= detect_module._UNQUOTED_LIMIT

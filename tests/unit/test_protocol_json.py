@@ -147,3 +147,11 @@ def test_integers_beyond_64_bits_as_behaviour_10_18_says(literal: bytes, error: 
     with pytest.raises(error) as caught:
         jp.decode(s.SendMessageRequest, body)
     assert shown is not None and shown in caught.value.message  # type: ignore[attr-defined]
+
+
+def test_a_batch_entry_without_its_members_gets_the_defaults_the_engine_judges() -> None:
+    """``Id`` and ``ReceiptHandle`` left out of a DeleteMessageBatch entry: ``id=""`` (the engine answers
+    InvalidBatchEntryId) and no receipt handle, not a failed construction."""
+    r = dec(s.DeleteMessageBatchRequest, {"QueueUrl": "q", "Entries": [{}, {"Id": "b"}]})
+    assert isinstance(r, s.DeleteMessageBatchRequest)
+    assert r.entries == [ReceiptEntry("", None), ReceiptEntry("b", None)]

@@ -70,7 +70,8 @@ def test_system_attributes() -> None:
     assert system_attributes(m, frozenset({"SentTimestamp", "SequenceNumber", "VisibilityTimeout"})) == {
         "SentTimestamp": "1000"
     }
-    m.system_attributes["AWSTraceHeader"] = MessageAttributeValue("String", "Root=from-attr")
+    # a new map: the message's empty one is the engine's shared NO_ATTRIBUTES, never written to in place
+    m.system_attributes = {"AWSTraceHeader": MessageAttributeValue("String", "Root=from-attr")}
     assert system_attributes(m, frozenset({"AWSTraceHeader"})) == {"AWSTraceHeader": "Root=from-attr"}
 
 
