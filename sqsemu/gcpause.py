@@ -9,6 +9,11 @@ restored messages) is made, so that state is collected as usual. Reference count
 meanwhile; only reference cycles made while paused wait, and those frozen stay (import-time objects: none of
 them large).
 
+:func:`resume` also raises the youngest generation's threshold to :data:`YOUNG_THRESHOLD` allocations (700 by
+default): a server holds every message in flight in its timer wheel until its visibility deadline, so the young
+collections walk live messages over and over (measured: 4-5% of a long round trip's CPU, halved at 10,000). The
+older generations' thresholds stay as they are; cycles are still collected, only in larger steps.
+
 Only the process ``sqsemu`` runs (or :func:`sqsemu.run`) does this; a server in a thread (``ServerThread``, the
 pytest plugin) leaves its host program's collector alone. See the ``gc`` module's documentation (``gc.freeze``).
 """
@@ -20,6 +25,8 @@ import gc
 __all__ = ["pause", "resume"]
 
 _paused = False
+YOUNG_THRESHOLD = 10_000
+"""Allocations (less deallocations) between two collections of the youngest generation once the server runs."""
 
 
 def pause() -> None:
@@ -36,4 +43,6 @@ def resume() -> None:
     if _paused:
         _paused = False
         gc.freeze()
+        _, older, oldest = gc.get_threshold()
+        gc.set_threshold(max(YOUNG_THRESHOLD, gc.get_threshold()[0]), older, oldest)
         gc.enable()

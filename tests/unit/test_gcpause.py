@@ -13,7 +13,9 @@ from sqsemu import gcpause
 @pytest.fixture(autouse=True)
 def collector_restored() -> Iterator[None]:
     was_enabled = gc.isenabled()
+    threshold = gc.get_threshold()
     yield
+    gc.set_threshold(*threshold)
     gcpause.resume()
     gc.unfreeze()  # this test process's objects go back to the collected generations
     if was_enabled:
@@ -29,6 +31,7 @@ def test_pause_then_resume_freezes_what_exists_and_collects_again() -> None:
     assert not gc.isenabled()
     gcpause.resume()
     assert gc.isenabled()
+    assert gc.get_threshold()[0] >= gcpause.YOUNG_THRESHOLD  # young collections in larger steps while serving
     frozen = gc.get_freeze_count()
     assert frozen > 0
     made_after = [[i] for i in range(1000)]  # containers the collector tracks
@@ -44,3 +47,4 @@ def test_a_collector_that_was_off_stays_off_and_nothing_is_frozen() -> None:
     gcpause.resume()
     assert not gc.isenabled()
     assert gc.get_freeze_count() == 0
+    assert gc.get_threshold()[0] < gcpause.YOUNG_THRESHOLD  # a host program's collector is left as it was
