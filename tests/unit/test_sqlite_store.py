@@ -821,7 +821,8 @@ def test_requests_are_answered_internal_error_once_the_store_failed(
 
         monkeypatch.setattr(sqlite_module, "_attributes_json", broken)
         with caplog.at_level(logging.ERROR):
-            sent = json_call(app, "SendMessage", {"QueueUrl": url, "MessageBody": "m"})
+            attributes = {"a": {"DataType": "String", "StringValue": "v"}}  # the row's attributes fail
+            sent = json_call(app, "SendMessage", {"QueueUrl": url, "MessageBody": "m", "MessageAttributes": attributes})
             later = json_call(app, "GetQueueUrl", {"QueueName": "q"})
             later_query = query_call(app, {"Action": "GetQueueUrl", "QueueName": "q"})
             health = asyncio.run(call_asgi(app, "GET", "/health", {"Host": "localhost"}))
@@ -855,7 +856,10 @@ def test_a_server_thread_stops_itself_once_its_store_failed(tmp_path: Path, monk
 
         monkeypatch.setattr(sqlite_module, "_attributes_json", broken)
         headers["X-Amz-Target"] = "AmazonSQS.SendMessage"
-        body = json.dumps({"QueueUrl": created.json()["QueueUrl"], "MessageBody": "m"}).encode()
+        attributes = {"a": {"DataType": "String", "StringValue": "v"}}  # the row's attributes fail
+        body = json.dumps(
+            {"QueueUrl": created.json()["QueueUrl"], "MessageBody": "m", "MessageAttributes": attributes}
+        ).encode()
         assert raw_request(server.endpoint_url, "POST", "/", body, headers).status == 500
         assert server.join(timeout=20)
         assert server.exit_status == STORE_FAILED_EXIT_STATUS
@@ -1022,7 +1026,8 @@ def test_a_full_disk_fails_the_store_with_sqlites_own_reason(data_dir: Path, cap
         q = node.queue("q")
         node.commit()
         pages = node.store._db.execute("PRAGMA page_count").fetchone()[0]
-        limit = f"PRAGMA max_page_count={pages + 40}"  # about 160 KB more (4 KiB pages)
+        page_size = node.store._db.execute("PRAGMA page_size").fetchone()[0]
+        limit = f"PRAGMA max_page_count={pages + 160_000 // page_size}"  # about 160 KB more
         node.store._db.execute(limit)
         node.run(node.store._writer_process().request("pragma", limit))  # the connection of group commits
 
@@ -1256,3 +1261,69 @@ def test_a_new_store_waits_for_the_writer_of_a_killed_server_to_end(data_dir: Pa
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_new_file_has_16_kib_pages_and_an_older_4_kib_file_keeps_its_own(tmp_path: Path) -> None:
+    """A new store is made with ``PAGE_SIZE`` pages and checkpoints every ``WAL_CHECKPOINT_BYTES`` of WAL, counted
+    in its pages; a file made with SQLite's default 4 KiB pages (earlier versions) keeps them and its messages,
+    with the checkpoint interval counted in its own pages."""
+    from sqsemu.persistence.writer import PAGE_SIZE, WAL_CHECKPOINT_BYTES
+
+    new = Node(tmp_path / "new")
+    try:
+        assert new.store._db.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 16384
+        assert new.store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_CHECKPOINT_BYTES // PAGE_SIZE
+    finally:
+        new.close()
+    old_dir = tmp_path / "old"
+    old_dir.mkdir()
+    made = sqlite3.connect(old_dir / FILE_NAME)
+    made.execute("PRAGMA page_size=4096")
+    made.execute("PRAGMA journal_mode=WAL")
+    made.close()  # an empty file that has its page size: taken as new, keeps 4 KiB pages
+    node = Node(old_dir)
+    try:
+        assert node.store._db.execute("PRAGMA page_size").fetchone()[0] == 4096
+        assert node.store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_CHECKPOINT_BYTES // 4096
+        q = node.queue("q")
+        node.send(q, "kept")
+    finally:
+        node.close()
+    node = Node(old_dir)
+    try:
+        assert node.store._db.execute("PRAGMA page_size").fetchone()[0] == 4096
+        assert [m.body for m in node.get("q").messages.values()] == ["kept"]
+    finally:
+        node.close()
+
+
+def test_the_writer_process_is_this_sqsemu_even_from_a_folder_holding_another(
+    tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer process is started with ``python -m``, which would put the current folder first on its
+    ``sys.path``: started from a folder holding another ``sqsemu`` package (a checkout of another version), it must
+    still run this one, whose batches it understands."""
+    other = tmp_path / "elsewhere"
+    (other / "sqsemu" / "persistence").mkdir(parents=True)
+    (other / "sqsemu" / "__init__.py").write_text("")
+    (other / "sqsemu" / "persistence" / "__init__.py").write_text("")
+    (other / "sqsemu" / "persistence" / "writer.py").write_text("raise SystemExit(7)\n")
+    monkeypatch.chdir(other)
+    node = Node(data_dir)
+    try:
+        q = node.queue("q")
+        node.commit()
+
+        async def scenario() -> None:
+            node.send(q, "through the writer process")
+            await asyncio.wait_for(node.store.durable(), 10)
+
+        node.run(scenario())
+        assert node.store._process is not None and node.store._process.process.poll() is None
+    finally:
+        node.close()
+    node = Node(data_dir)
+    try:
+        assert [m.body for m in node.get("q").messages.values()] == ["through the writer process"]
+    finally:
+        node.close()
