@@ -65,7 +65,7 @@ from sqsemu.engine.message import Message, MessageAttributeValue, MessageState
 from sqsemu.engine.queue import Queue
 from sqsemu.engine.redrive import MoveTask
 from sqsemu.persistence import StoreError
-from sqsemu.persistence.writer import MESSAGE_COLUMNS, PAGE_SIZE, WriterProcess, connect_settings, write_batch
+from sqsemu.persistence.writer import MESSAGE_COLUMNS, WriterProcess, connect_settings, write_batch
 
 logger = logging.getLogger("sqsemu.persistence")
 
@@ -368,8 +368,6 @@ class SQLiteStore:
                 check = connection.execute("PRAGMA quick_check").fetchone()[0]
                 if check != "ok":
                     raise StoreError(f"{path} is corrupt ({check})")
-            if new:  # before anything is written: a file keeps its page size (an existing one keeps its own)
-                connection.execute(f"PRAGMA page_size={PAGE_SIZE}")
             mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise StoreError(f"{path}: cannot switch the database to WAL mode (got {mode})")

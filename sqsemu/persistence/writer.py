@@ -34,30 +34,13 @@ from typing import Any
 
 from sqsemu.persistence.statements import MultiRow
 
-__all__ = [
-    "PAGE_SIZE",
-    "TUNING",
-    "WAL_CHECKPOINT_BYTES",
-    "WriterGone",
-    "WriterProcess",
-    "connect_settings",
-    "read_frame",
-    "write_batch",
-    "write_frame",
-]
+__all__ = ["TUNING", "WriterGone", "WriterProcess", "connect_settings", "read_frame", "write_batch", "write_frame"]
 
 # Measured on the roundtrip pattern (append new rows, update and delete recent ones, one transaction per batch):
 # together +31% rows/s. Some SQLite builds zero-fill deleted rows (secure_delete); a larger page cache keeps the hot
-# end of the table in memory; checkpointing every ~40 MB of WAL (WAL_CHECKPOINT_BYTES, in pages of the file's size)
-# instead of ~4 MB writes a page rewritten by many commits back once.
-TUNING = ("PRAGMA secure_delete=OFF", "PRAGMA cache_size=-65536")
-WAL_CHECKPOINT_BYTES = 40 << 20
-# The page size of a new file (a file keeps the size it was made with). 16 KiB pages hold about 14 rows of a 1 KiB
-# message, where 4 KiB pages (SQLite's default) hold 3: a group commit writes fewer, fuller WAL frames and the
-# b-tree splits less. Measured with write_batch on 80-message batches of 1 KiB rows (bench/durable_writer.py):
-# appends 8-9 -> 5.5-6.2 us of CPU per message, the round trip's insert/update/delete about -12%; 8 KiB and
-# 32-64 KiB pages did less well.
-PAGE_SIZE = 16384
+# end of the table in memory; checkpointing every ~40 MB of WAL instead of ~4 MB writes a page rewritten by many
+# commits back once.
+TUNING = ("PRAGMA secure_delete=OFF", "PRAGMA cache_size=-65536", "PRAGMA wal_autocheckpoint=10000")
 MESSAGE_COLUMNS = (
     "queue_uid, message_id, seq, body, message_attributes, system_attributes, trace_header, sender_id, sent_ms, "
     "enqueued_ms, size, group_id, deduplication_id, sequence_number, dead_letter_source_arn, receive_count, "
@@ -82,8 +65,6 @@ def connect_settings(connection: sqlite3.Connection, fsync: str) -> None:
     connection.execute(f"PRAGMA synchronous={'FULL' if fsync == 'full' else 'NORMAL'}")
     for pragma in TUNING:
         connection.execute(pragma)
-    page_size = connection.execute("PRAGMA page_size").fetchone()[0]
-    connection.execute(f"PRAGMA wal_autocheckpoint={max(1, WAL_CHECKPOINT_BYTES // page_size)}")
 
 
 _SAVE_QUEUE = (

@@ -1026,8 +1026,7 @@ def test_a_full_disk_fails_the_store_with_sqlites_own_reason(data_dir: Path, cap
         q = node.queue("q")
         node.commit()
         pages = node.store._db.execute("PRAGMA page_count").fetchone()[0]
-        page_size = node.store._db.execute("PRAGMA page_size").fetchone()[0]
-        limit = f"PRAGMA max_page_count={pages + 160_000 // page_size}"  # about 160 KB more
+        limit = f"PRAGMA max_page_count={pages + 40}"  # about 160 KB more (4 KiB pages)
         node.store._db.execute(limit)
         node.run(node.store._writer_process().request("pragma", limit))  # the connection of group commits
 
@@ -1261,40 +1260,6 @@ def test_a_new_store_waits_for_the_writer_of_a_killed_server_to_end(data_dir: Pa
     finally:
         holder.kill()
         holder.wait()
-
-
-def test_a_new_file_has_16_kib_pages_and_an_older_4_kib_file_keeps_its_own(tmp_path: Path) -> None:
-    """A new store is made with ``PAGE_SIZE`` pages and checkpoints every ``WAL_CHECKPOINT_BYTES`` of WAL, counted
-    in its pages; a file made with SQLite's default 4 KiB pages (earlier versions) keeps them and its messages,
-    with the checkpoint interval counted in its own pages."""
-    from sqsemu.persistence.writer import PAGE_SIZE, WAL_CHECKPOINT_BYTES
-
-    new = Node(tmp_path / "new")
-    try:
-        assert new.store._db.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 16384
-        assert new.store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_CHECKPOINT_BYTES // PAGE_SIZE
-    finally:
-        new.close()
-    old_dir = tmp_path / "old"
-    old_dir.mkdir()
-    made = sqlite3.connect(old_dir / FILE_NAME)
-    made.execute("PRAGMA page_size=4096")
-    made.execute("PRAGMA journal_mode=WAL")
-    made.close()  # an empty file that has its page size: taken as new, keeps 4 KiB pages
-    node = Node(old_dir)
-    try:
-        assert node.store._db.execute("PRAGMA page_size").fetchone()[0] == 4096
-        assert node.store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_CHECKPOINT_BYTES // 4096
-        q = node.queue("q")
-        node.send(q, "kept")
-    finally:
-        node.close()
-    node = Node(old_dir)
-    try:
-        assert node.store._db.execute("PRAGMA page_size").fetchone()[0] == 4096
-        assert [m.body for m in node.get("q").messages.values()] == ["kept"]
-    finally:
-        node.close()
 
 
 def test_the_writer_process_is_this_sqsemu_even_from_a_folder_holding_another(
