@@ -4,7 +4,8 @@ the same queue, on another connection, is answered with that message.
 Each try: a ReceiveMessage (``WaitTimeSeconds`` 20, one message) goes out on one keep-alive connection and is left
 to park (``--park-ms``); a SendMessage goes out on a second connection; both answers are read with one ``select``
 loop, and the time each answer is complete is taken (``time.perf_counter``). The wake is the receive's answer time
-minus the send's (negative when the receive's answer came first). Then the message is deleted, so the queue is
+minus the send's (negative when the receive's answer came first); the send's own round trip is printed too (a
+server idle between tries wakes for it). Then the message is deleted, so the queue is
 empty for the next try. Prints p50, p90, p99 and the maximum over ``--tries`` tries, in milliseconds, and the
 machine's load average before and after (the figure means something on an idle machine only).
 
@@ -83,10 +84,11 @@ class Connection:
         return answer
 
 
-def _try(consumer: Connection, producer: Connection, url: str, park_s: float, n: int) -> float:
-    """One wake, in seconds (receive answered minus send answered)."""
+def _try(consumer: Connection, producer: Connection, url: str, park_s: float, n: int) -> tuple[float, float]:
+    """One wake, in seconds: (receive answered minus send answered, send answered minus send started)."""
     consumer.send("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20, "MaxNumberOfMessages": 1})
     time.sleep(park_s)
+    started = time.perf_counter()
     producer.send("SendMessage", {"QueueUrl": url, "MessageBody": f"wake {n}"})
     done: dict[Connection, float] = {}
     by_socket = {consumer.sock: consumer, producer.sock: producer}
@@ -105,7 +107,7 @@ def _try(consumer: Connection, producer: Connection, url: str, park_s: float, n:
     if len(messages) != 1 or messages[0]["Body"] != f"wake {n}":
         raise RuntimeError(f"the long poll was answered without the message sent: {consumer.body!r}")
     consumer.call("DeleteMessage", {"QueueUrl": url, "ReceiptHandle": messages[0]["ReceiptHandle"]})
-    return done[consumer] - done[producer]
+    return done[consumer] - done[producer], done[producer] - started
 
 
 def _free_port() -> int:
@@ -164,17 +166,22 @@ def main() -> None:
         consumer, producer = Connection(host, port), Connection(host, port)
         url = str(producer.call("CreateQueue", {"QueueName": f"wake-{os.getpid()}"})["QueueUrl"])
         load_before = os.getloadavg()
-        wakes = []
+        wakes, sends = [], []
         for n in range(a.warmup + a.tries):
-            wake = _try(consumer, producer, url, a.park_ms / 1000, n)
+            wake, send = _try(consumer, producer, url, a.park_ms / 1000, n)
             if n >= a.warmup:
                 wakes.append(wake * 1000)
+                sends.append(send * 1000)
         load_after = os.getloadavg()
         producer.call("DeleteQueue", {"QueueUrl": url})
         print(
             f"long-poll wake over {a.tries} tries (ms, receive answered - send answered): "
             f"p50 {_percentile(wakes, 0.5):.3f}  p90 {_percentile(wakes, 0.9):.3f}  "
             f"p99 {_percentile(wakes, 0.99):.3f}  max {max(wakes):.3f}  min {min(wakes):.3f}"
+        )
+        print(
+            f"the SendMessage itself (sent -> answered, ms): p50 {_percentile(sends, 0.5):.3f}  "
+            f"p99 {_percentile(sends, 0.99):.3f}"
         )
         print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f}")
 
