@@ -230,7 +230,11 @@ def _cell(workload: str, results: list[dict[str, Any]]) -> str:
         )
     if workload == "longpoll-latency":
         p50, p99 = m("latency_from_send_start_ms.p50"), m("latency_from_send_start_ms.p99")
-        return f"{_fmt(p50, '.2f')} / {_fmt(p99, '.2f')} ms"
+        ack50, ack99 = m("latency_from_send_ack_ms.p50"), m("latency_from_send_ack_ms.p99")
+        return (
+            f"{_fmt(p50, '.2f')} / {_fmt(p99, '.2f')} ms from the send's start;"
+            f" {_fmt(ack50, '.2f')} / {_fmt(ack99, '.2f')} ms from its answer"
+        )
     if workload == "visibility-expiry":
         return f"{_fmt(m('lateness_ms.p99'))} ms ({_fmt(m('messages'))} in flight)"
     if workload == "backlog":

@@ -105,8 +105,6 @@ _MAPPINGS_TABLE = "CREATE TABLE IF NOT EXISTS event_source_mappings (uuid TEXT P
 # SetQueueAttributes changes answered but not applied yet (realism's attribute_delay): JSON [[due_ms, {name:
 # value}], ...] or NULL. A file made before the column existed gets it when opened.
 _DELAYED_ATTRIBUTES_COLUMN = "ALTER TABLE queues ADD COLUMN delayed_attributes TEXT"
-# Pending work for one message: [full row to insert or None, changed columns or None, delete it]
-_Pending = list[Any]
 # SQLite's result codes (sqlite3.Error.sqlite_errorname, extended codes start with these) that mean the file or its
 # folder cannot be written, as opposed to a file that is not a (sound) SQLite database.
 _NOT_WRITABLE = ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")
@@ -291,7 +289,11 @@ class SQLiteStore:
         self._process: WriterProcess | None = None  # the writer process, started by the first group commit
         self._seq = 1 + (connection.execute("SELECT COALESCE(MAX(seq), 0) FROM messages").fetchone()[0])
         self._queue_ops: list[tuple[Any, ...]] = []
-        self._messages: dict[int, _Pending] = {}  # row number -> pending work
+        # Pending message work, merged per row number (see _record_added/_changed/_deleted): a new row, in full;
+        # the changed columns of a row on disk, with its number last; the rows on disk to delete.
+        self._inserts: dict[int, tuple[Any, ...]] = {}
+        self._updates: dict[int, tuple[Any, ...]] = {}
+        self._deletes: list[int] = []
         self._rows: dict[str, dict[str, int]] = {}  # queue uid -> message id -> row number
         self._dedup: dict[tuple[str, str], tuple[Any, ...]] = {}
         self._tasks: dict[str, tuple[Any, ...]] = {}
@@ -510,7 +512,8 @@ class SQLiteStore:
         rows = self._rows.pop(uid, None)
         if rows:
             numbers = set(rows.values())
-            self._messages = {seq: entry for seq, entry in self._messages.items() if seq not in numbers}
+            self._inserts = {seq: row for seq, row in self._inserts.items() if seq not in numbers}
+            self._updates = {seq: row for seq, row in self._updates.items() if seq not in numbers}
         self._dedup = {key: entry for key, entry in self._dedup.items() if key[0] != uid}
         self._tasks = {key: row for key, row in self._tasks.items() if row[1] != uid}
 
@@ -553,13 +556,21 @@ class SQLiteStore:
                 self._fail(f"to record a new message of queue {queue.name}", exc)
 
     def _record_added(self, queue: Queue, message: Message) -> None:
-        row = (
-            queue.uid,
+        # The persistence code's contact with a message: its fields read here and ``_changed_columns``, a Message
+        # made in ``_message_from``. The row's column order is MESSAGE_COLUMNS (writer.py).
+        seq = self._seq
+        self._seq = seq + 1
+        uid = queue.uid
+        message_attributes = message.message_attributes
+        system_attributes = message.system_attributes
+        sequence_number = message.sequence_number
+        self._inserts[seq] = (
+            uid,
             message.message_id,
-            self._seq,
+            seq,
             message.body,
-            _attributes_json(message.message_attributes),
-            _attributes_json(message.system_attributes),
+            _attributes_json(message_attributes) if message_attributes else None,
+            _attributes_json(system_attributes) if system_attributes else None,
             message.trace_header,
             message.sender_id,
             message.sent_ms,
@@ -567,19 +578,22 @@ class SQLiteStore:
             message.size,
             message.group_id,
             message.deduplication_id,
-            message.sequence_number,
+            sequence_number,
             message.dead_letter_source_arn,
-            *_changed_columns(message),
+            message.receive_count,
+            message.first_receive_ms,
+            message.received_ms,
+            message.visible_at_ms,
+            message.receipt_serial,
         )
-        rows = self._rows.get(queue.uid)
+        rows = self._rows.get(uid)
         if rows is None:
-            rows = self._rows[queue.uid] = {}
-        rows[message.message_id] = self._seq
-        self._messages[self._seq] = [row, None, False]
-        self._seq += 1
-        if message.sequence_number is not None:
-            self._sequences[queue.uid] = message.sequence_number
-        self._recorded()
+            rows = self._rows[uid] = {}
+        rows[message.message_id] = seq
+        if sequence_number is not None:
+            self._sequences[uid] = sequence_number
+        if not self._pending:
+            self._recorded()
 
     def message_changed(self, queue: Queue, message: Message) -> None:
         """Journal: new receive count, receipt and deadline of a message."""
@@ -590,15 +604,14 @@ class SQLiteStore:
                 self._fail(f"to record a change of message {message.message_id} of queue {queue.name}", exc)
 
     def _record_changed(self, queue: Queue, message: Message) -> None:
-        key = self._rows[queue.uid][message.message_id]
-        entry = self._messages.get(key)
-        if entry is None:
-            self._messages[key] = [None, _changed_columns(message), False]
-        elif entry[0] is not None:
-            entry[0] = entry[0][:15] + _changed_columns(message)
+        seq = self._rows[queue.uid][message.message_id]
+        new = self._inserts.get(seq)
+        if new is not None:  # added in this batch: the new row carries the change
+            self._inserts[seq] = new[:15] + _changed_columns(message)
         else:
-            entry[1] = _changed_columns(message)
-        self._recorded()
+            self._updates[seq] = (*_changed_columns(message), seq)
+        if not self._pending:
+            self._recorded()
 
     def message_deleted(self, queue: Queue, message: Message, reason: DeleteReason) -> None:
         """Journal: the message row goes (nothing at all if it was added in this same batch)."""
@@ -609,13 +622,12 @@ class SQLiteStore:
                 self._fail(f"to record the deletion of message {message.message_id} of queue {queue.name}", exc)
 
     def _record_deleted(self, queue: Queue, message: Message) -> None:
-        key = self._rows[queue.uid].pop(message.message_id)
-        entry = self._messages.get(key)
-        if entry is not None and entry[0] is not None:
-            del self._messages[key]
-        else:
-            self._messages[key] = [None, None, True]
-        self._recorded()
+        seq = self._rows[queue.uid].pop(message.message_id)
+        if self._inserts.pop(seq, None) is None:  # on disk (a row added in this batch is simply not written)
+            self._updates.pop(seq, None)
+            self._deletes.append(seq)
+        if not self._pending:
+            self._recorded()
 
     def messages_received(self, queue: Queue, count: int) -> None:
         """Journal: nothing to keep (the receives changed their messages, told one by one)."""
@@ -702,7 +714,8 @@ class SQLiteStore:
             return
         self._failure = f"the durable store {self.path} failed {what}: {_error_text(exc)}"
         logger.error("%s; no request is acknowledged from now on", self._failure)
-        self._queue_ops, self._messages, self._dedup, self._tasks, self._sequences = [], {}, {}, {}, {}
+        self._queue_ops, self._dedup, self._tasks, self._sequences = [], {}, {}, {}
+        self._inserts, self._updates, self._deletes = {}, {}, []
         self._pending = False
         waiters = self._current_waiters + self._next_waiters
         self._current_waiters, self._next_waiters = [], []
@@ -726,9 +739,24 @@ class SQLiteStore:
     # ----------------------------------------------------------------- committing
 
     def _take(self) -> tuple[Any, ...]:
+        """The pending batch, handed over (the next one starts empty): ``(queue_ops, inserts, updates, deletes,
+        dedup, tasks, sequences, now_ms)``: queue and mapping operations in order; new message rows by row number
+        (MESSAGE_COLUMNS); changed columns of rows on disk by row number (the number last); row numbers to delete;
+        deduplication, move task and FIFO sequence rows by key; the engine's time (epoch ms) that expires
+        deduplication keys (None before ``attach``). ``writer.write_batch`` commits it."""
         now_ms = None if self._clock is None else self._clock.now_ms()
-        batch = (self._queue_ops, self._messages, self._dedup, self._tasks, self._sequences, now_ms)
-        self._queue_ops, self._messages, self._dedup, self._tasks, self._sequences = [], {}, {}, {}, {}
+        batch = (
+            self._queue_ops,
+            self._inserts,
+            self._updates,
+            self._deletes,
+            self._dedup,
+            self._tasks,
+            self._sequences,
+            now_ms,
+        )
+        self._queue_ops, self._dedup, self._tasks, self._sequences = [], {}, {}, {}
+        self._inserts, self._updates, self._deletes = {}, {}, []
         self._pending = False
         return batch
 
@@ -761,7 +789,7 @@ class SQLiteStore:
                     self._fail("to commit", exc)
                 else:
                     if self.on_commit is not None:
-                        self.on_commit(time.perf_counter() - started, sum(len(part) for part in batch[:5]))
+                        self.on_commit(time.perf_counter() - started, sum(len(part) for part in batch[:7]))
                 self._committing = False
                 self._current_waiters = []
                 self._settle(waiters)

@@ -81,7 +81,7 @@ def write_batch(db: sqlite3.Connection, batch: tuple[Any, ...], dedup_due: int |
     earliest key on disk is due: the table holds about five minutes of FIFO sends, not all of them. Raises what
     SQLite raises, after rolling the transaction back.
     """
-    queue_ops, messages, dedup, tasks, sequences, now_ms = batch
+    queue_ops, inserts, updates, deletes, dedup, tasks, sequences, now_ms = batch
     if dedup:
         earliest = min(row[2] for row in dedup.values())
         dedup_due = earliest if dedup_due is None else min(dedup_due, earliest)
@@ -107,17 +107,9 @@ def write_batch(db: sqlite3.Connection, batch: tuple[Any, ...], dedup_due: int |
                     db.execute("DELETE FROM messages WHERE queue_uid=?", (row[0],))
                     db.execute("DELETE FROM deduplication WHERE queue_uid=?", (row[0],))
                 db.execute(_SAVE_QUEUE, row)
-        inserts, updates, deletes = [], [], []
-        for seq, (row, changed, deleted) in messages.items():
-            if deleted:
-                deletes.append(seq)
-            elif row is not None:
-                inserts.append(row)
-            else:
-                updates.append((*changed, seq))
         _MESSAGES.delete(db, deletes)
-        _MESSAGES.insert(db, inserts)
-        _MESSAGES.update(db, updates)
+        _MESSAGES.insert(db, list(inserts.values()))
+        _MESSAGES.update(db, list(updates.values()))
         _DEDUPLICATION.insert(db, list(dedup.values()))
         db.executemany("INSERT OR REPLACE INTO move_tasks VALUES (?,?,?,?,?,?,?,?,?)", tasks.values())
         db.executemany("INSERT OR REPLACE INTO fifo_sequences VALUES (?,?)", sequences.items())
@@ -198,7 +190,9 @@ class WriterProcess:
         keep = (theirs.fileno(),) if lock_fd is None else (theirs.fileno(), lock_fd)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "sqsemu.persistence.writer", str(theirs.fileno()), str(path), fsync],
+                # -P: no current folder on sys.path (-m would put it first), so the writer is the sqsemu of
+                # PYTHONPATH's first entry, this one, even when started from a folder holding another sqsemu.
+                [sys.executable, "-P", "-m", "sqsemu.persistence.writer", str(theirs.fileno()), str(path), fsync],
                 stdin=subprocess.DEVNULL,
                 pass_fds=keep,
                 env=env,

@@ -849,7 +849,8 @@ def test_requests_are_answered_internal_error_once_the_store_failed(
 
         monkeypatch.setattr(sqlite_module, "_attributes_json", broken)
         with caplog.at_level(logging.ERROR):
-            sent = json_call(app, "SendMessage", {"QueueUrl": url, "MessageBody": "m"})
+            attributes = {"a": {"DataType": "String", "StringValue": "v"}}  # the row's attributes fail
+            sent = json_call(app, "SendMessage", {"QueueUrl": url, "MessageBody": "m", "MessageAttributes": attributes})
             later = json_call(app, "GetQueueUrl", {"QueueName": "q"})
             later_query = query_call(app, {"Action": "GetQueueUrl", "QueueName": "q"})
             health = asyncio.run(call_asgi(app, "GET", "/health", {"Host": "localhost"}))
@@ -883,7 +884,10 @@ def test_a_server_thread_stops_itself_once_its_store_failed(tmp_path: Path, monk
 
         monkeypatch.setattr(sqlite_module, "_attributes_json", broken)
         headers["X-Amz-Target"] = "AmazonSQS.SendMessage"
-        body = json.dumps({"QueueUrl": created.json()["QueueUrl"], "MessageBody": "m"}).encode()
+        attributes = {"a": {"DataType": "String", "StringValue": "v"}}  # the row's attributes fail
+        body = json.dumps(
+            {"QueueUrl": created.json()["QueueUrl"], "MessageBody": "m", "MessageAttributes": attributes}
+        ).encode()
         assert raw_request(server.endpoint_url, "POST", "/", body, headers).status == 500
         assert server.join(timeout=20)
         assert server.exit_status == STORE_FAILED_EXIT_STATUS
@@ -1284,3 +1288,35 @@ def test_a_new_store_waits_for_the_writer_of_a_killed_server_to_end(data_dir: Pa
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_the_writer_process_is_this_sqsemu_even_from_a_folder_holding_another(
+    tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer process is started with ``python -m``, which would put the current folder first on its
+    ``sys.path``: started from a folder holding another ``sqsemu`` package (a checkout of another version), it must
+    still run this one, whose batches it understands."""
+    other = tmp_path / "elsewhere"
+    (other / "sqsemu" / "persistence").mkdir(parents=True)
+    (other / "sqsemu" / "__init__.py").write_text("")
+    (other / "sqsemu" / "persistence" / "__init__.py").write_text("")
+    (other / "sqsemu" / "persistence" / "writer.py").write_text("raise SystemExit(7)\n")
+    monkeypatch.chdir(other)
+    node = Node(data_dir)
+    try:
+        q = node.queue("q")
+        node.commit()
+
+        async def scenario() -> None:
+            node.send(q, "through the writer process")
+            await asyncio.wait_for(node.store.durable(), 10)
+
+        node.run(scenario())
+        assert node.store._process is not None and node.store._process.process.poll() is None
+    finally:
+        node.close()
+    node = Node(data_dir)
+    try:
+        assert [m.body for m in node.get("q").messages.values()] == ["through the writer process"]
+    finally:
+        node.close()
