@@ -20,37 +20,10 @@ from sqsemu.http.relay import make_relay
 from sqsemu.http.sqsprotocol import Lane, SQSProtocol, head_end, protocol_factory
 from sqsemu.observability.fastlane import FastLaneState
 from tests.unit.app_helpers import make_app
+from tests.unit.fake_transport import FakeTransport
 
 CAP = 1024
 TIMEOUT_S = 0.05
-
-
-class FakeTransport:
-    """Just enough of an asyncio transport for uvicorn's protocol."""
-
-    def __init__(self) -> None:
-        self.written = b""
-        self.closed = False
-        self.reading = True
-
-    def write(self, data: bytes) -> None:
-        assert not self.closed
-        self.written += data
-
-    def close(self) -> None:
-        self.closed = True
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def pause_reading(self) -> None:
-        self.reading = False
-
-    def resume_reading(self) -> None:
-        self.reading = True
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 9324)}.get(name, default)
 
 
 async def _ok_app(scope: Any, receive: Any, send: Any) -> None:

@@ -20,56 +20,9 @@ from sqsemu.engine.broker import Namespace
 from sqsemu.http.relay import make_relay
 from sqsemu.http.sqsprotocol import FAST_BODY_LIMIT, Lane, SQSProtocol, protocol_factory
 from tests.unit.app_helpers import AUTH, call_asgi, make_app
+from tests.unit.fake_transport import FakeTransport
 
 DEFAULT = Namespace("000000000000", "us-east-1")
-
-
-class FakeTransport:
-    """Just enough of an asyncio transport for uvicorn's protocol; keeps every write apart. Like a socket
-    transport it hands received bytes over in reads of at most 64 KiB, and none while reading is paused (they
-    wait, and follow when it resumes): a protocol that pauses reading and waits for more bytes never gets them."""
-
-    READ_SIZE = 64 * 1024
-
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
-        self.closed = False
-        self.reading = True
-        self.incoming = b""
-        self.protocol: Any = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-
-    def receive(self, data: bytes) -> None:
-        """Bytes from the client: handed to the protocol from the loop, read by read."""
-        self.incoming += data
-        assert self.loop is not None
-        self.loop.call_soon(self._pump)
-
-    def _pump(self) -> None:
-        while self.reading and self.incoming and not self.closed:
-            chunk, self.incoming = self.incoming[: self.READ_SIZE], self.incoming[self.READ_SIZE :]
-            self.protocol.data_received(chunk)
-
-    def write(self, data: bytes) -> None:
-        assert not self.closed
-        self.writes.append(data)
-
-    def close(self) -> None:
-        self.closed = True
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def pause_reading(self) -> None:
-        self.reading = False
-
-    def resume_reading(self) -> None:
-        self.reading = True
-        if self.incoming and self.loop is not None:
-            self.loop.call_soon(self._pump)
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 9324)}.get(name, default)
 
 
 _LANES: dict[int, Lane] = {}  # by id(app): a compiled SQSApp takes no new attributes; cleared per test (served)
@@ -107,7 +60,7 @@ class Conn:
 
     def answers(self) -> list[tuple[int, dict[str, str], bytes]]:
         """Every response written so far, parsed (status, headers, body)."""
-        data = b"".join(self.transport.writes)
+        data = self.transport.written
         out = []
         while data:
             if data.startswith(b"HTTP/1.1 100 Continue\r\n\r\n"):
@@ -274,7 +227,7 @@ def test_requests_that_do_not_qualify_are_answered_the_asgi_way(loop: asyncio.Ab
     conn.feed(json_request("CreateQueue", {"QueueName": "proxied"}, extra=b"X-Forwarded-Proto: https\r\n"))
     (s1, _, _), (s2, _, _), (s3, _, b3), (s4, _, b4) = conn.answers()
     assert (s1, s2) == (200, 200)
-    assert b"HTTP/1.1 100 Continue" in b"".join(conn.transport.writes)
+    assert b"HTTP/1.1 100 Continue" in conn.transport.written
     assert s3 == 403 and "AccessDenied" in b3.decode()
     assert s4 == 200 and json.loads(b4)["QueueUrl"].startswith("https://")
     assert app.lane.answers == 0  # every one of them took the ASGI cycle
