@@ -16,6 +16,7 @@ from sqsemu.config import Config
 from sqsemu.server import ServerThread
 from tests.integration.harness import client_for
 from tests.integration.harness.raw import raw_request
+from tests.integration.harness.sockets import recv_until_closed
 
 REASON = "off: httptools is not installed (uvicorn serves HTTP with h11)"
 
@@ -27,13 +28,6 @@ def srv() -> Iterator[ServerThread]:
         patch.setattr(sqsemu.server, "_have", lambda module: module != "httptools" and real(module))
         with ServerThread(Config(host="127.0.0.1", request_timeout=1)) as server:
             yield server
-
-
-def read_all(sock: socket.socket) -> bytes:
-    data = b""
-    while chunk := sock.recv(65536):
-        data += chunk
-    return data
 
 
 def test_the_fallback_says_so_and_serves(srv: ServerThread, protocol: str) -> None:
@@ -57,10 +51,11 @@ def test_a_request_that_stops_arriving_is_answered_408_and_closed(srv: ServerThr
     partial = request[:40] if cut == "head" else request[:-5]
     with socket.create_connection(("127.0.0.1", srv.port), timeout=20) as sock:
         sock.sendall(partial)
-        answer = read_all(sock)  # the server closes the connection after the deadline (1 s)
+        answer, _, closed = recv_until_closed(sock, 20)
+    assert closed  # the server closes the connection after the deadline (1 s)
     assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
 
 
 def test_a_silent_connection_is_closed_without_a_word(srv: ServerThread) -> None:
     with socket.create_connection(("127.0.0.1", srv.port), timeout=20) as sock:
-        assert read_all(sock) == b""
+        assert recv_until_closed(sock, 20)[::2] == (b"", True)

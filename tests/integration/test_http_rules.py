@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import socket
 import time
 from collections.abc import Iterator
 
@@ -19,6 +18,7 @@ import pytest
 from sqsemu.config import Config
 from sqsemu.server import ServerThread
 from tests.integration.harness.raw import raw_request
+from tests.integration.harness.sockets import recv_until_closed
 from tests.integration.test_fast_lane import connect, fast_answers, json_call, read_answer
 
 
@@ -39,13 +39,6 @@ def queue_url(srv: ServerThread, request: pytest.FixtureRequest) -> str:
     return url
 
 
-def read_to_close(sock: socket.socket) -> bytes:
-    data = b""
-    while chunk := sock.recv(65536):
-        data += chunk
-    return data
-
-
 def visible(srv: ServerThread, queue_url: str) -> int:
     with connect(srv) as sock:
         sock.sendall(json_call("GetQueueAttributes", {"QueueUrl": queue_url, "AttributeNames": ["All"]}))
@@ -63,7 +56,8 @@ def test_a_call_that_asks_for_close_is_answered_then_closed(srv: ServerThread, q
     before = fast_answers(srv)
     with connect(srv) as sock:
         sock.sendall(request)
-        data = read_to_close(sock)  # the server closes the connection after the answer
+        data, _, closed = recv_until_closed(sock, 20)
+    assert closed  # the server closes the connection after the answer
     assert data.startswith(b"HTTP/1.1 200 ") and b"\r\nconnection: close\r\n" in data.lower()
     assert hashlib.md5(how.encode()).hexdigest().encode() in data
     assert fast_answers(srv) == before + 1
@@ -116,7 +110,9 @@ def test_a_malformed_request_is_answered_400_and_the_server_goes_on(
         sock.sendall(json_call("SendMessage", {"QueueUrl": queue_url, "MessageBody": "before"}) + garbage)
         buffer = bytearray()
         assert read_answer(sock, buffer)[0] == 200
-        rest = bytes(buffer) + read_to_close(sock)
+        rest, _, closed = recv_until_closed(sock, 20)
+        rest = bytes(buffer) + rest
+    assert closed
     assert rest.startswith(b"HTTP/1.1 400 "), rest
     assert raw_request(srv.endpoint_url, "GET", "/health").json()["status"] == "ok"
 
