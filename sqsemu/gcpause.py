@@ -43,6 +43,6 @@ def resume() -> None:
     if _paused:
         _paused = False
         gc.freeze()
-        _, older, oldest = gc.get_threshold()
-        gc.set_threshold(max(YOUNG_THRESHOLD, gc.get_threshold()[0]), older, oldest)
+        young, older, oldest = gc.get_threshold()
+        gc.set_threshold(max(YOUNG_THRESHOLD, young), older, oldest)
         gc.enable()

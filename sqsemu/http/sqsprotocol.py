@@ -202,6 +202,12 @@ class _Request:
         self.keep_alive = keep_alive
 
 
+def _decoded_path(raw_path: bytes) -> str:
+    """A request target's path as ASGI gives it: latin-1 decoded, then percent-decoded."""
+    path = raw_path.decode("latin-1")
+    return unquote(path) if "%" in path else path
+
+
 def _reraise(exc: BaseException) -> None:
     raise exc
 
@@ -236,6 +242,7 @@ class SQSProtocol:
         self._closed = False
         # the request being read
         self._url = b""
+        self._path = "/"  # the request's path, percent-decoded (set by _qualifies)
         self._headers: list[tuple[bytes, bytes]] = []  # names in lower case, in order (re-serialised when handed over)
         self._header_map: dict[bytes, bytes] = {}  # by lower-case name; a repeated header's last value
         self._body: list[bytes] = []
@@ -314,9 +321,7 @@ class SQSProtocol:
         if self._closed:
             return
         self._keep_alive = False
-        if self._reading and not self.answering():
-            self._close()
-        elif self._relay is None and not self.answering():
+        if not self.answering() and (self._reading or self._relay is None):
             self._close()
 
     # ------------------------------------------------------------------------------------------- reading
@@ -439,15 +444,8 @@ class SQSProtocol:
             return False
         coding = headers.get(b"transfer-encoding")
         self._chunked = coding is not None and b"chunked" in coding.lower()
-        path = self._url.partition(b"?")[0]
-        return path == b"/" or not self._admin(path)  # the one rule of what is not the SQS endpoint: app.py's
-
-    @staticmethod
-    def _admin(raw_path: bytes) -> bool:
-        path = raw_path.decode("latin-1")
-        if "%" in path:
-            path = unquote(path)
-        return is_admin_path(path)
+        path = self._path = _decoded_path(self._url.partition(b"?")[0])
+        return path == "/" or not is_admin_path(path)  # the one rule of what is not the SQS endpoint: app.py's
 
     def on_body(self, body: bytes) -> None:
         if self._relaying:
@@ -491,12 +489,9 @@ class SQSProtocol:
 
     def _scope(self) -> dict[str, Any]:
         raw_path, _, query = self._url.partition(b"?")
-        path = raw_path.decode("latin-1")
-        if "%" in path:
-            path = unquote(path)
         return {
             "method": "POST",
-            "path": path,
+            "path": self._path,  # decoded by _qualifies, which every request answered here passed
             "raw_path": raw_path,
             "query_string": query,
             "scheme": self._scheme,
