@@ -714,9 +714,7 @@ class SQLiteStore:
             return
         self._failure = f"the durable store {self.path} failed {what}: {_error_text(exc)}"
         logger.error("%s; no request is acknowledged from now on", self._failure)
-        self._queue_ops, self._dedup, self._tasks, self._sequences = [], {}, {}, {}
-        self._inserts, self._updates, self._deletes = {}, {}, []
-        self._pending = False
+        self._drop_pending()
         waiters = self._current_waiters + self._next_waiters
         self._current_waiters, self._next_waiters = [], []
         self._settle(waiters)
@@ -725,6 +723,12 @@ class SQLiteStore:
                 self.on_failure(self._failure)
             except Exception:  # a bug in the owner's callback: the store must not raise into the engine
                 logger.exception("the durable store's on_failure callback failed")
+
+    def _drop_pending(self) -> None:
+        """Start the next batch empty (what was pending was handed over, or will never be written)."""
+        self._queue_ops, self._dedup, self._tasks, self._sequences = [], {}, {}, {}
+        self._inserts, self._updates, self._deletes = {}, {}, []
+        self._pending = False
 
     def _settle(self, waiters: list[asyncio.Future[None]]) -> None:
         """Answer requests waiting for a commit: done, or ``StoreError`` once the store has failed."""
@@ -755,9 +759,7 @@ class SQLiteStore:
             self._sequences,
             now_ms,
         )
-        self._queue_ops, self._dedup, self._tasks, self._sequences = [], {}, {}, {}
-        self._inserts, self._updates, self._deletes = {}, {}, []
-        self._pending = False
+        self._drop_pending()
         return batch
 
     def _write(self, batch: tuple[Any, ...]) -> None:
