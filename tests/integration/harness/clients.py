@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import boto3
 import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
+
+from sqsemu.testing.boto import new_client
 
 from .legacy import LegacySQSClient
 
@@ -32,7 +33,7 @@ def json_client(
     region: str = REGION,
 ) -> Any:
     """A current boto3 SQS client (AWS JSON 1.0) for ``endpoint_url``."""
-    client = boto3.session.Session().client(
+    client = new_client(
         "sqs",
         endpoint_url=endpoint_url,
         region_name=region,

@@ -23,9 +23,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import boto3
 import botocore.exceptions
 from botocore.exceptions import ClientError
+
+from sqsemu.testing.boto import new_client
 
 LEGACY_BOTO3 = "1.28.64"
 LEGACY_BOTOCORE = "1.31.64"
@@ -38,6 +39,11 @@ _CALL_TIMEOUT_S = 120.0
 
 _venv_lock = threading.Lock()
 _live_workers: list[_Worker] = []
+# Workers whose client was closed, kept for the next LegacySQSClient of this process: starting one costs a quarter
+# of a second of CPU (boto3's import, the SQS model parsed), a new client in a kept one a few milliseconds.
+_idle_workers: list[_Worker] = []
+_idle_lock = threading.Lock()
+_MAX_IDLE_WORKERS = 4
 _venv_python: Path | None = None
 # How long the last creation of the legacy venv took (None when it was reused); printed by the fixtures.
 venv_setup_seconds: float | None = None
@@ -185,7 +191,35 @@ class _Worker:
             self.proc.stdin.flush()
         return future.result(timeout=_CALL_TIMEOUT_S)
 
+    def configure(self, client_args: dict[str, Any]) -> dict[str, Any]:
+        """Give this worker a new client made with ``client_args``; returns its hello."""
+        answer = self.call("__configure__", client_args)
+        if "ok" not in answer:
+            raise RuntimeError(f"legacy boto3 worker could not make a client: {answer}")
+        self.hello = answer["ok"]
+        return self.hello
+
+    def release(self) -> None:
+        """Close this worker's client (its connections with it) and keep the worker for the next client; a worker
+        with calls still running (a test that left a long poll behind) or one that fails to release is stopped."""
+        with self._lock:
+            busy = bool(self._pending)
+        try:
+            if busy or self.proc.poll() is not None or "ok" not in self.call("__release__", {}):
+                raise RuntimeError("not reusable")
+        except Exception:  # noqa: BLE001 - any failure: the worker is not kept
+            self.close()
+            return
+        with _idle_lock:
+            if len(_idle_workers) < _MAX_IDLE_WORKERS:
+                _idle_workers.append(self)
+                return
+        self.close()
+
     def close(self) -> None:
+        with _idle_lock:
+            if self in _idle_workers:
+                _idle_workers.remove(self)
         if self.proc.poll() is None:
             assert self.proc.stdin is not None
             try:
@@ -200,6 +234,20 @@ class _Worker:
         self._reader.join(timeout=5)
         if self in _live_workers:
             _live_workers.remove(self)
+
+
+def _kept_worker(client_args: dict[str, Any]) -> _Worker | None:
+    """A kept worker given a client made with ``client_args``, or None when none is kept (or none could be)."""
+    while True:
+        with _idle_lock:
+            if not _idle_workers:
+                return None
+            worker = _idle_workers.pop()
+        try:
+            worker.configure(client_args)
+            return worker
+        except Exception:  # noqa: BLE001 - a kept worker that fails is stopped; the next one is tried
+            worker.close()
 
 
 def close_all_workers() -> None:
@@ -229,24 +277,22 @@ class LegacySQSClient:
         connect_timeout: float = 5,
     ) -> None:
         python = ensure_legacy_venv()
-        self._worker = _Worker(
-            python,
-            {
-                "endpoint_url": endpoint_url,
-                "region_name": region_name,
-                "aws_access_key_id": aws_access_key_id,
-                "aws_secret_access_key": aws_secret_access_key,
-                "read_timeout": read_timeout,
-                "connect_timeout": connect_timeout,
-            },
-        )
+        client_args = {
+            "endpoint_url": endpoint_url,
+            "region_name": region_name,
+            "aws_access_key_id": aws_access_key_id,
+            "aws_secret_access_key": aws_secret_access_key,
+            "read_timeout": read_timeout,
+            "connect_timeout": connect_timeout,
+        }
+        self._worker = _kept_worker(client_args) or _Worker(python, client_args)
         hello = self._worker.hello
         if (hello["boto3"], hello["botocore"], hello["protocol"]) != (LEGACY_BOTO3, LEGACY_BOTOCORE, "query"):
             self._worker.close()
             raise RuntimeError(f"legacy worker is not boto3 {LEGACY_BOTO3} speaking query: {hello}")
         # A current client (never used to send) provides the modelled exception classes, so that
         # ``pytest.raises(client.exceptions.QueueDoesNotExist)`` works the same for both protocols.
-        self._shape_client = boto3.session.Session().client(
+        self._shape_client = new_client(
             "sqs",
             endpoint_url=endpoint_url,
             region_name=region_name,
@@ -295,8 +341,9 @@ class LegacySQSClient:
         return operation
 
     def close(self) -> None:
-        """Stop the worker process."""
-        self._worker.close()
+        """Close the client: its connections close, and its worker process is kept for the next client of this
+        process (or stopped, see ``_Worker.release``)."""
+        self._worker.release()
         self._shape_client.close()
 
     def __repr__(self) -> str:

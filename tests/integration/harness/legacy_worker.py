@@ -4,7 +4,11 @@ Standard library + boto3 only; no imports from the project. Protocol, one JSON o
 
 - start-up: the worker prints ``{"hello": {"boto3": ..., "botocore": ..., "protocol": ...}}``.
 - request on stdin: ``{"id": n, "op": "send_message", "kwargs": {...}}``; ``op`` is a boto3 method name, or
-  ``"__last_request__"`` (the method, URL, headers and body of the last HTTP request the client sent).
+  ``"__last_request__"`` (the method, URL, headers and body of the last HTTP request the client sent), or
+  ``"__configure__"`` (``kwargs``: the client's settings, as on the command line: the current client is closed and
+  a new one made; answered with the hello), or ``"__release__"`` (the current client is closed, its connections
+  with it; the worker waits to be configured again). A worker is so reused by one client after another: clients
+  are made from one boto3 session, which parses the SQS model once.
 - answer on stdout: ``{"id": n, "ok": result}``, ``{"id": n, "error": {"response": e.response, "class": name,
   "operation": op}}`` for a ``ClientError``, or ``{"id": n, "exception": {"class": name, "message": str}}``.
 
@@ -51,20 +55,7 @@ def decode(value: Any) -> Any:
 
 
 def main() -> None:
-    args = json.loads(sys.argv[1])
-    client = boto3.session.Session().client(
-        "sqs",
-        endpoint_url=args["endpoint_url"],
-        region_name=args["region_name"],
-        aws_access_key_id=args["aws_access_key_id"],
-        aws_secret_access_key=args["aws_secret_access_key"],
-        config=Config(
-            retries={"total_max_attempts": 1, "mode": "standard"},
-            connect_timeout=args.get("connect_timeout", 5),
-            read_timeout=args.get("read_timeout", 60),
-            max_pool_connections=32,
-        ),
-    )
+    session = boto3.session.Session()
     last_request: dict[str, Any] = {}
 
     def record(request: Any, **_: Any) -> None:
@@ -79,7 +70,37 @@ def main() -> None:
             body=body,
         )
 
-    client.meta.events.register("before-send.sqs", record)
+    def make_client(args: dict[str, Any]) -> Any:
+        made = session.client(
+            "sqs",
+            endpoint_url=args["endpoint_url"],
+            region_name=args["region_name"],
+            aws_access_key_id=args["aws_access_key_id"],
+            aws_secret_access_key=args["aws_secret_access_key"],
+            config=Config(
+                retries={"total_max_attempts": 1, "mode": "standard"},
+                connect_timeout=args.get("connect_timeout", 5),
+                read_timeout=args.get("read_timeout", 60),
+                max_pool_connections=32,
+            ),
+        )
+        made.meta.events.register("before-send.sqs", record)
+        return made
+
+    current: dict[str, Any] = {"client": make_client(json.loads(sys.argv[1]))}
+
+    def hello() -> dict[str, Any]:
+        return {
+            "boto3": boto3.__version__,
+            "botocore": botocore.__version__,
+            "protocol": current["client"].meta.service_model.protocol,
+        }
+
+    def release() -> None:
+        old = current.pop("client", None)
+        if old is not None:
+            old.close()
+        last_request.clear()
 
     write_lock = threading.Lock()
 
@@ -96,6 +117,18 @@ def main() -> None:
             if op == "__last_request__":
                 reply({"id": rid, "ok": dict(last_request)})
                 return
+            if op == "__configure__":
+                release()
+                current["client"] = make_client(request["kwargs"])
+                reply({"id": rid, "ok": hello()})
+                return
+            if op == "__release__":
+                release()
+                reply({"id": rid, "ok": {}})
+                return
+            client = current.get("client")
+            if client is None:
+                raise RuntimeError("the worker has no client: it was released")
             if op.startswith("_") or not hasattr(client, op):
                 raise AttributeError(f"SQS client has no operation {op!r}")
             result = getattr(client, op)(**decode(request.get("kwargs") or {}))
@@ -114,15 +147,7 @@ def main() -> None:
         except Exception as exc:  # noqa: BLE001 - forwarded to the test process
             reply({"id": rid, "exception": {"class": type(exc).__name__, "message": str(exc)}})
 
-    reply(
-        {
-            "hello": {
-                "boto3": boto3.__version__,
-                "botocore": botocore.__version__,
-                "protocol": client.meta.service_model.protocol,
-            }
-        }
-    )
+    reply({"hello": hello()})
     with ThreadPoolExecutor(max_workers=32) as pool:
         for line in sys.stdin:
             if line.strip():

@@ -106,3 +106,40 @@ def test_client_for_a_12_digit_access_key_selects_that_account(server: Any, prot
         other.delete_queue(QueueUrl=url)
     finally:
         other.close()
+
+
+def test_a_closed_query_client_leaves_its_worker_to_the_next_client_with_its_own_endpoint_and_account(
+    server: Any, manual_server: Any
+) -> None:
+    first = client_for(server.endpoint_url, "query", access_key_id="111122223333")
+    first.list_queues()
+    worker_pid = first._worker.proc.pid
+    first.close()
+    second = client_for(manual_server.endpoint_url, "query", access_key_id="222233334444")
+    try:
+        assert second._worker.proc.pid == worker_pid  # the same process, a new client in it
+        assert second.last_request() == {}  # nothing of the first client's is left
+        url = second.create_queue(QueueName="harness-kept-worker")["QueueUrl"]
+        assert url.startswith(manual_server.endpoint_url) and "/222233334444/" in url
+        assert second.last_request()["url"].startswith(manual_server.endpoint_url)
+        second.delete_queue(QueueUrl=url)
+    finally:
+        second.close()
+
+
+def test_a_query_client_closed_with_a_call_still_running_does_not_leave_its_worker_to_the_next(
+    manual_server: Any, manual_make_queue: Any
+) -> None:
+    url = manual_make_queue()
+    client = client_for(manual_server.endpoint_url, "query")
+    poller = start_long_poll(manual_server.endpoint_url, client, QueueUrl=url, WaitTimeSeconds=20)
+    worker = client._worker
+    try:
+        client.close()  # the poll is still waiting: the worker is stopped, not kept
+        assert worker.proc.poll() is not None
+        other = client_for(manual_server.endpoint_url, "query")
+        assert other._worker is not worker
+        other.close()
+    finally:
+        manual_server.advance(20)
+        poller.join(timeout=10)

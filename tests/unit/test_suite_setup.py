@@ -1,0 +1,70 @@
+"""The suite's own set-up (tests/conftest.py): what the processes a test run starts get from it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests import conftest as suite
+
+
+class _Config:
+    """What ``pytest_configure`` uses of a ``pytest.Config``."""
+
+    def __init__(self) -> None:
+        self.cleanups: list[Callable[[], object]] = []
+
+    def add_cleanup(self, cleanup: Callable[[], object]) -> None:
+        self.cleanups.append(cleanup)
+
+
+@pytest.fixture
+def controller(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """The environment of the process that starts a run (not an xdist worker), restored after the test."""
+    for name in ("PYTEST_XDIST_WORKER", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE", "SPARK_SUBMIT_OPTS"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_under_dont_write_bytecode_the_processes_of_a_run_share_a_cache_outside_the_sources(
+    controller: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    controller.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    config = _Config()
+    suite.pytest_configure(config)  # type: ignore[arg-type]
+    cache = Path(os.environ["PYTHONPYCACHEPREFIX"])
+    assert "PYTHONDONTWRITEBYTECODE" not in os.environ
+    (tmp_path / "probe_module.py").write_text("VALUE = 1\n")
+    subprocess.run([sys.executable, "-c", "import probe_module"], cwd=tmp_path, check=True, env=dict(os.environ))
+    assert list(cache.rglob("probe_module*.pyc"))  # written to the run's cache
+    assert not (tmp_path / "__pycache__").exists()  # not beside the source
+    for cleanup in config.cleanups:
+        cleanup()
+    assert not cache.exists()  # removed when the run ends
+
+
+def test_a_cache_the_caller_chose_and_a_worker_process_are_left_alone(
+    controller: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    controller.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    controller.setenv("PYTHONPYCACHEPREFIX", str(tmp_path))
+    suite.pytest_configure(_Config())  # type: ignore[arg-type]
+    assert os.environ["PYTHONPYCACHEPREFIX"] == str(tmp_path)
+    assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1"
+    controller.delenv("PYTHONPYCACHEPREFIX")
+    controller.setenv("PYTEST_XDIST_WORKER", "gw0")
+    suite.pytest_configure(_Config())  # type: ignore[arg-type]
+    assert "PYTHONPYCACHEPREFIX" not in os.environ
+
+
+def test_spark_jvms_get_the_quick_compiler_unless_the_caller_set_their_options(controller: pytest.MonkeyPatch) -> None:
+    suite.pytest_configure(_Config())  # type: ignore[arg-type]
+    assert os.environ["SPARK_SUBMIT_OPTS"] == suite.SPARK_TEST_JVM_OPTIONS
+    controller.setenv("SPARK_SUBMIT_OPTS", "-Xmx2g")
+    suite.pytest_configure(_Config())  # type: ignore[arg-type]
+    assert os.environ["SPARK_SUBMIT_OPTS"] == "-Xmx2g"
