@@ -3,12 +3,12 @@ sqsemu invokes it over HTTP, and the function's partial batch response is honour
 after its visibility timeout, the others are deleted). SQS calls over both wire protocols.
 
 Needs Node.js (skipped without it); ``npm ci`` in tests/js/serverless-offline on first use (serverless 3 and
-serverless-offline 13, about 280 MB). No cloud is involved: ``sls offline start`` serves the Invoke API locally.
+serverless-offline 13, about 280 MB), or a copy of the ``node_modules`` an earlier run kept (harness/setupcache.py).
+No cloud is involved: ``sls offline start`` serves the Invoke API locally.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from harness import client_for, free_port
+from harness.node import ensure_node_modules
 
 from sqsemu.testing import SQSServer, new_account
 
@@ -30,14 +31,7 @@ SERVERLESS = PROJECT / "node_modules" / "serverless" / "bin" / "serverless.js"
 
 
 def _install(npm: str) -> None:
-    with open(PROJECT / ".npm-install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if SERVERLESS.is_file():
-            return
-        result = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=PROJECT, capture_output=True, text=True, timeout=900
-        )
-        assert result.returncode == 0, f"npm ci failed:\n{result.stdout}\n{result.stderr}"
+    ensure_node_modules(npm, PROJECT, SERVERLESS)
 
 
 @pytest.fixture(scope="module")

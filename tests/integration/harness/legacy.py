@@ -2,8 +2,9 @@
 
 botocore 1.31.64 is the last release whose SQS model speaks AWS Query (form-encoded requests, XML answers);
 the test process itself has a current boto3 (AWS JSON 1.0). The two cannot share an interpreter, so the old
-one runs in ``tests/.venvs/boto3-1.28.64`` (created on first use, reused while valid, under a file lock so
-parallel runs are safe) and :class:`LegacySQSClient` forwards each call to a long-lived worker process there.
+one runs in a virtual environment of its own, ``boto3-1.28.64-...`` in the kept test set-up
+(harness/setupcache.py: ``~/.cache/sqsemu/tests/venvs``; created on first use, reused while valid, under a file
+lock so parallel runs are safe) and :class:`LegacySQSClient` forwards each call to a long-lived worker process there.
 """
 
 from __future__ import annotations
@@ -28,11 +29,16 @@ from botocore.exceptions import ClientError
 
 from sqsemu.testing.boto import new_client
 
+from .setupcache import cache_root, digest
+
 LEGACY_BOTO3 = "1.28.64"
 LEGACY_BOTOCORE = "1.31.64"
-TESTS_DIR = Path(__file__).resolve().parents[2]
-VENVS_DIR = TESTS_DIR / ".venvs"
-LEGACY_VENV = VENVS_DIR / f"boto3-{LEGACY_BOTO3}"
+# Kept between runs and checkouts (harness/setupcache.py), one per interpreter it was made from.
+VENVS_DIR = cache_root() / "venvs"
+LEGACY_VENV = VENVS_DIR / (
+    f"boto3-{LEGACY_BOTO3}-py{sys.version_info[0]}{sys.version_info[1]}-"
+    + digest(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))
+)
 WORKER_SCRIPT = Path(__file__).with_name("legacy_worker.py")
 _READY_MARKER = ".sqsemu-ready"
 _CALL_TIMEOUT_S = 120.0

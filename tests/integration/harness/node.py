@@ -12,16 +12,21 @@ from typing import Any
 
 import pytest
 
+from .setupcache import keep_node_modules, restore_node_modules
+
 JS_DIR = Path(__file__).resolve().parents[2] / "js"
 SDK_PACKAGE = JS_DIR / "node_modules" / "@aws-sdk" / "client-sqs" / "package.json"
 
 
 def ensure_node_modules(npm: str, folder: Path, installed: Path) -> None:
     """``npm ci`` in ``folder`` once (under a file lock, so parallel tests install once) unless ``installed`` (a
-    package's package.json under its node_modules) is already there."""
+    package's package.json under its node_modules) is already there; a ``node_modules`` kept by an earlier run from
+    the same package-lock.json (:mod:`harness.setupcache`) is copied in instead, and a fresh one is kept."""
     with open(folder / ".npm-install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if installed.is_file():
+            return
+        if restore_node_modules(folder) and installed.is_file():
             return
         started = time.monotonic()
         result = subprocess.run(
@@ -29,6 +34,7 @@ def ensure_node_modules(npm: str, folder: Path, installed: Path) -> None:
         )
         assert result.returncode == 0, f"npm ci failed:\n{result.stdout}\n{result.stderr}"
         print(f"\nnpm ci in {folder.name} took {time.monotonic() - started:.1f} s")
+        keep_node_modules(folder)
 
 
 def _ensure_node_modules(npm: str) -> None:
