@@ -14,16 +14,15 @@ FROM ${BASE_IMAGE} AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ONLY_BINARY=:all:
 WORKDIR /src
-COPY pyproject.toml setup.py README.md LICENSE ./
-COPY sqsemu ./sqsemu
 # The hot path is compiled with mypyc (setup.py; the modules listed in sqsemu/compiled.py), so this stage installs
 # a C compiler from Debian's packages, and Python's headers where the base lacks them (Debian's python3 does; the
 # official image has them); the final image gets only the installed environment, no compiler. Where the packages
 # cannot be had, the build goes on and makes the pure-Python package, as its log and the server's /health say.
 # Binary wheels only for the dependencies (PIP_ONLY_BINARY; sqsemu's own wheel is built here from source). The auth
-# extra (botocore) lets the image run --auth sigv4 (SQSEMU_AUTH=sigv4). pip's download cache is a build cache mount,
-# kept between builds and never part of an image. pip and setuptools leave the environment at the end: the final
-# image runs sqsemu, it installs nothing.
+# extra (botocore) lets the image run --auth sigv4 (SQSEMU_AUTH=sigv4). pip's download cache and setup.py's build
+# cache (the compiled modules, keyed by every source; id sqsemu-mypyc) are build cache mounts, kept between builds
+# and never part of an image: a rebuild of sources compiled before does not compile them again. pip and setuptools
+# leave the environment at the end: the final image runs sqsemu, it installs nothing.
 RUN packages="gcc libc6-dev"; \
     python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_paths()["include"] + "/Python.h"))' \
         || packages="${packages} python3-dev"; \
@@ -34,7 +33,11 @@ RUN packages="gcc libc6-dev"; \
     else \
         echo "sqsemu image: could not install ${packages}: the image will be the pure-Python build"; \
     fi
+# The sources come after the compiler's layer, so that a change to them does not install the compiler again.
+COPY pyproject.toml setup.py README.md LICENSE ./
+COPY sqsemu ./sqsemu
 RUN --mount=type=secret,id=pip_cert --mount=type=cache,target=/root/.cache/pip \
+    --mount=type=cache,id=sqsemu-mypyc,target=/root/.cache/sqsemu \
     if [ -s /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi \
     && python3 -m venv /opt/sqsemu \
     && /opt/sqsemu/bin/pip wheel --wheel-dir /wheels '.[auth]' \

@@ -207,11 +207,15 @@ class _Worker:
 
     def release(self) -> None:
         """Close this worker's client (its connections with it) and keep the worker for the next client; a worker
-        with calls still running (a test that left a long poll behind) or one that fails to release is stopped."""
+        with calls still running (a test that left a long poll behind) is stopped at once, one that fails to
+        release is stopped."""
         with self._lock:
             busy = bool(self._pending)
+        if busy:  # the calls left running are the test's to abandon: the worker goes at once
+            self.close(grace_s=0)
+            return
         try:
-            if busy or self.proc.poll() is not None or "ok" not in self.call("__release__", {}):
+            if self.proc.poll() is not None or "ok" not in self.call("__release__", {}):
                 raise RuntimeError("not reusable")
         except Exception:  # noqa: BLE001 - any failure: the worker is not kept
             self.close()
@@ -222,7 +226,9 @@ class _Worker:
                 return
         self.close()
 
-    def close(self) -> None:
+    def close(self, grace_s: float = 10) -> None:
+        """Stop the worker: its calls running get ``grace_s`` seconds to end (0: stopped at once, as a client
+        process that dies; its connections close with it)."""
         with _idle_lock:
             if self in _idle_workers:
                 _idle_workers.remove(self)
@@ -233,7 +239,7 @@ class _Worker:
             except OSError:
                 pass
             try:
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=grace_s)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

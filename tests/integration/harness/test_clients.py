@@ -128,9 +128,9 @@ def test_a_closed_query_client_leaves_its_worker_to_the_next_client_with_its_own
 
 
 def test_a_query_client_closed_with_a_call_still_running_does_not_leave_its_worker_to_the_next(
-    manual_server: Any, manual_make_queue: Any
+    manual_server: Any,
 ) -> None:
-    url = manual_make_queue()
+    url = json_client(manual_server.endpoint_url).create_queue(QueueName="harness-abandoned-poll")["QueueUrl"]
     client = client_for(manual_server.endpoint_url, "query")
     poller = start_long_poll(manual_server.endpoint_url, client, QueueUrl=url, WaitTimeSeconds=20)
     worker = client._worker
@@ -140,6 +140,7 @@ def test_a_query_client_closed_with_a_call_still_running_does_not_leave_its_work
         other = client_for(manual_server.endpoint_url, "query")
         assert other._worker is not worker
         other.close()
-    finally:
-        manual_server.advance(20)
         poller.join(timeout=10)
+        assert not poller.is_alive()  # its call ended with the worker
+    finally:
+        json_client(manual_server.endpoint_url).delete_queue(QueueUrl=url)
