@@ -217,6 +217,10 @@ class Broker:
         """Run ``callback(arg, due_ms)`` when the clock reaches ``due_ms`` (epoch ms)."""
         self.wheel.schedule(due_ms, callback, arg)
 
+    def unschedule(self, due_ms: int, arg: Any) -> None:
+        """Let a pending timer of ``arg`` at ``due_ms`` go before its deadline (``TimerWheel.drop``)."""
+        self.wheel.drop(due_ms, arg)
+
     def mark_available(self, queue: Queue) -> None:
         """``queue`` has visible messages and waiting long polls; served at the end of the current operation."""
         self._dirty.add(queue)

@@ -81,6 +81,10 @@ class QueueHost(Protocol):
     def schedule(self, due_ms: int, callback: Callable[[Any, int], None], arg: Any) -> None:
         """Run ``callback(arg, due_ms)`` at ``due_ms`` (epoch ms)."""
 
+    def unschedule(self, due_ms: int, arg: Any) -> None:
+        """Let a timer scheduled for ``arg`` at ``due_ms`` go (best effort: one not let go does nothing when due,
+        its callback checks)."""
+
     def mark_available(self, queue: Queue) -> None:
         """``queue`` has visible messages and waiting long polls: serve them soon."""
 
@@ -184,6 +188,7 @@ class Queue:
         self.host = host
         self.journal = host.journal
         self._schedule = host.schedule
+        self._unschedule = host.unschedule
         self._dead_in_age = 0
         self._retention_due = 0
         self.last_purge_ms: int | None = None
@@ -325,6 +330,8 @@ class Queue:
             if self.fair is not None:
                 self.fair.add(message)
             raise
+        if old is IN_FLIGHT or old is DELAYED:  # its timer would keep the deleted message (and body) until due
+            self._unschedule(message.visible_at_ms, message)
         if self.journal is not None:
             self.journal.message_deleted(self, message, reason)
         self._dead_in_age += 1

@@ -6,9 +6,12 @@ all entries here. ``_slots`` maps a deadline (epoch ms) to the callbacks due the
 callback, argument, ...: two list slots an entry, no tuple of its own, since every in-flight message has one);
 ``_heap`` holds each occupied deadline once. ``schedule`` is O(1) when that millisecond already has a slot (a dict
 lookup and a list append) and O(log S) for a new one, S being the number of distinct pending milliseconds (not the
-number of timers); the next deadline is ``_heap[0]``, so the clock sleeps until then without scanning. There is no
-cancel: an entry's callback checks that the deadline it was scheduled for is still its owner's deadline and does
-nothing otherwise, so superseded entries are skipped, never searched for.
+number of timers); the next deadline is ``_heap[0]``, so the clock sleeps until then without scanning. An entry's
+callback checks that the deadline it was scheduled for is still its owner's deadline and does nothing otherwise, so
+superseded entries are skipped, never searched for. ``drop`` lets an entry's argument go before its deadline (a
+deleted message is not kept alive for the rest of its visibility timeout, up to 12 hours): it looks for the
+argument among the first and last :data:`DROP_SCAN` entries of that deadline's slot only, so its cost is bounded
+however many timers share the millisecond; an argument not found there stays until its deadline, as before.
 
 A callback that raises is logged (logger ``sqsemu.engine.timerwheel``) and the others run on: one failing timer
 never drops the rest of its slot or stops later ones.
@@ -24,6 +27,23 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 TimerCallback = Callable[[Any, int], None]  # (argument, deadline in epoch ms)
+
+DROP_SCAN = 64
+"""Entries ``drop`` looks through at each end of a deadline's slot."""
+
+
+def _dropped(arg: Any, due_ms: int) -> None:
+    """The callback of a dropped entry: nothing to do."""
+
+
+def _drop_between(slot: list[Any], arg: Any, start: int, stop: int) -> bool:
+    """Drop ``arg``'s entry if its argument sits at an odd index in ``[start, stop)`` of ``slot``."""
+    for index in range(start, stop, 2):
+        if slot[index] is arg:
+            slot[index - 1] = _dropped
+            slot[index] = None
+            return True
+    return False
 
 
 class TimerWheel:
@@ -55,6 +75,18 @@ class TimerWheel:
         heapq.heappush(heap, due_ms)
         if earlier and self._on_earlier is not None:
             self._on_earlier()
+
+    def drop(self, due_ms: int, arg: Any) -> bool:
+        """Let the entry of ``arg`` (the very object) at ``due_ms`` (epoch ms) go: its callback will not run and
+        the wheel holds ``arg`` no longer. True when found (see the module docstring: only near the slot's ends);
+        the entry still counts in ``len`` until its deadline."""
+        slot = self._slots.get(due_ms)
+        if slot is None:
+            return False
+        size = len(slot)
+        if size <= 4 * DROP_SCAN:
+            return _drop_between(slot, arg, 1, size)
+        return _drop_between(slot, arg, 1, 2 * DROP_SCAN) or _drop_between(slot, arg, size - 2 * DROP_SCAN + 1, size)
 
     def next_due_ms(self) -> int | None:
         """The earliest pending deadline (epoch ms), or None."""

@@ -183,3 +183,51 @@ def test_broker_timers_survive_a_raising_callback(engine: Engine, caplog: pytest
     engine.clock.advance(20)  # a later long-poll timeout still fires
     engine.run(asyncio.sleep(0))
     assert empty.result() == []
+
+
+class _Arg:
+    """A timer argument with an identity of its own."""
+
+
+def test_a_dropped_entry_does_not_run_and_lets_its_argument_go() -> None:
+    import gc
+
+    wheel = TimerWheel()
+    ran: list[Any] = []
+    kept, dropped = _Arg(), _Arg()
+    wheel.schedule(100, lambda arg, due: ran.append(arg), kept)
+    wheel.schedule(100, lambda arg, due: ran.append(arg), dropped)
+    assert wheel.drop(100, dropped)
+    assert not wheel.drop(100, dropped)  # once
+    assert not wheel.drop(200, kept)  # no such deadline
+    gc.collect()
+    assert not any(holder is wheel._slots[100] for holder in gc.get_referrers(dropped))
+    assert any(holder is wheel._slots[100] for holder in gc.get_referrers(kept))
+    assert wheel.run_due(100) == 2  # the dropped entry lapses at its deadline, doing nothing
+    assert ran == [kept]
+
+
+def test_drop_looks_only_near_the_ends_of_a_crowded_deadline() -> None:
+    from sqsemu.engine.timerwheel import DROP_SCAN
+
+    wheel = TimerWheel()
+    args = [_Arg() for _ in range(4 * DROP_SCAN)]
+    for arg in args:
+        wheel.schedule(100, lambda arg, due: None, arg)
+    assert wheel.drop(100, args[0]) and wheel.drop(100, args[-1])
+    assert not wheel.drop(100, args[2 * DROP_SCAN])  # the middle of a crowded slot: left to lapse at its deadline
+    assert wheel.run_due(100) == len(args)
+
+
+def test_a_deleted_in_flight_message_is_let_go_before_its_visibility_deadline(engine: Engine) -> None:
+    import gc
+
+    q = engine.queue("let-go")
+    engine.send(q, "in flight" * 100)
+    ((message, receipt),) = engine.receive(q, visibility_timeout=43200)
+    engine.broker.delete_message(q, receipt)
+    gc.collect()
+    holders = [r for r in gc.get_referrers(message) if isinstance(r, list)]
+    assert holders == []  # the 12-hour visibility timer holds it no longer
+    engine.clock.advance(43201)  # and lapses doing nothing
+    assert engine.counts(q) == (0, 0, 0)
