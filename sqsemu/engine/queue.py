@@ -913,6 +913,8 @@ class Queue:
                 else:
                     self._set_state(message, old_state)
             raise
+        if old_state is IN_FLIGHT and old_deadline != deadline:  # the old deadline's entry would hold it until then
+            self._unschedule(old_deadline, message)
         if self.journal is not None:
             self.journal.message_changed(self, message)
 

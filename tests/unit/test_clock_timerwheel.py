@@ -231,3 +231,19 @@ def test_a_deleted_in_flight_message_is_let_go_before_its_visibility_deadline(en
     assert holders == []  # the 12-hour visibility timer holds it no longer
     engine.clock.advance(43201)  # and lapses doing nothing
     assert engine.counts(q) == (0, 0, 0)
+
+
+def test_a_changed_visibility_timeout_lets_the_old_deadline_go_and_keeps_the_new_one(engine: Engine) -> None:
+    q = engine.queue("heartbeat")
+    engine.send(q, "long job")
+    ((message, receipt),) = engine.receive(q, visibility_timeout=60)
+    first_deadline = message.visible_at_ms
+    for _ in range(3):  # a consumer's heartbeat: extend, extend, extend
+        engine.broker.change_message_visibility(q, receipt, 600)
+    slots = engine.broker.wheel._slots
+    assert message not in slots.get(first_deadline, [])  # the superseded deadlines hold it no longer
+    assert message in slots[message.visible_at_ms]  # the last one does
+    engine.clock.advance(599)
+    assert engine.counts(q) == (0, 1, 0)
+    engine.clock.advance(2)
+    assert engine.counts(q) == (1, 0, 0)  # visible again at the last deadline
