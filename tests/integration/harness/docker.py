@@ -25,6 +25,8 @@ import time
 import uuid
 from pathlib import Path
 
+from .setupcache import user_cache
+
 ROOT = Path(__file__).resolve().parents[3]
 BASE_SCRIPT = ROOT / "docker" / "build-base.sh"
 OFFICIAL_BASE = "python:3.11-slim"
@@ -132,8 +134,7 @@ def _host_compiles() -> list[Path]:
     chosen = os.environ.get("SQSEMU_BUILD_CACHE", "").strip()
     if chosen.lower() in ("off", "0", "false", "no"):
         return []
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    root = Path(chosen) if chosen else Path(base) / "sqsemu" / "mypyc"
+    root = Path(chosen) if chosen else user_cache() / "sqsemu" / "mypyc"
     if not root.is_dir():
         return []
     entries = [entry for entry in root.iterdir() if (entry / "MANIFEST").is_file()]

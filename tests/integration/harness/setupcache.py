@@ -17,14 +17,15 @@ import tempfile
 from pathlib import Path
 
 
+def user_cache() -> Path:
+    """The user's cache folder: ``$XDG_CACHE_HOME``, else ``~/.cache`` (setup.py's build cache lives under it too)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"))
+
+
 def cache_root() -> Path:
     """The folder that holds the kept set-up (made when missing)."""
     chosen = os.environ.get("SQSEMU_TEST_CACHE")
-    if chosen:
-        root = Path(chosen)
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        root = Path(base) / "sqsemu" / "tests"
+    root = Path(chosen) if chosen else user_cache() / "sqsemu" / "tests"
     root.mkdir(parents=True, exist_ok=True)
     return root
 
