@@ -1028,8 +1028,10 @@ class Queue:
     # ----------------------------------------------------------------- purge / delete
 
     def purge(self, now_ms: int | None = None) -> None:
-        """PurgeQueue: delete every message, visible, in flight or delayed."""
+        """PurgeQueue: delete every message, visible, in flight or delayed (and let their timers go)."""
         for message in self.messages.values():
+            if message.state is IN_FLIGHT or message.state is DELAYED:
+                self._unschedule(message.visible_at_ms, message)
             message.state = DELETED
         self.messages.clear()
         self.ready.clear()

@@ -247,3 +247,15 @@ def test_a_changed_visibility_timeout_lets_the_old_deadline_go_and_keeps_the_new
     assert engine.counts(q) == (0, 1, 0)
     engine.clock.advance(2)
     assert engine.counts(q) == (1, 0, 0)  # visible again at the last deadline
+
+
+def test_a_purge_and_a_queue_deletion_let_in_flight_and_delayed_messages_go(engine: Engine) -> None:
+    for name, end in (("purged", "purge"), ("deleted", "delete_queue")):
+        q = engine.queue(name)
+        engine.send(q, "in flight")
+        engine.send(q, "delayed", delay_seconds=900)
+        ((in_flight, _),) = engine.receive(q, visibility_timeout=43200)
+        delayed = next(m for m in q.messages.values() if m is not in_flight)
+        getattr(engine.broker, end if end == "delete_queue" else "purge_queue")(q)
+        held = [m for slot in engine.broker.wheel._slots.values() for m in slot[1::2]]
+        assert in_flight not in held and delayed not in held
