@@ -235,3 +235,34 @@ def test_server_thread_advance_fires_timers_of_a_manual_clock() -> None:
         before = srv.clock.now_ms()
         assert srv.advance(10) == before + 10_000
         assert [m["Body"] for m in sqs.receive_message(QueueUrl=url).get("Messages", [])] == ["later"]
+
+
+def test_a_port_taken_by_another_server_before_this_one_listens_is_given_up_for_another() -> None:
+    # What parallel workers can do to each other: free_port() found the port free, another server took it.
+    import http.server
+    import threading
+
+    from harness.process import listens
+
+    class Healthy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Healthy)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    srv = ServerProcess()
+    srv.port = other.server_address[1]  # as if free_port() had returned it
+    try:
+        srv.start()
+        assert srv.port != other.server_address[1]
+        assert srv.proc is not None and listens(srv.proc.pid, srv.port)
+        assert srv.stop() == 0
+    finally:
+        other.shutdown()
+        other.server_close()
+        srv.kill()

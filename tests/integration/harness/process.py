@@ -25,6 +25,39 @@ START_DEADLINE_S = 20.0
 STOP_DEADLINE_S = 20.0
 
 
+def listens(pid: int, port: int) -> bool | None:
+    """Whether process ``pid`` or one of its descendants holds a TCP socket listening on ``port`` (Linux:
+    ``/proc``); None when ``/proc`` cannot tell."""
+    inodes: set[int] = set()
+    pending = [pid]
+    try:
+        while pending:
+            current = pending.pop()
+            for fd in os.listdir(f"/proc/{current}/fd"):
+                try:
+                    link = os.readlink(f"/proc/{current}/fd/{fd}")
+                except OSError:
+                    continue
+                if link.startswith("socket:["):
+                    inodes.add(int(link[8:-1]))
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as children:
+                    pending += [int(child) for child in children.read().split()]
+    except OSError:
+        return None
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port and int(fields[9]) in inodes:
+                return True  # 0A: LISTEN
+    return False
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that was free on ``host`` a moment ago (bind to port 0, read it, close)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -103,6 +136,7 @@ class ServerProcess:
         self.extra_env = dict(env or {})
         self.host = "127.0.0.1"
         self.port = port if port is not None else free_port()
+        self._port_chosen_here = port is None
         self.pass_host_port = pass_host_port
         self.proc: subprocess.Popen[bytes] | None = None
         self.startup_seconds: float | None = None
@@ -121,18 +155,33 @@ class ServerProcess:
         return [*self.command, *host_port, *self.args]
 
     def start(self, deadline_s: float = START_DEADLINE_S) -> ServerProcess:
-        """Spawn the server and wait until /health answers 200 (raises with the log tail if it does not)."""
+        """Spawn the server and wait until /health answers 200 (raises with the log tail if it does not).
+
+        The answer must come from this server: a port that :func:`free_port` found free can be taken by another
+        test's server (another worker) before this one listens, and that one's /health would answer. When the
+        port was chosen here and the answering listener is not this server's (``/proc`` says whose it is), the
+        server is stopped and started again on another free port (three tries)."""
         # The server is configured by its arguments and extra_env alone; the build the test process runs
         # (SQSEMU_PURE_PYTHON) carries over, so a suite run on the pure sources starts pure servers.
         env = {k: v for k, v in os.environ.items() if not k.startswith("SQSEMU_") or k == "SQSEMU_PURE_PYTHON"}
         env.update(self.extra_env)
-        spawned = time.monotonic()
-        self.proc = subprocess.Popen(self.argv, stdout=self._log, stderr=subprocess.STDOUT, env=env)
-        try:
-            wait_for_health(f"{self.endpoint_url}/health", deadline_s, self.proc)
-        except (TimeoutError, RuntimeError) as exc:
-            self.kill()
-            raise RuntimeError(f"{exc}\n--- server log ({self.log_path}) ---\n{self.log_tail()}") from None
+        for attempt in range(3):
+            spawned = time.monotonic()
+            self.proc = subprocess.Popen(self.argv, stdout=self._log, stderr=subprocess.STDOUT, env=env)
+            retry = self._port_chosen_here and attempt < 2
+            try:
+                wait_for_health(f"{self.endpoint_url}/health", deadline_s, self.proc)
+            except (TimeoutError, RuntimeError) as exc:
+                self.kill()
+                if retry and "cannot listen" in self.log_tail():  # taken before this server could listen
+                    self.port = free_port()
+                    continue
+                raise RuntimeError(f"{exc}\n--- server log ({self.log_path}) ---\n{self.log_tail()}") from None
+            if retry and listens(self.proc.pid, self.port) is False:
+                self.kill()  # another process answered on this port: try another
+                self.port = free_port()
+                continue
+            break
         self.startup_seconds = time.monotonic() - spawned
         return self
 
