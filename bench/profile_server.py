@@ -1,6 +1,7 @@
 """py-spy on a running sqsemu server under load: the top functions by own and by inclusive samples.
 
     python bench/profile_server.py LABEL [--pure] [--native] [--workload send] [--seconds 10] [--out DIR]
+                                         [--data-dir fresh|DIR]
 
 Starts ``python -m sqsemu`` on a free port of 127.0.0.1 (``SQSEMU_PURE_PYTHON=1`` with ``--pure``: the pure-Python
 build), drives it with ``bench/sqsbench.py`` (16 connections) for ``seconds`` + 4 s, records ``py-spy record
@@ -43,14 +44,18 @@ def main() -> int:
     ap.add_argument("--workload", default="send")
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--out", default=tempfile.gettempdir())
+    ap.add_argument("--data-dir", help="durable mode: the server's --data-dir (a fresh temporary folder with 'fresh')")
     a = ap.parse_args()
     port = free_port()
     env = dict(os.environ)
     env.pop("SQSEMU_PURE_PYTHON", None)
     if a.pure:
         env["SQSEMU_PURE_PYTHON"] = "1"
+    command = [PY, "-m", "sqsemu", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    if a.data_dir:
+        command += ["--data-dir", tempfile.mkdtemp(prefix="sqsemu-profile-") if a.data_dir == "fresh" else a.data_dir]
     server = subprocess.Popen(
-        [PY, "-m", "sqsemu", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        command,
         env=env,
         cwd=HERE,
         start_new_session=True,

@@ -11,7 +11,7 @@ are cancelled by uvicorn's ``timeout_graceful_shutdown``, which the server confi
 
 The connections of sqsemu's own protocol (``sqsemu.http.sqsprotocol``) are shut down here, not by uvicorn (which
 does not know them): idle ones and requests still arriving are closed at once, calls being answered finish (for at
-most :data:`SHUTDOWN_GRACE_S`, then their tasks are cancelled), no new connection is served; then uvicorn's own
+most :data:`SHUTDOWN_GRACE_S`, then they are cancelled where they wait), no new connection is served; then uvicorn's own
 shutdown runs (it stops listening and shuts the connections handed to its protocol, ``sqsemu.http.relay``).
 
 Shutdown begins at most 0.1 s after the signal (uvicorn's main loop looks at ``should_exit`` ten times a second);
@@ -60,7 +60,7 @@ class PromptServer(uvicorn.Server):
             until = loop.time() + SHUTDOWN_GRACE_S
             while lane.busy() and loop.time() < until and not self.force_exit:
                 await asyncio.sleep(0.01)
-            cancelled = lane.cancel_tasks()
+            cancelled = lane.cancel_waiting()
             if cancelled:
                 logger.error("Cancelled %d running call(s): the graceful shutdown's grace period ran out", cancelled)
         await super().shutdown(sockets=sockets)

@@ -7,8 +7,9 @@ and reads none of its internals. It parses with httptools and, for an SQS call t
 :meth:`sqsemu.http.app.SQSApp.answer` (the one implementation of an SQS call, which the ASGI path calls too) and
 writes status line, headers and body in one ``transport.write``: the same bytes, errors, metrics and access lines
 as over ASGI. The call's coroutine runs in the parser's callback until it completes or first waits; only a call that
-waits (a long poll, a durable commit, a fault rule's latency) goes on in a task, kept in :class:`Lane` so that
-shutdown waits for it (and, after its grace period, cancels it).
+waits (a long poll, a durable commit, a fault rule's latency) goes on from the callbacks of what it awaits
+(:class:`WaitingCall`, no task made), kept in :class:`Lane` so that shutdown waits for it (and, after its grace
+period, cancels it).
 
 Which requests qualify: a ``POST`` to the SQS endpoint (not ``/health``, ``/_sqsemu/...``, ``/metrics`` or the
 Lambda API) with no ``Expect: 100-continue``, no ``Origin`` / ``Sec-Fetch-Site`` (browsers: the cross-site rule),
@@ -34,7 +35,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from email.utils import formatdate
 from functools import partial
 from http import HTTPStatus
@@ -47,7 +48,7 @@ from sqsemu.http.app import DROP_STATUS, Answer, SQSApp, is_admin_path
 from sqsemu.http.deadline import REQUEST_TIMEOUT_ANSWER, ReadDeadline
 from sqsemu.observability.fastlane import FastLaneState
 
-__all__ = ["FAST_BODY_LIMIT", "Lane", "Relay", "SQSProtocol", "head_end", "protocol_factory"]
+__all__ = ["FAST_BODY_LIMIT", "Lane", "Relay", "SQSProtocol", "WaitingCall", "head_end", "protocol_factory"]
 
 logger = logging.getLogger("sqsemu.http")
 
@@ -103,8 +104,8 @@ RelayMaker = Callable[[asyncio.Transport], Relay]
 
 
 class Lane:
-    """What every connection of one server shares: the app, the limits, the open connections and the tasks of
-    calls that wait.
+    """What every connection of one server shares: the app, the limits, the open connections and the calls that
+    wait.
 
     ``request_timeout_s``: seconds to send one whole request; ``max_header_bytes``: largest request head;
     ``keep_alive_s``: seconds an idle connection is kept; ``max_connections``: connections served (beyond it, 503);
@@ -126,7 +127,7 @@ class Lane:
         self.max_connections = max_connections
         self.state = state
         self.connections: set[SQSProtocol] = set()
-        self.tasks: set[asyncio.Task[None]] = set()
+        self.waiting: set[WaitingCall] = set()  # calls that wait (WaitingCall), until they end
         self.closing = False
         self.fast = True  # False: every request through the ASGI cycle (``--log-level trace``)
 
@@ -141,12 +142,9 @@ class Lane:
         """Connections of this protocol's own still answering a call."""
         return sum(1 for connection in self.connections if connection.answering())
 
-    def cancel_tasks(self) -> int:
+    def cancel_waiting(self) -> int:
         """Cancel the calls still waiting (after the grace period); how many."""
-        tasks = [task for task in self.tasks if not task.done()]
-        for task in tasks:
-            task.cancel()
-        return len(tasks)
+        return sum(1 for call in list(self.waiting) if call.cancel())
 
 
 def protocol_factory(lane: Lane, relay_maker: Callable[..., Relay]) -> Callable[..., SQSProtocol]:
@@ -161,33 +159,86 @@ def protocol_factory(lane: Lane, relay_maker: Callable[..., Relay]) -> Callable[
     return make
 
 
-class _Continue:
-    """Awaitable that goes on with a coroutine started outside any task: it hands the task what the coroutine
-    yielded (the future it waits for) and passes the task's ``send``/``throw`` back to the coroutine."""
+class WaitingCall:
+    """An SQS call whose coroutine waits (a long poll, a durable commit, a fault rule's latency), driven on from the
+    done callback of the future it awaits, as a task would drive it, without making a task: a task costs the loop
+    its creation and three more scheduled steps per call (docs/performance-compiled.md, "Durable mode").
 
-    __slots__ = ("coro", "first", "started")
+    The coroutine may await asyncio futures (resumed from their done callbacks) or yield nothing (a bare yield, as
+    ``asyncio.sleep(0)`` does: resumed on the loop's next iteration). Nothing in the SQS call path asks for the
+    current task, so none is made. :meth:`cancel` (a shutdown past its grace period) cancels the awaited future:
+    the coroutine sees ``CancelledError`` where it awaits, as in a cancelled task, and its ``finally`` clauses run (a
+    long poll's waiter goes). Then ``done`` is set and the protocol is told through ``finished(answer)``: the answer,
+    or None when the call ended without one (cancelled, failed: the connection is closed)."""
 
-    def __init__(self, coro: Any, first: Any) -> None:
+    __slots__ = ("coro", "protocol", "awaited", "done", "_cancel", "_bad")
+
+    def __init__(self, protocol: SQSProtocol, coro: Any) -> None:
+        self.protocol = protocol
         self.coro = coro
-        self.first = first
-        self.started = False  # whether a task has begun to await this (a task cancelled before never does)
+        self.awaited: Any = None  # the future the coroutine waits for (None: a bare yield, resumed next iteration)
+        self.done = False
+        self._cancel = False  # throw CancelledError into the coroutine at its next step
+        self._bad: Any = None
 
-    def __await__(self) -> Generator[Any, Any, Answer | None]:
-        self.started = True
-        coro, value = self.coro, self.first
-        while True:
-            try:
-                sent = yield value
-            except BaseException as exc:  # cancellation (shutdown), or GeneratorExit
-                try:
-                    value = coro.throw(exc)
-                except StopIteration as stop:
-                    return stop.value  # type: ignore[no-any-return]
-            else:
-                try:
-                    value = coro.send(sent)
-                except StopIteration as stop:
-                    return stop.value  # type: ignore[no-any-return]
+    def wait_on(self, yielded: Any) -> None:
+        """Resume the coroutine once ``yielded`` (what it yielded) is done."""
+        if yielded is None:
+            self.awaited = None
+            self.protocol.loop.call_soon(self.step)
+        elif getattr(yielded, "_asyncio_future_blocking", None) is not None:
+            yielded._asyncio_future_blocking = False
+            self.awaited = yielded
+            yielded.add_done_callback(self._wake)
+        else:  # what a task refuses too; thrown into the coroutine on its next step
+            self.awaited = None
+            self._bad = yielded
+            self.protocol.loop.call_soon(self._refuse)
+
+    def _refuse(self) -> None:
+        self._step(RuntimeError(f"an SQS call awaited {self._bad!r}, not a future"))
+
+    def _wake(self, _future: Any) -> None:
+        self.step()
+
+    def step(self) -> None:
+        """Run the coroutine to its next wait, or to its end."""
+        self._step(asyncio.CancelledError() if self._cancel else None)
+
+    def _step(self, thrown: BaseException | None) -> None:
+        coro = self.coro
+        try:
+            yielded = coro.send(None) if thrown is None else coro.throw(thrown)
+        except StopIteration as stop:
+            self._end(stop.value)
+            return
+        except asyncio.CancelledError:
+            self._end(None)
+            return
+        except Exception:
+            logger.exception("Exception answering an SQS call")
+            self._end(None)
+            return
+        except BaseException:  # KeyboardInterrupt, SystemExit: the connection closes and the loop stops
+            self._end(None)
+            raise
+        self.wait_on(yielded)
+
+    def _end(self, answer: Answer | None) -> None:
+        self.done = True
+        self.awaited = None
+        self.protocol.finished(self, answer)
+
+    def cancel(self) -> bool:
+        """Cancel the call where it waits (``CancelledError`` raised there); False when it has ended already."""
+        if self.done:
+            return False
+        awaited = self.awaited
+        if awaited is not None and not awaited.done():
+            awaited.cancel()  # its done callback resumes the coroutine, where awaiting it raises CancelledError
+        else:
+            self._cancel = True
+        return True
 
 
 class _Request:
@@ -255,7 +306,7 @@ class SQSProtocol:
         self._heads_done = 0
         self._tail = b""
         # answering
-        self._answering = False  # a call is being answered (its coroutine waits in a task)
+        self._answering = False  # a call is being answered (its coroutine waits: a WaitingCall)
         self._queue: deque[_Request] = deque()  # requests read whole, waiting for their turn
         self._paused = False  # reading paused by this protocol (requests queued)
         self._keep_alive = True
@@ -546,7 +597,7 @@ class SQSProtocol:
     # ------------------------------------------------------------------------------------------- answering
 
     def _answer(self, scope: dict[str, Any], headers: dict[bytes, bytes], body: bytes, keep_alive: bool) -> None:
-        """Run the call: answered at once when it does not wait, else in a task."""
+        """Run the call: answered at once when it does not wait, else driven on as a :class:`WaitingCall`."""
         if not keep_alive:
             self._keep_alive = False
         coro = self.app.answer(scope, headers.get, None, self._watch, body)
@@ -566,36 +617,20 @@ class SQSProtocol:
             self.loop.call_soon(_reraise, exc)
             return
         self._answering = True
-        rest = _Continue(coro, first)
-        task = self.loop.create_task(self._finish(rest))  # supervised: _finish catches and logs, _finished closes
-        task.add_done_callback(partial(self._finished, rest))
-        self.lane.tasks.add(task)
+        call = WaitingCall(self, coro)
+        self.lane.waiting.add(call)
+        call.wait_on(first)
 
-    async def _finish(self, rest: _Continue) -> None:
-        try:
-            answer = await rest
-        except asyncio.CancelledError:
-            self._close()
-            raise
-        except Exception:
-            logger.exception("Exception answering an SQS call")
+    def finished(self, call: WaitingCall, answer: Answer | None) -> None:
+        """A call that waited has ended (:class:`WaitingCall`): write its answer and go on with the connection's
+        next request; with no answer (cancelled, failed) the connection closes."""
+        self.lane.waiting.discard(call)
+        if answer is None:
             self._close()
             return
-        except BaseException:  # KeyboardInterrupt, SystemExit: re-raised by the event loop
-            self._close()
-            raise
         self._answering = False
         self._write(answer)
         self._next()
-
-    def _finished(self, rest: _Continue, task: asyncio.Task[None]) -> None:
-        """Done callback of a call that went on in a task. A task cancelled before its first step never resumed
-        the call: close the call's coroutine now (its ``finally`` clauses run: a long poll's waiter goes) and the
-        connection, which will get no answer. (Known by ``rest.started``: a compiled coroutine has no frame.)"""
-        self.lane.tasks.discard(task)
-        if not rest.started:
-            rest.coro.close()
-            self._close()
 
     def _watch(self) -> asyncio.Future[None]:
         """A future completed when this connection is lost: made per call (a long poll calls it once, when it has

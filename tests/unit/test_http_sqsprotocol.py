@@ -130,7 +130,7 @@ def test_a_send_is_answered_in_one_write_as_the_asgi_path_answers_it(
     conn = Conn(loop, app, state)
     conn.feed(json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "hello"}))
     assert len(conn.transport.writes) == 1
-    assert not lane_of(app).tasks
+    assert not lane_of(app).waiting
     [(status, headers, body)] = conn.answers()
     assert status == 200
     assert headers["content-type"] == "application/x-amz-json-1.0"
@@ -171,17 +171,17 @@ def test_keep_alive_requests_follow_each_other_and_http_1_0_is_closed(
     assert counts(loop, app, state) == (4, 0)
 
 
-def test_a_long_poll_waits_in_a_task_and_is_answered_when_a_message_arrives(
+def test_a_long_poll_waits_and_is_answered_when_a_message_arrives(
     loop: asyncio.AbstractEventLoop, served: Any
 ) -> None:
     app, _, state = served
     conn = Conn(loop, app, state)
     conn.feed(json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20}))
-    assert conn.transport.writes == [] and len(lane_of(app).tasks) == 1
+    assert conn.transport.writes == [] and len(lane_of(app).waiting) == 1
     send(loop, app, state, "wake")
     [(status, _, body)] = conn.answers()
     assert status == 200 and [m["Body"] for m in json.loads(body)["Messages"]] == ["wake"]
-    assert not lane_of(app).tasks
+    assert not lane_of(app).waiting
 
 
 def test_a_long_poll_whose_client_left_takes_no_message(loop: asyncio.AbstractEventLoop, served: Any) -> None:
@@ -193,7 +193,7 @@ def test_a_long_poll_whose_client_left_takes_no_message(loop: asyncio.AbstractEv
     send(loop, app, state, "kept")
     assert conn.transport.writes == []
     assert counts(loop, app, state) == (1, 0)
-    assert not lane_of(app).tasks
+    assert not lane_of(app).waiting
 
 
 def test_a_request_pipelined_behind_a_long_poll_is_answered_after_it(
@@ -243,42 +243,65 @@ def test_a_fault_rule_that_drops_closes_the_connection_unanswered(loop: asyncio.
     assert counts(loop, app, state) == (0, 0)
 
 
-def test_a_waiting_call_cancelled_at_shutdown_closes_its_connection(
-    loop: asyncio.AbstractEventLoop, served: Any
-) -> None:
-    app, _, state = served
-    conn = Conn(loop, app, state)
-    conn.feed(json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20}))
-    [task] = lane_of(app).tasks
-    task.cancel()
-    conn.settle()
-    assert task.cancelled() and conn.transport.closed and conn.transport.writes == []
-    send(loop, app, state, "after")
-    assert counts(loop, app, state) == (1, 0)
-
-
-def test_a_waiting_call_cancelled_before_its_task_first_ran_closes_its_connection_and_leaves_no_waiter(
+def test_a_waiting_call_cancelled_at_shutdown_closes_its_connection_and_leaves_no_waiter(
     loop: asyncio.AbstractEventLoop, served: Any
 ) -> None:
     app, broker, state = served
     conn = Conn(loop, app, state)
-    waiting: list[int] = []
-
-    def read_and_cancel() -> None:
-        conn.protocol.data_received(json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20}))
-        waiting.append(broker.get_queue(DEFAULT, "q").waiters.waiting_count())
-        [task] = lane_of(app).tasks  # made, not run yet: cancelled before its first step (a shutdown at that moment)
-        task.cancel()
-        tasks.append(task)
-
-    tasks: list[asyncio.Task[None]] = []
-    loop.call_soon(read_and_cancel)
+    conn.feed(json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20}))
+    assert broker.get_queue(DEFAULT, "q").waiters.waiting_count() == 1
+    assert lane_of(app).cancel_waiting() == 1
     conn.settle()
-    [task] = tasks
-    assert waiting == [1]
-    assert task.cancelled() and conn.transport.closed and conn.transport.writes == []
+    assert conn.transport.closed and conn.transport.writes == []
     assert broker.get_queue(DEFAULT, "q").waiters.waiting_count() == 0
-    assert not lane_of(app).tasks
+    assert not lane_of(app).waiting and lane_of(app).cancel_waiting() == 0
+    send(loop, app, state, "after")
+    assert counts(loop, app, state) == (1, 0)
+
+
+def test_a_call_cancelled_while_it_yields_to_the_loop_closes_its_connection(
+    loop: asyncio.AbstractEventLoop, served: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call that yields without a future (``asyncio.sleep(0)``) and is cancelled before it resumes: it sees
+    ``CancelledError`` on resuming, the connection closes unanswered."""
+    app, broker, state = served
+    reached: list[str] = []
+    receive_message = broker.receive_message
+
+    async def yielding(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0)
+        reached.append("resumed")
+        return await receive_message(*args, **kwargs)
+
+    monkeypatch.setattr(broker, "receive_message", yielding)  # the broker is pure Python: an instance attribute
+    conn = Conn(loop, app, state)
+    conn.protocol.data_received(json_request("ReceiveMessage", {"QueueUrl": URL}))
+    assert lane_of(app).cancel_waiting() == 1
+    conn.settle()
+    assert reached == [] and conn.transport.closed and conn.transport.writes == []
+    assert not lane_of(app).waiting
+
+
+def test_a_call_that_yields_to_the_loop_is_answered_when_it_resumes(
+    loop: asyncio.AbstractEventLoop, served: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app, broker, state = served
+    send(loop, app, state, "x")
+    receive_message = broker.receive_message
+
+    async def yielding(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0)  # a bare yield
+        await asyncio.sleep(0.001)  # a future
+        return await receive_message(*args, **kwargs)
+
+    monkeypatch.setattr(broker, "receive_message", yielding)
+    conn = Conn(loop, app, state)
+    conn.protocol.data_received(json_request("ReceiveMessage", {"QueueUrl": URL}))
+    assert conn.transport.writes == [] and len(lane_of(app).waiting) == 1
+    loop.run_until_complete(asyncio.sleep(0.01))
+    [(status, _, body)] = conn.answers()
+    assert status == 200 and [m["Body"] for m in json.loads(body)["Messages"]] == ["x"]
+    assert not lane_of(app).waiting
 
 
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
