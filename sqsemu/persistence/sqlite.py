@@ -14,10 +14,11 @@ stored: it follows from ``visible_at_ms`` and the receipt serial at restore time
 
 Group commit: one writer task sends the pending batch to the writer process (``writer.py``: an interpreter of its
 own, so SQLite's work never waits for the event loop's GIL, nor the loop for it), which commits it and answers;
-everything recorded while a commit is under way goes into the next one. The writer process starts with the first
-group commit; start-up and shutdown commit on the store's own connection. ``durable()`` returns once the batch
-holding the caller's changes is committed, so a request is answered only after its change is on disk, and
-throughput does not fall to one commit per request.
+everything recorded while a commit is under way goes into the next one, which is taken once the loop has written
+the answers the commit released and read what arrived meanwhile (:data:`GATHER_PASSES`). The writer process starts
+with the first group commit; start-up and shutdown commit on the store's own connection. ``durable()`` returns once
+the batch holding the caller's changes is committed, so a request is answered only after its change is on disk,
+and throughput does not fall to one commit per request.
 ``fsync="normal"`` (``PRAGMA synchronous=NORMAL`` in WAL mode) survives a crash of the process; ``"full"`` also
 survives a power loss or OS crash. A batch also deletes the deduplication keys whose 5-minute window has ended
 (by the engine's clock), so that table holds about five minutes of FIFO sends.
@@ -270,6 +271,14 @@ def _changed_columns(message: Message) -> tuple[Any, ...]:
         message.visible_at_ms,
         message.receipt_serial,
     )
+
+
+GATHER_PASSES = 2
+"""Passes of the event loop the writer task lets run after a commit before it takes the next batch (when changes
+are pending): the first writes the answers the commit released (and answers requests pipelined behind them), the
+second reads the requests that arrived meanwhile, so that their changes join this batch instead of waiting a whole
+commit more. Measured on the socket round trip (docs/performance-compiled.md, "Durable mode"): 0 passes 18,300-18,600
+msgs/s, 1 pass 23,600-23,900, 2 passes 25,100-25,700, 3 or more 21,800-22,500."""
 
 
 class SQLiteStore:
@@ -795,6 +804,9 @@ class SQLiteStore:
                 self._committing = False
                 self._current_waiters = []
                 self._settle(waiters)
+                if self._pending:
+                    for _ in range(GATHER_PASSES):
+                        await asyncio.sleep(0)
         finally:
             self._writing = False
 

@@ -659,6 +659,46 @@ def test_concurrent_requests_share_commits(node: Node, data_dir: Path) -> None:
     assert len(commits) < 50
 
 
+def test_a_request_read_as_a_commit_s_answers_go_out_joins_the_changes_made_during_that_commit(
+    node: Node, data_dir: Path
+) -> None:
+    """Group commit: after a commit the writer lets the loop write the answers it released and read what arrived
+    meanwhile (``GATHER_PASSES``) before it takes the next batch. A client answered by one commit, whose next request
+    is read right after the answer went out, shares the next commit with the change made during the first one
+    instead of waiting for a commit of its own."""
+    q = node.queue("q")
+    node.commit()
+    commits: list[int] = []
+    node.store.on_commit = lambda _seconds, changes: commits.append(changes)
+    loop = node.loop
+
+    async def client_a() -> None:
+        node.send(q, "a")
+        await node.store.durable()  # answered by the first commit
+        read: asyncio.Future[None] = loop.create_future()
+
+        def next_request() -> None:  # what the loop's next read of this client's socket does
+            node.send(q, "c")
+            read.set_result(None)
+
+        loop.call_soon(next_request)
+        await read
+        await node.store.durable()
+
+    async def client_b() -> None:
+        while not node.store._committing:  # the first commit is under way
+            await asyncio.sleep(0)
+        node.send(q, "b")
+        await node.store.durable()
+
+    async def scenario() -> None:
+        await asyncio.gather(client_a(), client_b())
+
+    node.run(scenario())
+    assert sorted(rows(data_dir, "SELECT body FROM messages")) == [("a",), ("b",), ("c",)]
+    assert commits == [1, 2]
+
+
 def test_a_failed_commit_is_reported_to_the_waiters(node: Node, monkeypatch: pytest.MonkeyPatch) -> None:
     q = node.queue("q")
     node.commit()
