@@ -1,6 +1,6 @@
 """CPU per message of what durable mode adds on the event loop's side, without SQLite or the writer process: the
-store's journal calls (``SQLiteStore.message_added`` / ``message_changed`` / ``message_deleted``) turning engine
-events into row data, and pickling each batch as it goes to the writer process (``SQLiteStore._take``).
+store's journal calls (``message_added`` / ``message_changed`` / ``message_deleted`` of the journal the store
+gives the broker: ``persistence/rows.py``'s ``MessageRows``) turning engine events into row data, and pickling each batch as it goes to the writer process (``SQLiteStore._take``).
 
 Plain 1 KiB messages (no attributes), ``--batch`` per batch: each batch is added (then taken and pickled), changed
 as a receive changes them (taken, pickled), then deleted (taken, pickled): the round trip's three steps, each its
@@ -41,6 +41,8 @@ def main() -> None:
     try:
         broker = Broker(ManualClock(_NOW_MS))
         store.attach(broker)
+        journal = broker.journal
+        assert journal is not None
         queue = broker.create_queue(Namespace("123456789012", "us-east-1"), "q", {}, {})
         batches = [
             [
@@ -57,17 +59,17 @@ def main() -> None:
             for batch in batches:
                 started = time.process_time()
                 for message in batch:
-                    store.message_added(queue, message, "sent")
+                    journal.message_added(queue, message, "sent")
                 pickle.dumps(store._take(), protocol=pickle.HIGHEST_PROTOCOL)
                 added = time.process_time()
                 for message in batch:
                     message.receive_count += 1
                     message.visible_at_ms += 30_000
-                    store.message_changed(queue, message)
+                    journal.message_changed(queue, message)
                 pickle.dumps(store._take(), protocol=pickle.HIGHEST_PROTOCOL)
                 changed = time.process_time()
                 for message in batch:
-                    store.message_deleted(queue, message, "deleted")
+                    journal.message_deleted(queue, message, "deleted")
                 pickle.dumps(store._take(), protocol=pickle.HIGHEST_PROTOCOL)
                 spent["add"] += added - started
                 spent["change"] += changed - added

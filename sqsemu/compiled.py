@@ -56,6 +56,8 @@ MODULES: tuple[str, ...] = (
     "sqsemu.observability.history",
     "sqsemu.observability.queuecounters",
     "sqsemu.observability.requeststats",
+    # the durable store's per-message recording (the rest of sqsemu.persistence stays pure: SQLite, the writer)
+    "sqsemu.persistence.rows",
     # Left pure: sqsemu.engine.broker (tests subclass it and patch its methods, and the fault injectors are kept in a
     # weak-keyed map by broker: a mypyc class allows none of the three);
     # sqsemu.protocol.shapes (mypyc 2.4 compiles a dataclass's ClassVar, the request classes' ACTION and

@@ -60,12 +60,12 @@ from typing import Any
 
 from sqsemu.clock import Clock
 from sqsemu.engine.broker import Broker, Namespace
-from sqsemu.engine.events import AddReason, DeleteReason
 from sqsemu.engine.fifo import FifoQueue
 from sqsemu.engine.message import Message, MessageAttributeValue, MessageState
 from sqsemu.engine.queue import Queue
 from sqsemu.engine.redrive import MoveTask
 from sqsemu.persistence import StoreError
+from sqsemu.persistence.rows import MessageRows
 from sqsemu.persistence.writer import MESSAGE_COLUMNS, WriterProcess, connect_settings, write_batch
 
 logger = logging.getLogger("sqsemu.persistence")
@@ -222,21 +222,6 @@ def _check_writable(folder: Path, path: Path) -> None:
         raise StoreError(f"the data dir {folder} cannot be opened for writing: {exc.strerror}") from None
 
 
-def _attributes_json(attributes: dict[str, MessageAttributeValue]) -> str | None:
-    if not attributes:
-        return None
-    return json.dumps(
-        {
-            name: [
-                value.data_type,
-                value.string_value,
-                None if value.binary_value is None else base64.b64encode(value.binary_value).decode(),
-            ]
-            for name, value in attributes.items()
-        }
-    )
-
-
 def _attributes_from(text: str | None) -> dict[str, MessageAttributeValue]:
     if not text:
         return {}
@@ -263,16 +248,6 @@ def _queue_row(queue: Queue) -> tuple[Any, ...]:
     )
 
 
-def _changed_columns(message: Message) -> tuple[Any, ...]:
-    return (
-        message.receive_count,
-        message.first_receive_ms,
-        message.received_ms,
-        message.visible_at_ms,
-        message.receipt_serial,
-    )
-
-
 GATHER_PASSES = 2
 """Passes of the event loop the writer task lets run after a commit before it takes the next batch (when changes
 are pending): the first writes the answers the commit released (and answers requests pipelined behind them), the
@@ -296,17 +271,16 @@ class SQLiteStore:
         # of an engine change: schedule work rather than touch the engine. The server sets it to stop itself.
         self.on_failure: Callable[[str], None] | None = None
         self._process: WriterProcess | None = None  # the writer process, started by the first group commit
-        self._seq = 1 + (connection.execute("SELECT COALESCE(MAX(seq), 0) FROM messages").fetchone()[0])
         self._queue_ops: list[tuple[Any, ...]] = []
-        # Pending message work, merged per row number (see _record_added/_changed/_deleted): a new row, in full;
-        # the changed columns of a row on disk, with its number last; the rows on disk to delete.
-        self._inserts: dict[int, tuple[Any, ...]] = {}
-        self._updates: dict[int, tuple[Any, ...]] = {}
-        self._deletes: list[int] = []
-        self._rows: dict[str, dict[str, int]] = {}  # queue uid -> message id -> row number
+        # Pending message rows (and the journal the broker calls: rows.py), merged per row number.
+        self._messages = MessageRows(
+            self,
+            1 + (connection.execute("SELECT COALESCE(MAX(seq), 0) FROM messages").fetchone()[0]),
+            self._recorded,
+            self._fail,
+        )
         self._dedup: dict[tuple[str, str], tuple[Any, ...]] = {}
         self._tasks: dict[str, tuple[Any, ...]] = {}
-        self._sequences: dict[str, str] = {}  # FIFO queue uid -> highest sequence number issued (20 digits: text)
         self._pending = False
         self._writing = False
         self._writer_task: asyncio.Task[None] | None = None
@@ -436,7 +410,7 @@ class SQLiteStore:
             queue = queues.get(row[0])
             if queue is not None:
                 queue.restore_message(self._message_from(row, now))
-                self._rows.setdefault(row[0], {})[row[1]] = row[2]
+                self._messages.rows.setdefault(row[0], {})[row[1]] = row[2]
         for uid, key, expires, message_id, sequence_number in db.execute(
             "SELECT queue_uid, key, expires_ms, message_id, sequence_number FROM deduplication WHERE expires_ms > ? "
             "ORDER BY expires_ms",
@@ -499,13 +473,13 @@ class SQLiteStore:
     def attach(self, broker: Broker) -> None:
         """Subscribe to ``broker``'s changes; its clock tells which deduplication keys have expired."""
         self._clock = broker.clock
-        broker.set_journal(self)
+        broker.set_journal(self._messages)
 
     # ----------------------------------------------------------------- recording (the engine's Journal)
     #
-    # Each Journal method turns the event into row data through its ``_record_*`` helper. A failure there (a bug,
-    # memory) is never raised into the engine, which calls these methods in the middle of its own changes: it marks
-    # the store failed instead (``_fail``).
+    # The broker's journal is ``self._messages`` (rows.py, compiled): it records the message events itself and passes
+    # the others on to the methods below. A failure while recording (a bug, memory) is never raised into the engine,
+    # which calls these methods in the middle of its own changes: it marks the store failed instead (``_fail``).
 
     def _recorded(self) -> None:
         self._pending = True
@@ -518,11 +492,7 @@ class SQLiteStore:
             self._writer_task = loop.create_task(self._writer())  # supervised
 
     def _forget_queue(self, uid: str) -> None:
-        rows = self._rows.pop(uid, None)
-        if rows:
-            numbers = set(rows.values())
-            self._inserts = {seq: row for seq, row in self._inserts.items() if seq not in numbers}
-            self._updates = {seq: row for seq, row in self._updates.items() if seq not in numbers}
+        self._messages.forget_queue(uid)
         self._dedup = {key: entry for key, entry in self._dedup.items() if key[0] != uid}
         self._tasks = {key: row for key, row in self._tasks.items() if row[1] != uid}
 
@@ -540,7 +510,7 @@ class SQLiteStore:
         if self._failure is None:
             try:
                 self._forget_queue(queue.uid)
-                self._sequences.pop(queue.uid, None)
+                self._messages.sequences.pop(queue.uid, None)
                 self._queue_ops.append(("delete", queue.uid))
                 self._recorded()
             except Exception as exc:
@@ -555,91 +525,6 @@ class SQLiteStore:
                 self._recorded()
             except Exception as exc:
                 self._fail(f"to record the purge of queue {queue.name}", exc)
-
-    def message_added(self, queue: Queue, message: Message, reason: AddReason) -> None:
-        """Journal: a new message row (numbered in enqueue order)."""
-        if self._failure is None:
-            try:
-                self._record_added(queue, message)
-            except Exception as exc:
-                self._fail(f"to record a new message of queue {queue.name}", exc)
-
-    def _record_added(self, queue: Queue, message: Message) -> None:
-        # The persistence code's contact with a message: its fields read here and ``_changed_columns``, a Message
-        # made in ``_message_from``. The row's column order is MESSAGE_COLUMNS (writer.py).
-        seq = self._seq
-        self._seq = seq + 1
-        uid = queue.uid
-        message_attributes = message.message_attributes
-        system_attributes = message.system_attributes
-        sequence_number = message.sequence_number
-        self._inserts[seq] = (
-            uid,
-            message.message_id,
-            seq,
-            message.body,
-            _attributes_json(message_attributes) if message_attributes else None,
-            _attributes_json(system_attributes) if system_attributes else None,
-            message.trace_header,
-            message.sender_id,
-            message.sent_ms,
-            message.enqueued_ms,
-            message.size,
-            message.group_id,
-            message.deduplication_id,
-            sequence_number,
-            message.dead_letter_source_arn,
-            message.receive_count,
-            message.first_receive_ms,
-            message.received_ms,
-            message.visible_at_ms,
-            message.receipt_serial,
-        )
-        rows = self._rows.get(uid)
-        if rows is None:
-            rows = self._rows[uid] = {}
-        rows[message.message_id] = seq
-        if sequence_number is not None:
-            self._sequences[uid] = sequence_number
-        if not self._pending:
-            self._recorded()
-
-    def message_changed(self, queue: Queue, message: Message) -> None:
-        """Journal: new receive count, receipt and deadline of a message."""
-        if self._failure is None:
-            try:
-                self._record_changed(queue, message)
-            except Exception as exc:
-                self._fail(f"to record a change of message {message.message_id} of queue {queue.name}", exc)
-
-    def _record_changed(self, queue: Queue, message: Message) -> None:
-        seq = self._rows[queue.uid][message.message_id]
-        new = self._inserts.get(seq)
-        if new is not None:  # added in this batch: the new row carries the change
-            self._inserts[seq] = new[:15] + _changed_columns(message)
-        else:
-            self._updates[seq] = (*_changed_columns(message), seq)
-        if not self._pending:
-            self._recorded()
-
-    def message_deleted(self, queue: Queue, message: Message, reason: DeleteReason) -> None:
-        """Journal: the message row goes (nothing at all if it was added in this same batch)."""
-        if self._failure is None:
-            try:
-                self._record_deleted(queue, message)
-            except Exception as exc:
-                self._fail(f"to record the deletion of message {message.message_id} of queue {queue.name}", exc)
-
-    def _record_deleted(self, queue: Queue, message: Message) -> None:
-        seq = self._rows[queue.uid].pop(message.message_id)
-        if self._inserts.pop(seq, None) is None:  # on disk (a row added in this batch is simply not written)
-            self._updates.pop(seq, None)
-            self._deletes.append(seq)
-        if not self._pending:
-            self._recorded()
-
-    def messages_received(self, queue: Queue, count: int) -> None:
-        """Journal: nothing to keep (the receives changed their messages, told one by one)."""
 
     def deduplication_remembered(
         self, queue: Queue, key: str, expires_ms: int, message_id: str, sequence_number: str
@@ -722,6 +607,7 @@ class SQLiteStore:
         if self._failure is not None:
             return
         self._failure = f"the durable store {self.path} failed {what}: {_error_text(exc)}"
+        self._messages.failed = True  # nothing more is recorded
         logger.error("%s; no request is acknowledged from now on", self._failure)
         self._drop_pending()
         waiters = self._current_waiters + self._next_waiters
@@ -735,8 +621,8 @@ class SQLiteStore:
 
     def _drop_pending(self) -> None:
         """Start the next batch empty (what was pending was handed over, or will never be written)."""
-        self._queue_ops, self._dedup, self._tasks, self._sequences = [], {}, {}, {}
-        self._inserts, self._updates, self._deletes = {}, {}, []
+        self._queue_ops, self._dedup, self._tasks = [], {}, {}
+        self._messages.clear()
         self._pending = False
 
     def _settle(self, waiters: list[asyncio.Future[None]]) -> None:
@@ -758,16 +644,8 @@ class SQLiteStore:
         deduplication, move task and FIFO sequence rows by key; the engine's time (epoch ms) that expires
         deduplication keys (None before ``attach``). ``writer.write_batch`` commits it."""
         now_ms = None if self._clock is None else self._clock.now_ms()
-        batch = (
-            self._queue_ops,
-            self._inserts,
-            self._updates,
-            self._deletes,
-            self._dedup,
-            self._tasks,
-            self._sequences,
-            now_ms,
-        )
+        inserts, updates, deletes, sequences = self._messages.take()
+        batch = (self._queue_ops, inserts, updates, deletes, self._dedup, self._tasks, sequences, now_ms)
         self._drop_pending()
         return batch
 

@@ -780,7 +780,7 @@ def test_messages_past_their_retention_while_down_are_gone_after_a_restart(node:
 
 
 class _BrokenIndex(dict[str, dict[str, int]]):
-    """The store's row index (``SQLiteStore._rows``) failing on every lookup by queue: capturing a change or a
+    """The store's row index (``MessageRows.rows``) failing on every lookup by queue: capturing a change or a
     deletion of a message raises."""
 
     def __getitem__(self, key: str) -> dict[str, int]:
@@ -802,7 +802,7 @@ def test_a_failing_journal_call_leaves_the_engine_consistent_and_the_store_faile
         ((first, handle),) = node.receive(q, max_number_of_messages=1)
         assert first.body == "m1"
         node.commit()
-        monkeypatch.setattr(node.store, "_rows", _BrokenIndex(node.store._rows))
+        monkeypatch.setattr(node.store._messages, "rows", _BrokenIndex(node.store._messages.rows))
 
         async def scenario() -> None:
             node.send(other, "acknowledged?")  # recorded: its request waits for the commit
@@ -872,7 +872,6 @@ def test_requests_are_answered_internal_error_once_the_store_failed(
     nothing), gets an SQS InternalError (HTTP 500) in its own wire format, never a success; admin routes answer
     ``{"error": ...}`` with HTTP 500. Only the store logs, once."""
     from sqsemu.config import Config
-    from sqsemu.persistence import sqlite as sqlite_module
     from sqsemu.server import build
     from tests.unit.app_helpers import call_asgi, json_call, query_call
 
@@ -887,7 +886,7 @@ def test_requests_are_answered_internal_error_once_the_store_failed(
         def broken(attributes: dict[str, MessageAttributeValue]) -> str | None:
             raise MemoryError("no memory for the row")
 
-        monkeypatch.setattr(sqlite_module, "_attributes_json", broken)
+        monkeypatch.setattr(store._messages, "attributes_json", broken)
         with caplog.at_level(logging.ERROR):
             attributes = {"a": {"DataType": "String", "StringValue": "v"}}  # the row's attributes fail
             sent = json_call(app, "SendMessage", {"QueueUrl": url, "MessageBody": "m", "MessageAttributes": attributes})
@@ -910,7 +909,6 @@ def test_a_server_thread_stops_itself_once_its_store_failed(tmp_path: Path, monk
     """As ``sqsemu`` stops with exit status 3 (``sqsemu.server.run``), a ServerThread whose store failed stops: its
     state is ahead of the file, and a test harness must not go on talking to it."""
     from sqsemu.config import Config
-    from sqsemu.persistence import sqlite as sqlite_module
     from sqsemu.server import STORE_FAILED_EXIT_STATUS, ServerThread
     from tests.integration.harness.raw import raw_request
 
@@ -922,7 +920,7 @@ def test_a_server_thread_stops_itself_once_its_store_failed(tmp_path: Path, monk
         def broken(attributes: dict[str, MessageAttributeValue]) -> str | None:
             raise MemoryError("no memory for the row")
 
-        monkeypatch.setattr(sqlite_module, "_attributes_json", broken)
+        monkeypatch.setattr(server.app.store._messages, "attributes_json", broken)  # type: ignore[attr-defined]
         headers["X-Amz-Target"] = "AmazonSQS.SendMessage"
         attributes = {"a": {"DataType": "String", "StringValue": "v"}}  # the row's attributes fail
         body = json.dumps(
