@@ -1,6 +1,7 @@
 """CPU per message of what durable mode adds on the event loop's side, without SQLite or the writer process: the
 store's journal calls (``message_added`` / ``message_changed`` / ``message_deleted`` of the journal the store
-gives the broker: ``persistence/rows.py``'s ``MessageRows``) turning engine events into row data, and pickling each batch as it goes to the writer process (``SQLiteStore._take``).
+gives the broker: ``persistence/rows.py``'s ``MessageRows``) turning engine events into row data, and pickling each
+batch as it goes to the writer process (``SQLiteStore._take``).
 
 Plain 1 KiB messages (no attributes), ``--batch`` per batch: each batch is added (then taken and pickled), changed
 as a receive changes them (taken, pickled), then deleted (taken, pickled): the round trip's three steps, each its

@@ -171,9 +171,7 @@ def test_keep_alive_requests_follow_each_other_and_http_1_0_is_closed(
     assert counts(loop, app, state) == (4, 0)
 
 
-def test_a_long_poll_waits_and_is_answered_when_a_message_arrives(
-    loop: asyncio.AbstractEventLoop, served: Any
-) -> None:
+def test_a_long_poll_waits_and_is_answered_when_a_message_arrives(loop: asyncio.AbstractEventLoop, served: Any) -> None:
     app, _, state = served
     conn = Conn(loop, app, state)
     conn.feed(json_request("ReceiveMessage", {"QueueUrl": URL, "WaitTimeSeconds": 20}))
