@@ -162,7 +162,8 @@ def protocol_factory(lane: Lane, relay_maker: Callable[..., Relay]) -> Callable[
 class WaitingCall:
     """An SQS call whose coroutine waits (a long poll, a durable commit, a fault rule's latency), driven on from the
     done callback of the future it awaits, as a task would drive it, without making a task: a task costs the loop
-    its creation and three more scheduled steps per call (docs/performance-compiled.md, "Durable mode").
+    its creation and three more scheduled steps per call (docs/performance-compiled.md, "Durable (`--data-dir`)
+    against in memory": 1-3 us per message of a durable round trip, each request of which waits for its commit).
 
     The coroutine may await asyncio futures (resumed from their done callbacks) or yield nothing (a bare yield, as
     ``asyncio.sleep(0)`` does: resumed on the loop's next iteration). Nothing in the SQS call path asks for the

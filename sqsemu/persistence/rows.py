@@ -176,12 +176,7 @@ class MessageRows:
             deduplication_id,
             sequence_number,
             dead_letter_source_arn,
-            message.receive_count,
-            message.first_receive_ms,
-            message.received_ms,
-            message.visible_at_ms,
-            message.receipt_serial,
-        )
+        ) + changed_columns(message)
         rows = self.rows.get(uid)
         if rows is None:
             rows = self.rows[uid] = {}

@@ -252,8 +252,8 @@ GATHER_PASSES = 2
 """Passes of the event loop the writer task lets run after a commit before it takes the next batch (when changes
 are pending): the first writes the answers the commit released (and answers requests pipelined behind them), the
 second reads the requests that arrived meanwhile, so that their changes join this batch instead of waiting a whole
-commit more. Measured on the socket round trip (docs/performance-compiled.md, "Durable mode"): 0 passes 18,300-18,600
-msgs/s, 1 pass 23,600-23,900, 2 passes 25,100-25,700, 3 or more 21,800-22,500."""
+commit more. Measured on the socket round trip (docs/performance-compiled.md, "Group commit gathers before it takes a
+batch"): 0 passes 18,300-18,600 msgs/s, 1 pass 23,600-23,900, 2 passes 25,100-25,700, 3 or more 21,800-22,500."""
 
 
 class SQLiteStore:

@@ -302,6 +302,29 @@ def test_a_call_that_yields_to_the_loop_is_answered_when_it_resumes(
     assert not lane_of(app).waiting
 
 
+def test_a_call_that_awaits_something_other_than_a_future_is_answered_internal_error(
+    loop: asyncio.AbstractEventLoop, served: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a task refuses (a yield of something that is not a future) fails the call where it waits: answered
+    500 InternalError, as any other unexpected failure of a call, and the connection goes on."""
+
+    class Odd:
+        def __await__(self) -> Any:
+            yield 42
+
+    async def odd(*args: Any, **kwargs: Any) -> Any:
+        await Odd()
+
+    app, broker, state = served
+    monkeypatch.setattr(broker, "receive_message", odd)
+    conn = Conn(loop, app, state)
+    conn.protocol.data_received(json_request("ReceiveMessage", {"QueueUrl": URL}))
+    conn.settle()
+    [(status, _, body)] = conn.answers()
+    assert status == 500 and "InternalFailure" in json.loads(body)["__type"]
+    assert not lane_of(app).waiting and not conn.transport.closed
+
+
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
 def test_a_keyboard_interrupt_or_system_exit_in_a_call_is_not_swallowed(
     loop: asyncio.AbstractEventLoop, served: Any, monkeypatch: pytest.MonkeyPatch, stop: type[BaseException]
