@@ -7,10 +7,11 @@ typed, clean and formatted (``ruff format`` fixes what the last one finds).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.integration.harness.setupcache import cache_root
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,12 +22,9 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def _mypy_cache() -> str:
     """mypy's incremental cache, kept between runs and checkouts with the rest of the kept test set-up
-    (``$SQSEMU_TEST_CACHE``, else ``~/.cache/sqsemu/tests``: tests/integration/harness/setupcache.py), so that a
-    fresh clone checks again only the modules that differ (mypy checks each cached module's hash): 15 s -> 0.5 s."""
-    kept = os.environ.get("SQSEMU_TEST_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "sqsemu", "tests"
-    )
-    return os.path.join(kept, "mypy")
+    (tests/integration/harness/setupcache.py), so that a fresh clone checks again only the modules that differ (mypy
+    checks each cached module's hash): 15 s -> 0.5 s."""
+    return str(cache_root() / "mypy")
 
 
 def test_mypy_passes_on_the_package_and_the_tests() -> None:
