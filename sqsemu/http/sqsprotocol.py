@@ -23,7 +23,8 @@ head as received, the body as received or re-chunked), after the answers still o
 The rules this protocol keeps itself, on every connection: the request-read deadline (``sqsemu.http.deadline``;
 408 then close), the keep-alive timeout between requests (uvicorn's ``timeout_keep_alive``, 5 s), a cap on the
 request head (431 then close, before parsing), ``--max-connections`` (503 then close beyond it), HTTP/1.0 and
-``Connection: close`` (answer, then close), a malformed request (400 then close), and a prompt shutdown (idle
+``Connection: close`` (answer, then close), a malformed request (400 then close), flow control (while the answers a
+client has not read pass the transport's high-water mark, no request is read or answered), and a prompt shutdown (idle
 connections and requests still arriving are closed at once; calls being answered finish, long polls are answered
 empty by the broker first: ``sqsemu.http.serving``). A long poll learns that its client left from
 ``connection_lost``.
@@ -310,6 +311,7 @@ class SQSProtocol:
         self._answering = False  # a call is being answered (its coroutine waits: a WaitingCall)
         self._queue: deque[_Request] = deque()  # requests read whole, waiting for their turn
         self._paused = False  # reading paused by this protocol (requests queued)
+        self._write_paused = False  # the transport's write buffer is full (pause_writing): reading paused too
         self._keep_alive = True
         self._gone: asyncio.Future[None] | None = None  # the last long poll's: completed when the connection goes
         # handed to uvicorn's protocol
@@ -349,12 +351,29 @@ class SQSProtocol:
         return None
 
     def pause_writing(self) -> None:
+        """The transport's write buffer is over its high-water mark (the client reads its answers slower than they
+        come): read no more and answer no more requests until it drains (``resume_writing``). A request already
+        read waits its turn, so what a client that stops reading can make the server hold is one read's worth of
+        requests and the answers over the mark, not every answer to everything it sends."""
         if self._relay is not None:
             self._relay.pause_writing()
+            return
+        self._write_paused = True
+        if self.transport is not None and not self._closed:
+            self.transport.pause_reading()
 
     def resume_writing(self) -> None:
+        """The write buffer has drained: answer the requests read meanwhile, then read again."""
         if self._relay is not None:
             self._relay.resume_writing()
+            return
+        self._write_paused = False
+        if self._closed or self.transport is None:
+            return
+        if not self._paused:
+            self.transport.resume_reading()
+        if not self._answering:
+            self._next()
 
     def _close(self) -> None:
         self._closed = True
@@ -426,7 +445,7 @@ class SQSProtocol:
         self._close()
 
     def _read_paused(self) -> bool:
-        return self._paused or (self._relay is not None and self._relay.paused())
+        return self._paused or self._write_paused or (self._relay is not None and self._relay.paused())
 
     def _late(self) -> None:
         """The request being read did not arrive whole in time: 408 when something of it came and nothing is being
@@ -530,7 +549,7 @@ class SQSProtocol:
         parts = self._body
         body = parts[0] if len(parts) == 1 else b"".join(parts)
         keep_alive = self.parser.should_keep_alive()
-        if self.answering():
+        if self.answering() or self._write_paused:
             self._queue.append(_Request(self._scope(), self._header_map, body, keep_alive))
             if not self._paused and self.transport is not None:
                 self._paused = True
@@ -589,6 +608,10 @@ class SQSProtocol:
         relay = self._relay = self._relay_maker(transport)
         self._relay_written = relay.written()
         backlog, self._backlog = self._backlog, []
+        if self._write_paused:  # uvicorn's protocol keeps the flow control from now on
+            self._write_paused = False
+            relay.pause_writing()
+            transport.resume_reading()
         if self._paused:
             self._paused = False
             transport.resume_reading()
@@ -668,10 +691,10 @@ class SQSProtocol:
         """After an answer: the requests waiting their turn, then the hand-over to uvicorn's protocol if one is
         due, else reading again and the keep-alive wait."""
         queue = self._queue
-        while queue and not self._answering and not self._closed:
+        while queue and not self._answering and not self._closed and not self._write_paused:
             request = queue.popleft()
             self._answer(request.scope, request.headers, request.body, request.keep_alive)
-        if self._answering or self._closed:
+        if self._answering or self._closed or self._write_paused:
             return
         if self._backlog:
             self._start_relay()

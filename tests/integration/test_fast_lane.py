@@ -16,6 +16,7 @@ import hashlib
 import json
 import re
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
@@ -191,6 +192,38 @@ def test_a_request_pipelined_behind_a_long_poll_is_answered_after_it(
     assert first[0] == 200 and hashlib.md5(b"pipelined").hexdigest().encode() not in first[2], first[2]
     assert second[0] == 200, second[2]
     assert hashlib.md5(b"pipelined").hexdigest().encode() in second[2]
+
+
+def test_a_client_that_stops_reading_its_answers_stops_the_server_reading_its_requests(
+    srv: ServerThread, queue_url: str
+) -> None:
+    """Flow control: once a connection's unsent answers pass the transport's high-water mark, the server answers no
+    more of its requests and reads no more until the client reads. 100 pipelined receives of a 200 KB message (20
+    MB of answers) from a client that reads nothing: only the answers the socket buffers hold are made (not all
+    100, held in memory); once the client reads, every answer comes, in order."""
+    body = "b" * 200_000
+    assert ask(srv, json_call("SendMessage", {"QueueUrl": queue_url, "MessageBody": body}))[0] == 200
+    receive = json_call("ReceiveMessage", {"QueueUrl": queue_url, "VisibilityTimeout": 0})
+    before = fast_answers(srv)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the client's kernel buffer holds little
+    sock.settimeout(TIMEOUT_S)
+    sock.connect(("127.0.0.1", srv.port))
+    with sock:
+        sock.sendall(receive * 100)
+        answered, deadline = -1, time.monotonic() + 10
+        while time.monotonic() < deadline:  # until the server stops answering
+            now = fast_answers(srv) - before
+            if now == answered:
+                break
+            answered = now
+            time.sleep(0.3)
+        assert 0 < answered < 60, answered
+        buffer = bytearray()
+        for _ in range(100):
+            status, _, answer = read_answer(sock, buffer)
+            assert status == 200 and json.loads(answer)["Messages"][0]["Body"] == body
+    assert fast_answers(srv) - before == 100
 
 
 def test_a_body_sent_in_pieces_is_answered_once_whole(srv: ServerThread, queue_url: str) -> None:

@@ -232,6 +232,34 @@ def test_requests_that_do_not_qualify_are_answered_the_asgi_way(loop: asyncio.Ab
     assert counts(loop, app, state) == (2, 0)
 
 
+def test_a_hand_over_while_the_write_buffer_is_full_hands_the_flow_control_over(
+    loop: asyncio.AbstractEventLoop, served: Any
+) -> None:
+    """A request for uvicorn's protocol read just after an answer filled the write buffer: uvicorn's protocol is
+    told the buffer is full (it holds its answer back until the buffer drains) and reading goes on under its
+    flow control, not left paused by this protocol."""
+    app, _, state = served
+    conn = Conn(loop, app, state)
+    write = conn.transport.write
+
+    def write_then_fill(data: bytes) -> None:  # the first answer takes the buffer over its high-water mark
+        write(data)
+        if len(conn.transport.writes) == 1:
+            conn.protocol.pause_writing()
+
+    conn.transport.write = write_then_fill  # type: ignore[method-assign]
+    conn.feed(
+        json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "x"})
+        + b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n"
+    )
+    assert len(conn.answers()) == 1  # /health waits for the buffer to drain
+    assert conn.transport.reading
+    conn.protocol.resume_writing()
+    conn.settle()
+    conn.feed(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    assert [status for status, _, _ in conn.answers()] == [200, 200, 200]
+
+
 def test_a_fault_rule_that_drops_closes_the_connection_unanswered(loop: asyncio.AbstractEventLoop, served: Any) -> None:
     app, _, state = served
     app.faults.add({"action": "SendMessage", "drop": True})
