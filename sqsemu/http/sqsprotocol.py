@@ -173,7 +173,7 @@ class WaitingCall:
     long poll's waiter goes). Then ``done`` is set and the protocol is told through ``finished(answer)``: the answer,
     or None when the call ended without one (cancelled, failed: the connection is closed)."""
 
-    __slots__ = ("coro", "protocol", "awaited", "done", "_cancel", "_bad")
+    __slots__ = ("coro", "protocol", "awaited", "done", "_cancel")
 
     def __init__(self, protocol: SQSProtocol, coro: Any) -> None:
         self.protocol = protocol
@@ -181,7 +181,6 @@ class WaitingCall:
         self.awaited: Any = None  # the future the coroutine waits for (None: a bare yield, resumed next iteration)
         self.done = False
         self._cancel = False  # throw CancelledError into the coroutine at its next step
-        self._bad: Any = None
 
     def wait_on(self, yielded: Any) -> None:
         """Resume the coroutine once ``yielded`` (what it yielded) is done."""
@@ -194,11 +193,7 @@ class WaitingCall:
             yielded.add_done_callback(self._wake)
         else:  # what a task refuses too; thrown into the coroutine on its next step
             self.awaited = None
-            self._bad = yielded
-            self.protocol.loop.call_soon(self._refuse)
-
-    def _refuse(self) -> None:
-        self._step(RuntimeError(f"an SQS call awaited {self._bad!r}, not a future"))
+            self.protocol.loop.call_soon(self._step, RuntimeError(f"an SQS call awaited {yielded!r}, not a future"))
 
     def _wake(self, _future: Any) -> None:
         self.step()
