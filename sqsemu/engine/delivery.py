@@ -6,7 +6,6 @@ nothing else of the queue (docs/architecture.md, principle 13).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Protocol
 
 from sqsemu.engine.message import Message
@@ -25,9 +24,8 @@ class DeliverySteps(Protocol):
     in_flight_limit: int
     """The queue's in-flight quota (SQS Developer Guide, "Inflight messages")."""
 
-    @property
-    def messages(self) -> Mapping[str, Message]:
-        """The messages in the queue, by message id."""
+    def stored(self) -> list[Message]:
+        """Every message in the queue (visible, in flight, delayed), in arrival order (a new list)."""
 
     def next_candidate(self) -> Message | None:
         """Take the next candidate off the queue's receive order (send order; on a fair queue quiet tenants

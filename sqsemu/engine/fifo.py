@@ -114,7 +114,7 @@ class FifoQueue(Queue):
         if new_scope != old_scope:
             self._scope_change = (now_ms + SCOPE_PROPAGATION_MS, new_scope)
         if self.delay_seconds != old_delay:
-            for message in list(self.messages.values()):
+            for message in self.stored():
                 if message.state is DELAYED:
                     message.visible_at_ms = message.sent_ms + self.delay_seconds * 1000
                     if self.journal is not None:

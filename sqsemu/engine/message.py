@@ -3,7 +3,8 @@
 A ``Message`` has exactly one ``visible_at_ms``; whether it is visible, in flight or delayed follows from its
 ``state`` and that deadline (docs/architecture.md, principle 3). A stored message costs its body plus a few
 hundred bytes (docs/performance-compiled.md, "RSS per stored 1 KiB message"): the body is kept as its UTF-8 bytes
-with its 16-byte MD5 digest behind them in one ``bytes`` (``data``; decoded on the way out), what most messages
+with its 16-byte MD5 digest and the MessageId's 16 bytes behind them in one ``bytes`` (``data``; decoded on the way
+out; the id's text is kept only once the message is received), what most messages
 leave empty (the enqueue time included, when it is the send time) lives in one shared ``NO_EXTRAS``, the size is
 the body's UTF-8 length unless stored, and the receipt serial is the receive count. The attribute digest caches
 (``md5_*``) are filled by the protocol layer the first time it renders a digest; the engine never reads them.
@@ -18,33 +19,60 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 _RANDOM_IDS_PER_READ = 256
-_DIGEST = 16  # bytes of the body's MD5 digest at the end of ``Message.data``
+_DIGEST = 16  # bytes of the body's MD5 digest, behind the body in ``Message.data``
+_ID = 16  # bytes of the MessageId (a UUID's 128 bits), behind the digest in ``Message.data``
+_TAIL = _DIGEST + _ID
+_NO_RAW_ID = bytes(_ID)  # the id bytes of a message whose MessageId is not a UUID's canonical text (kept as text)
+
+# Version 4 and the RFC 4122 variant, applied to a whole pool of random ids at once as one integer operation: in
+# each 16 bytes, the high nibble of byte 6 becomes 4 and the two high bits of byte 8 become 10.
+_ID_MASK = int.from_bytes(bytes.fromhex("ffffffffffff0fff3fffffffffffffff") * _RANDOM_IDS_PER_READ, "big")
+_ID_BITS = int.from_bytes(bytes.fromhex("00000000000040008000000000000000") * _RANDOM_IDS_PER_READ, "big")
 
 
-def _random_hex() -> Iterator[str]:
-    """32 random hex digits at a time, from ``os.urandom`` read 256 ids' worth at once (one system call, not 256)."""
+def _random_ids() -> Iterator[bytes]:
+    """Random version 4 UUIDs as 16 bytes each, from ``os.urandom`` read 256 ids' worth at once (one system call,
+    not 256)."""
+    size = _ID * _RANDOM_IDS_PER_READ
     while True:
-        pool = os.urandom(16 * _RANDOM_IDS_PER_READ).hex()
-        for start in range(0, 32 * _RANDOM_IDS_PER_READ, 32):
-            yield pool[start : start + 32]
+        pool = ((int.from_bytes(os.urandom(size), "big") & _ID_MASK) | _ID_BITS).to_bytes(size, "big")
+        for start in range(0, size, _ID):
+            yield pool[start : start + _ID]
 
 
-_next_random_hex = _random_hex().__next__
+_next_raw_id = _random_ids().__next__
 
 
 def _fresh_pool_after_fork() -> None:
-    global _next_random_hex
-    _next_random_hex = _random_hex().__next__  # a forked child must not hand out its parent's unused ids
+    global _next_raw_id
+    _next_raw_id = _random_ids().__next__  # a forked child must not hand out its parent's unused ids
 
 
 os.register_at_fork(after_in_child=_fresh_pool_after_fork)
 
 
-def new_message_id() -> str:
-    """A fresh MessageId: a random (version 4) UUID in its 36-character text form, as ``str(uuid.uuid4())`` gives,
-    made from 16 bytes of ``os.urandom`` in a fraction of the time (the random bytes are read 4 KiB at a time)."""
-    h = _next_random_hex()
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
+def id_text(raw: bytes) -> str:
+    """A UUID's 16 bytes in its 36-character canonical text (lowercase hex, dashes after 8, 12, 16 and 20 digits),
+    as ``str(uuid.UUID(bytes=raw))`` gives."""
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def id_bytes(text: str) -> bytes | None:
+    """The 16 bytes of a MessageId in a UUID's canonical text (what :func:`id_text` makes); None for any other
+    text (upper case, braces, another length: such an id is kept as text)."""
+    if len(text) != 36 or text[8] != "-" or text[13] != "-" or text[18] != "-" or text[23] != "-":
+        return None
+    digits = text.replace("-", "")
+    try:
+        raw = bytes.fromhex(digits)
+    except ValueError:
+        return None
+    return raw if len(raw) == _ID and raw.hex() == digits else None
+
+
+NEW_ID = ""
+"""What ``Message`` takes as its ``message_id`` to give the message a fresh random MessageId (no text is made)."""
 
 
 class MessageState(IntEnum):
@@ -249,22 +277,28 @@ class Message:
     standard queue hands out visible messages lowest order first. ``size`` is the bytes counted against
     MaximumMessageSize (body plus attribute names, types and values).
 
-    The body is stored once, as ``data``: its UTF-8 bytes followed by the 16 bytes of their MD5 digest (one
-    ``bytes`` object: a 1 KiB ASCII body takes the room its ``str`` took, and the digest costs no object of its
-    own). ``body`` decodes it on the way out, ``body_utf8`` gives the bytes and ``md5_of_body`` the digest's 32 hex
-    digits (``MD5OfBody``). The body was checked on input (no surrogates: the SQS allowed-character rule); it is
-    encoded and decoded with ``surrogatepass`` all the same, so any ``str`` round-trips.
+    The body is stored once, as ``data``: its UTF-8 bytes followed by the 16 bytes of their MD5 digest and the 16
+    bytes of the MessageId (one ``bytes`` object: a 1 KiB ASCII body takes the room its ``str`` took, and neither
+    the digest nor the id costs an object of its own). ``body`` decodes it on the way out, ``body_utf8`` gives the
+    bytes and ``md5_of_body`` the digest's 32 hex digits (``MD5OfBody``). The body was checked on input (no
+    surrogates: the SQS allowed-character rule); it is encoded and decoded with ``surrogatepass`` all the same, so
+    any ``str`` round-trips.
+
+    ``message_id`` is the MessageId's text: ``kept_id`` when set (:meth:`keep_id` sets it when the queue indexes a
+    received message by it; an id that is not a UUID's canonical text is always kept), else made from the id bytes
+    in ``data`` on each read (about 0.3 us). A message waiting in a backlog, never received, so holds no ``str`` of
+    its id.
 
     The fields most messages leave empty (message and system attributes, trace header, group, deduplication ID,
     sequence number, dead-letter source ARN, the size when it is not the body's UTF-8 length and the enqueue time
     when it is not the send time) live in ``extras`` (a ``MessageExtras``, the shared ``NO_EXTRAS`` for a plain
-    message) and read and write as attributes of the message. A plain 1 KiB message takes about 1.4 KB of RSS in
+    message) and read and write as attributes of the message. A plain 1 KiB message takes about 1.27 KB of RSS in
     all, the queue's index entries included (``python bench/inproc.py --n 200000 --workloads backlog``;
     docs/performance-compiled.md says what each part costs).
     """
 
     __slots__ = (
-        "message_id",
+        "kept_id",
         "data",
         "extras",
         "sender_id",
@@ -278,6 +312,7 @@ class Message:
         "queued",
     )
     extras: MessageExtras
+    kept_id: str | None
 
     @property
     def message_attributes(self) -> dict[str, MessageAttributeValue]:
@@ -378,18 +413,43 @@ class Message:
         self._own_extras().enqueued_ms = value
 
     @property
+    def message_id(self) -> str:
+        """The MessageId (36 characters for the ids sqsemu makes): ``kept_id``, or made from ``data``'s id bytes."""
+        kept = self.kept_id
+        return id_text(self.data[-_ID:]) if kept is None else kept
+
+    @message_id.setter
+    def message_id(self, value: str) -> None:
+        self.kept_id = value  # kept as given: it may differ from the id bytes (a FIFO duplicate's original id)
+
+    def keep_id(self) -> str:
+        """The MessageId, kept as text from now on (what a queue's index of received messages is keyed by)."""
+        kept = self.kept_id
+        if kept is None:
+            kept = self.kept_id = id_text(self.data[-_ID:])
+        return kept
+
+    def has_id(self, text: str, raw: bytes | None) -> bool:
+        """Whether this message's MessageId is ``text`` (``raw``: its bytes, as :func:`id_bytes` gives them), without
+        making the id's text."""
+        kept = self.kept_id
+        if kept is not None:
+            return kept == text
+        return raw is not None and self.data.endswith(raw)
+
+    @property
     def body(self) -> str:
         """The message body, decoded from ``data`` (a new ``str`` each time)."""
-        return self.data[:-_DIGEST].decode("utf-8", "surrogatepass")
+        return self.data[:-_TAIL].decode("utf-8", "surrogatepass")
 
     @property
     def body_utf8(self) -> bytes:
         """The body's UTF-8 bytes (a copy out of ``data``), as MD5OfBody and content-based deduplication hash them."""
-        return self.data[:-_DIGEST]
+        return self.data[:-_TAIL]
 
     def md5_of_body(self) -> str:
         """``MD5OfBody``: the hex MD5 of the UTF-8 body (32 lowercase hex digits), from the digest kept in ``data``."""
-        return self.data[-_DIGEST:].hex()
+        return self.data[-_TAIL:-_ID].hex()
 
     @property
     def receipt_serial(self) -> int:
@@ -404,9 +464,7 @@ class Message:
         """The message's extras, made its own first when it shares ``NO_EXTRAS`` (a plain message's)."""
         extras = self.extras
         if extras is NO_EXTRAS:
-            extras = MessageExtras(
-                NO_ATTRIBUTES, NO_ATTRIBUTES, None, None, None, len(self.data) - _DIGEST, self.sent_ms
-            )
+            extras = MessageExtras(NO_ATTRIBUTES, NO_ATTRIBUTES, None, None, None, len(self.data) - _TAIL, self.sent_ms)
             self.extras = extras
         return extras
 
@@ -424,12 +482,25 @@ class Message:
         deduplication_id: str | None = None,
         data: bytes | None = None,
     ) -> None:
-        """``data``, when given, is another message's ``data`` (the same body: a redriven copy): then ``body`` is
-        not read and neither encoded nor hashed again."""
-        self.message_id = message_id
+        """``message_id`` :data:`NEW_ID` gives the message a fresh random MessageId. ``data``, when given, is
+        another message's ``data`` (the same body: a redriven or dead-lettered copy): then ``body`` is not read and
+        neither encoded nor hashed again (the object itself is shared when the id is the same)."""
+        kept: str | None = None
+        if message_id == NEW_ID:
+            raw = _next_raw_id()
+        else:
+            parsed = id_bytes(message_id)
+            if parsed is None:
+                raw = _NO_RAW_ID
+                kept = message_id
+            else:
+                raw = parsed
+        self.kept_id = kept
         if data is None:
             encoded = body.encode("utf-8", "surrogatepass")
-            data = encoded + hashlib.md5(encoded).digest()
+            data = b"".join((encoded, hashlib.md5(encoded).digest(), raw))
+        elif not data.endswith(raw):
+            data = data[:-_ID] + raw
         self.data = data
         if (
             message_attributes
@@ -437,7 +508,7 @@ class Message:
             or trace_header is not None
             or group_id is not None
             or deduplication_id is not None
-            or size != len(data) - _DIGEST
+            or size != len(data) - _TAIL
         ):
             self.extras = MessageExtras(
                 message_attributes or NO_ATTRIBUTES,
@@ -465,7 +536,7 @@ class Message:
         """Bytes counted against MaximumMessageSize: the UTF-8 body plus attribute names, types and values (the
         body's UTF-8 length when the message has no attributes: nothing is stored)."""
         extras = self.extras
-        return len(self.data) - _DIGEST if extras is NO_EXTRAS else extras.size
+        return len(self.data) - _TAIL if extras is NO_EXTRAS else extras.size
 
     def moved_copy(self) -> Message:
         """A copy for a dead-letter move: the same id, body, attributes, timestamps and counts in a new object
@@ -474,6 +545,7 @@ class Message:
         copy = Message(
             self.message_id, "", NO_ATTRIBUTES, NO_ATTRIBUTES, None, self.sender_id, self.sent_ms, 0, data=self.data
         )
+        copy.kept_id = self.kept_id
         copy.extras = self.extras if self.extras is NO_EXTRAS else self.extras.copy()
         copy.receive_count = self.receive_count
         copy.first_receive_ms = self.first_receive_ms

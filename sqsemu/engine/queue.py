@@ -1,6 +1,9 @@
 """A standard queue as a synchronous state machine: every method takes ``now`` (epoch ms) and never awaits.
 
-Messages live in ``messages`` (by id). Each has one ``visible_at_ms``; its ``state`` says whether it is delayed,
+Every stored message is in ``by_age`` (or, dead-lettered behind newer ones, ``late``); ``received`` indexes by
+MessageId those received at least once, which are all that a receipt handle can name (a backlog never received
+costs no index entry and no text of its id; ``messages`` is a read-only view of them all, by id, in arrival order,
+for the admin API, the console and tests). Each has one ``visible_at_ms``; its ``state`` says whether it is delayed,
 visible or in flight. Visible messages are handed out oldest first, by their place in the queue's enqueue order
 (``Message.order``), whenever they became visible: a message whose visibility timeout runs out is received before
 messages sent after it, as AWS was recorded to do. Two structures keep that order without searching: ``ready``, a
@@ -44,7 +47,8 @@ from sqsemu.engine.errors import (
 from sqsemu.engine.events import AddReason, DeleteReason, Journal
 from sqsemu.engine.fair import FairQueue, FairSnapshot
 from sqsemu.engine.limits import Limits
-from sqsemu.engine.message import NO_EXTRAS, Message, MessageState, ReceiptEntry, SendEntry, new_message_id
+from sqsemu.engine.message import NEW_ID, NO_EXTRAS, Message, MessageState, ReceiptEntry, SendEntry, id_bytes
+from sqsemu.engine.stored import StoredMessages
 from sqsemu.engine.validation import (
     attribute_bytes,
     check_batch,
@@ -134,6 +138,10 @@ class QueueHandle:
             queue._on_due(message, due_ms)
 
 
+def _arrival(message: Message) -> int:
+    return message.order
+
+
 def _entry_fault(action: str, queue: Queue, exc: Exception) -> SQSError:
     """A batch entry that failed unexpectedly (it left no trace): logged with its traceback, answered as AWS answers
     a server-side failure of one entry (``InternalError``, ``SenderFault`` false), which SDKs retry."""
@@ -177,7 +185,7 @@ class Queue:
         self.created_s = now_ms // 1000
         self.last_modified_s = self.created_s
         self.deleted = False
-        self.messages: dict[str, Message] = {}
+        self.received: dict[str, Message] = {}  # by MessageId: the stored messages received at least once
         self.ready: deque[Message] = deque()  # visible messages in rising ``order``
         self.returned: list[tuple[int, Message]] = []  # (order, message): visible again behind newer ones; a heap
         self._next_order = 0
@@ -317,12 +325,17 @@ class Queue:
             message.state = DELETED
             if fault is not None:
                 fault("delete.counted")
-            del self.messages[message.message_id]
+            kept = message.kept_id  # a message in ``received`` keeps its id's text
+            indexed = False
+            if kept is not None and self.received.get(kept) is message:
+                del self.received[kept]
+                indexed = True
             try:
                 if fault is not None:
                     fault("delete.unlisted")
             except BaseException:
-                self.messages[message.message_id] = message
+                if indexed and kept is not None:
+                    self.received[kept] = message
                 raise
         except BaseException:
             message.state = old
@@ -347,7 +360,33 @@ class Queue:
 
     def message_count(self) -> int:
         """Messages in the queue in every state (visible, in flight, delayed)."""
-        return len(self.messages)
+        counts = self.counts
+        return counts[DELAYED] + counts[VISIBLE] + counts[IN_FLIGHT]
+
+    def stored(self) -> list[Message]:
+        """Every message in the queue (visible, in flight, delayed), in arrival order (``order``); a new list."""
+        out = [message for message in self.by_age if message.state is not DELETED]
+        if self.late:
+            out.extend(entry[2] for entry in self.late if entry[2].state is not DELETED)
+            out.sort(key=_arrival)
+        return out
+
+    def find(self, message_id: str) -> Message | None:
+        """The stored message with MessageId ``message_id``, or None: the index for a received one, else a scan of
+        the queue (the admin API and the console; not a hot path)."""
+        message = self.received.get(message_id)
+        if message is not None:
+            return message
+        raw = id_bytes(message_id)
+        for message in self.stored():
+            if message.has_id(message_id, raw):
+                return message
+        return None
+
+    @property
+    def messages(self) -> StoredMessages:
+        """A read-only mapping of every stored message by MessageId, in arrival order (see ``stored``, ``find``)."""
+        return StoredMessages(self)
 
     def oldest_enqueued_ms(self) -> int | None:
         """When the oldest message still in the queue (any state) was enqueued, epoch ms; None when empty. (The
@@ -448,7 +487,7 @@ class Queue:
         delay = self._check_delay(entry.delay_seconds)
         self._check_ids(entry)
         message = Message(
-            new_message_id(),
+            NEW_ID,
             body,
             entry.message_attributes,
             entry.system_attributes,
@@ -484,7 +523,6 @@ class Queue:
             fault("send.numbered")
         aged = counted = tenant = False
         try:
-            self.messages[message.message_id] = message
             if fault is not None:
                 fault("send.stored")
             self._track_age(message, now_ms)
@@ -523,8 +561,6 @@ class Queue:
     def _withdraw(self, message: Message, aged: bool, counted: bool, tenant: bool) -> None:
         """Undo a send that failed part way: the message leaves the queue as if never sent (its places in the
         receive and age orders, and any timer, see it deleted and skip it; nothing was journaled)."""
-        if self.messages.get(message.message_id) is message:
-            del self.messages[message.message_id]
         if counted:
             self.counts[message.state] -= 1
             if tenant and self.fair is not None:
@@ -642,6 +678,7 @@ class Queue:
     def _deliver(self, message: Message, now_ms: int, visibility_timeout: int, request_ms: int) -> str:
         """Mark one visible message received; returns its new receipt handle."""
         message.receive_count += 1
+        self.received[message.keep_id()] = message  # its receipt handles find it from now on
         if not message.first_receive_ms:
             message.first_receive_ms = now_ms
         message.received_ms = request_ms  # the receive count is the new receipt's serial too
@@ -711,7 +748,7 @@ class Queue:
         depend on the answer)."""
         journal = self.journal
         for message, _handle in reversed(received):
-            if message.state is DELETED or self.messages.get(message.message_id) is not message:
+            if message.state is DELETED:
                 continue
             message.receive_count -= 1
             if not message.receive_count:
@@ -771,7 +808,7 @@ class Queue:
             if self.fifo or message.group_id is None:
                 return
             fair = self.fair = FairQueue(self)
-            for other in self.messages.values():
+            for other in self.stored():
                 if other is not message:
                     fair.add(other)
         fair.add(message)
@@ -789,7 +826,7 @@ class Queue:
             return self.oldest_enqueued_ms()
         shut = set(noisy)
         best: int | None = None
-        for message in self.messages.values():
+        for message in self.stored():
             if message.group_id not in shut and (best is None or message.enqueued_ms < best):
                 best = message.enqueued_ms
         return best
@@ -834,7 +871,7 @@ class Queue:
             uid = message_id = ""
         if number < 0 or uid != self.uid:
             raise ReceiptHandleIsInvalid(f'The input receipt handle "{receipt_handle}" is not a valid receipt handle.')
-        message = self.messages.get(message_id)
+        message = self.received.get(message_id)
         if message is None:
             return None, False
         if number == 0 or number > message.receive_count:
@@ -957,7 +994,6 @@ class Queue:
         message.state = VISIBLE
         message.queued = False
         self.counts[VISIBLE] += 1
-        self.messages[message.message_id] = message
         self._track_age(message, now_ms)
         self._place(message)
         if self.fair is not None or message.group_id is not None:
@@ -983,14 +1019,14 @@ class Queue:
 
     def remove_moved(self, message: Message) -> None:
         """Delete a message a move task has copied elsewhere."""
-        if message.state is not DELETED and self.messages.get(message.message_id) is message:
+        if message.state is not DELETED:
             self._remove(message, "moved")
 
     def add_redriven(self, message: Message, now_ms: int) -> Message:
         """Store a redriven copy of ``message``: a new message (new MessageId and SentTimestamp) with the same body,
         attributes, trace header and group (SQS Developer Guide, "Configure a dead-letter queue redrive")."""
         copy = Message(
-            new_message_id(),
+            NEW_ID,
             "",  # the body is ``data``
             message.message_attributes,
             message.system_attributes,
@@ -1014,7 +1050,8 @@ class Queue:
         """Put back a message read from the durable store, in enqueue order, with its saved state. A delay or
         visibility timeout that ran out while the server was down makes it visible on the next timer run."""
         self._number(message)
-        self.messages[message.message_id] = message
+        if message.receive_count:  # receipt handles issued before the restart must still find it
+            self.received[message.keep_id()] = message
         self._track_age(message, message.enqueued_ms)
         state = message.state
         self.counts[state] += 1
@@ -1029,11 +1066,11 @@ class Queue:
 
     def purge(self, now_ms: int | None = None) -> None:
         """PurgeQueue: delete every message, visible, in flight or delayed (and let their timers go)."""
-        for message in self.messages.values():
+        for message in self.stored():
             if message.state is IN_FLIGHT or message.state is DELAYED:
                 self._unschedule(message.visible_at_ms, message)
             message.state = DELETED
-        self.messages.clear()
+        self.received.clear()
         self.ready.clear()
         self.returned.clear()
         self.by_age.clear()

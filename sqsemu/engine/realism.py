@@ -177,8 +177,8 @@ class QueueRealism:
         """Forget marks of messages no longer in ``queue`` (expired, purged, dead-lettered)."""
         if len(self.marks) < self._prune_at:
             return
-        messages = queue.messages
-        self.marks = {key: mark for key, mark in self.marks.items() if key in messages}
+        stored = {message.message_id for message in queue.stored()}
+        self.marks = {key: mark for key, mark in self.marks.items() if key in stored}
         self._prune_at = max(1024, 2 * len(self.marks))
 
     def labels(self, message: Message) -> list[str]:

@@ -120,6 +120,9 @@ def _check(scene: Scene) -> None:
     peeked = peek_queue(scene.engine.broker, scene.engine.clock, NS, queue.name, "http://x")
     assert [m["message_id"] for m in peeked["messages"]] == list(messages)
     assert sum(tally[:3]) == len(messages)
+    stored = {id(message) for message in messages.values()}
+    for key, message in queue.received.items():  # the index of received messages holds stored ones, by their id
+        assert message.kept_id == key and id(message) in stored
     fair = queue.fair
     if fair is not None:
         for state in (VISIBLE, IN_FLIGHT, DELAYED):

@@ -6,6 +6,7 @@ digest behind them."""
 from __future__ import annotations
 
 import hashlib
+import uuid
 
 import pytest
 
@@ -84,7 +85,7 @@ def test_the_receipt_serial_is_the_receive_count(engine: Engine) -> None:
 def test_the_body_is_kept_as_utf8_bytes_with_its_digest_and_reads_back_the_same(body: str) -> None:
     encoded = body.encode()
     m = Message("id", body, {}, {}, None, "000000000000", 1_000, len(encoded))
-    assert m.data == encoded + hashlib.md5(encoded).digest()
+    assert m.data == encoded + hashlib.md5(encoded).digest() + bytes(16)  # "id" is kept as text: no id bytes
     assert m.body == body and m.body_utf8 == encoded
     assert body_md5_cached(m) == m.md5_of_body() == hashlib.md5(encoded).hexdigest()
     assert m.extras is NO_EXTRAS and m.size == len(encoded)  # a non-ASCII body needs no extras for its size
@@ -99,7 +100,7 @@ def test_a_lone_surrogate_round_trips_as_before() -> None:
 
 def test_a_digest_with_leading_zero_digits_keeps_all_32() -> None:
     zero = _plain()
-    zero.data = b"x" + bytes(15) + b"\x0f"
+    zero.data = b"x" + bytes(15) + b"\x0f" + bytes(16)
     assert body_md5_cached(zero) == "0" * 30 + "0f"
 
 
@@ -162,3 +163,46 @@ def test_fifo_messages_of_one_group_share_its_group_id_string(engine: Engine) ->
     second = engine.broker.send_message(q, SendEntry("b", group_id="".join(["g", "1"])), "000000000000")
     assert first.group_id == second.group_id == "g1"
     assert second.group_id is first.group_id  # one copy per group, not one per message
+
+
+def test_a_sent_message_keeps_its_id_as_16_bytes_behind_the_digest_and_no_text_until_received(engine: Engine) -> None:
+    q = engine.queue()
+    message = engine.broker.send_message(q, SendEntry("hello"), "000000000000")
+    text = message.message_id
+    parsed = uuid.UUID(text)
+    assert str(parsed) == text and parsed.version == 4 and parsed.variant == uuid.RFC_4122
+    assert message.data == b"hello" + hashlib.md5(b"hello").digest() + parsed.bytes
+    assert message.kept_id is None and q.received == {}  # a backlog message: no index entry, no text of its id
+    ((received, handle),) = engine.receive(q)
+    assert received is message and message.kept_id == text and q.received == {text: message}
+    engine.broker.delete_message(q, handle)
+    assert q.received == {} and q.messages == {}
+
+
+def test_fresh_ids_are_distinct_version_4_uuids(engine: Engine) -> None:
+    q = engine.queue()
+    ids = [engine.send(q, "x") for _ in range(3000)]  # more than one read of random bytes (256 ids each)
+    assert len(set(ids)) == len(ids)
+    assert all(uuid.UUID(i).version == 4 and uuid.UUID(i).variant == uuid.RFC_4122 for i in ids)
+    assert list(q.messages) == ids  # the view lists them in arrival order
+
+
+def test_an_id_that_is_not_a_canonical_uuid_is_kept_as_text() -> None:
+    upper = str(uuid.uuid4()).upper()
+    for text in ("id", upper, "{" + str(uuid.uuid4()) + "}"):
+        m = Message(text, "b", {}, {}, None, "000000000000", 1_000, 1)
+        assert m.message_id == text and m.kept_id == text and m.data.endswith(bytes(16))
+    canonical = str(uuid.uuid4())
+    m = Message(canonical, "b", {}, {}, None, "000000000000", 1_000, 1)
+    assert m.message_id == canonical and m.kept_id is None and m.data.endswith(uuid.UUID(canonical).bytes)
+
+
+def test_a_stored_message_is_found_by_id_whether_received_or_not(engine: Engine) -> None:
+    q = engine.queue()
+    first, second = engine.send(q, "a"), engine.send(q, "b")
+    engine.receive(q)  # "a" is in flight and indexed; "b" is not
+    assert q.find(first) is q.received[first] and q.find(second) is q.messages[second]
+    assert q.messages[second].body == "b" and second in q.messages and len(q.messages) == 2
+    assert q.find(str(uuid.uuid4())) is None and "nonsense" not in q.messages
+    with pytest.raises(KeyError):
+        q.messages["nonsense"]
