@@ -146,7 +146,7 @@ class MessageRows:
         seq = self.next_seq
         self.next_seq = seq + 1
         uid = queue.uid
-        message_id = message.message_id
+        message_id = message.keep_id()  # ``rows`` holds the text anyway: kept, the first receive finds it made
         if message.extras is NO_EXTRAS:  # a plain message: none of the fields below is set
             message_attributes = system_attributes = trace_header = group_id = None
             deduplication_id = sequence_number = dead_letter_source_arn = None
