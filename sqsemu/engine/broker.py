@@ -68,6 +68,12 @@ class Broker:
         self.limits = limits
         self.strict = strict
         self.wheel = TimerWheel(on_earlier=clock.reschedule)
+        # What a queue calls for every message put in flight or deleted (QueueHost): the wheel's own compiled
+        # methods, with no interpreted broker frame around each call.
+        self.schedule: Callable[[int, TimerCallback, Any], None] = self.wheel.schedule
+        """Run ``callback(arg, due_ms)`` when the clock reaches ``due_ms`` (epoch ms): ``TimerWheel.schedule``."""
+        self.unschedule: Callable[[int, Any], bool] = self.wheel.drop
+        """Let a pending timer of ``arg`` at ``due_ms`` go before its deadline: ``TimerWheel.drop``."""
         self._in_timers = False  # inside run_due: no catch-up from a timer callback
         self.namespaces: dict[Namespace, dict[str, Queue]] = {}
         self._dirty: set[Queue] = set()
@@ -213,13 +219,7 @@ class Broker:
 
     # ----------------------------------------------------------------- what queues need (QueueHost)
 
-    def schedule(self, due_ms: int, callback: TimerCallback, arg: Any) -> None:
-        """Run ``callback(arg, due_ms)`` when the clock reaches ``due_ms`` (epoch ms)."""
-        self.wheel.schedule(due_ms, callback, arg)
-
-    def unschedule(self, due_ms: int, arg: Any) -> None:
-        """Let a pending timer of ``arg`` at ``due_ms`` go before its deadline (``TimerWheel.drop``)."""
-        self.wheel.drop(due_ms, arg)
+    # ``schedule`` and ``unschedule``: the wheel's methods, set in ``__init__``.
 
     def mark_available(self, queue: Queue) -> None:
         """``queue`` has visible messages and waiting long polls; served at the end of the current operation."""

@@ -85,9 +85,9 @@ class QueueHost(Protocol):
     def schedule(self, due_ms: int, callback: Callable[[Any, int], None], arg: Any) -> None:
         """Run ``callback(arg, due_ms)`` at ``due_ms`` (epoch ms)."""
 
-    def unschedule(self, due_ms: int, arg: Any) -> None:
+    def unschedule(self, due_ms: int, arg: Any) -> bool:
         """Let a timer scheduled for ``arg`` at ``due_ms`` go (best effort: one not let go does nothing when due,
-        its callback checks)."""
+        its callback checks); whether one was let go."""
 
     def mark_available(self, queue: Queue) -> None:
         """``queue`` has visible messages and waiting long polls: serve them soon."""
