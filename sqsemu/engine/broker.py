@@ -536,7 +536,8 @@ class Broker:
     # ----------------------------------------------------------------- messages
 
     def send_message(self, queue: Queue, entry: SendEntry, sender_id: str) -> Message:
-        """SendMessage; returns the message to answer with: the stored message, or for a FIFO duplicate inside the
+        """SendMessage; returns the message to answer with: the stored message (for a plain message kept cold, the
+        object it was made as: the queue keeps its bytes, ``Queue.cold``), or for a FIFO duplicate inside the
         deduplication interval an unstored message carrying the original's MessageId and SequenceNumber (API
         Reference, "SendMessage"). Raises what ``Queue.send`` raises."""
         now = self.clock.now_ms()

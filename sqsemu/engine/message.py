@@ -22,6 +22,8 @@ _RANDOM_IDS_PER_READ = 256
 _DIGEST = 16  # bytes of the body's MD5 digest, behind the body in ``Message.data``
 _ID = 16  # bytes of the MessageId (a UUID's 128 bits), behind the digest in ``Message.data``
 _TAIL = _DIGEST + _ID
+TAIL_BYTES = _TAIL
+"""Bytes of ``Message.data`` behind the body: the body's MD5 digest and the MessageId."""
 _NO_RAW_ID = bytes(_ID)  # the id bytes of a message whose MessageId is not a UUID's canonical text (kept as text)
 
 # Version 4 and the RFC 4122 variant, applied to a whole pool of random ids at once as one integer operation: in
@@ -72,6 +74,10 @@ def id_bytes(text: str) -> bytes | None:
 
 NEW_ID = ""
 """What ``Message`` takes as its ``message_id`` to give the message a fresh random MessageId (no text is made)."""
+
+ID_IN_DATA = "\x00"
+"""What ``Message`` takes as its ``message_id`` when the ``data`` it is given already ends with the id's 16 bytes (a
+message stored as bytes and made an object again, ``Queue``'s cold messages)."""
 
 
 class MessageState(IntEnum):
@@ -481,12 +487,15 @@ class Message:
         deduplication_id: str | None = None,
         data: bytes | None = None,
     ) -> None:
-        """``message_id`` :data:`NEW_ID` gives the message a fresh random MessageId. ``data``, when given, is
+        """``message_id`` :data:`NEW_ID` gives the message a fresh random MessageId; :data:`ID_IN_DATA` takes the id
+        bytes ``data`` ends with. ``data``, when given, is
         another message's ``data`` (the same body: a redriven or dead-lettered copy): then ``body`` is not read and
         neither encoded nor hashed again (the object itself is shared when the id is the same)."""
         kept: str | None = None
         if message_id == NEW_ID:
             raw = _next_raw_id()
+        elif message_id == ID_IN_DATA and data is not None:
+            raw = b""  # the id bytes are in ``data`` already
         else:
             parsed = id_bytes(message_id)
             if parsed is None:
@@ -498,7 +507,7 @@ class Message:
         if data is None:
             encoded = body.encode("utf-8", "surrogatepass")
             data = b"".join((encoded, hashlib.md5(encoded).digest(), raw))
-        elif not data.endswith(raw):
+        elif raw and not data.endswith(raw):
             data = data[:-_ID] + raw
         self.data = data
         if (

@@ -3,7 +3,10 @@
 Every stored message is in ``by_age`` (or, dead-lettered behind newer ones, ``late``); ``received`` indexes by
 MessageId those received at least once, which are all that a receipt handle can name (a backlog never received
 costs no index entry and no text of its id; ``messages`` is a read-only view of them all, by id, in arrival order,
-for the admin API, the console and tests). Each has one ``visible_at_ms``; its ``state`` says whether it is delayed,
+for the admin API, the console and tests). A plain message waiting since its send in a standard queue, never
+received, is kept without an object at all: as bytes in ``cold`` (its body, digest and id with its send time, place
+and sender behind them), made a ``Message`` when a receive takes it or anything else needs it as an object
+(``_thaw_all``). Each has one ``visible_at_ms``; its ``state`` says whether it is delayed,
 visible or in flight. Visible messages are handed out oldest first, by their place in the queue's enqueue order
 (``Message.order``), whenever they became visible: a message whose visibility timeout runs out is received before
 messages sent after it, as AWS was recorded to do. Two structures keep that order without searching: ``ready``, a
@@ -26,6 +29,7 @@ import itertools
 import json
 import logging
 import secrets
+import struct
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -47,7 +51,18 @@ from sqsemu.engine.errors import (
 from sqsemu.engine.events import AddReason, DeleteReason, Journal
 from sqsemu.engine.fair import FairQueue, FairSnapshot
 from sqsemu.engine.limits import Limits
-from sqsemu.engine.message import NEW_ID, NO_EXTRAS, Message, MessageState, ReceiptEntry, SendEntry, id_bytes
+from sqsemu.engine.message import (
+    ID_IN_DATA,
+    NEW_ID,
+    NO_ATTRIBUTES,
+    NO_EXTRAS,
+    TAIL_BYTES,
+    Message,
+    MessageState,
+    ReceiptEntry,
+    SendEntry,
+    id_bytes,
+)
 from sqsemu.engine.stored import StoredMessages
 from sqsemu.engine.validation import (
     attribute_bytes,
@@ -77,6 +92,26 @@ logger = logging.getLogger("sqsemu.engine")
 _TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
 _FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 _late_order = itertools.count()
+# A cold message (``Queue.cold``) is its ``Message.data`` followed by this many bytes: the send time (epoch ms) and
+# the place in the queue's order, 8 bytes each, big-endian, and the sender's index in ``Queue.senders`` (one byte).
+_COLD_FIELDS = struct.Struct(">qqB")
+_COLD = _COLD_FIELDS.size  # 17
+_COLD_INT = struct.Struct(">q")
+_SENDERS_MAX = 256
+COLD_AFTER = 1024
+"""Visible messages a standard queue keeps as objects before it keeps new plain ones cold (``Queue.cold_after``):
+a short queue is served without making each message twice, a backlog costs about 100 bytes a message above its
+body (docs/performance-compiled.md, "RSS per stored 1 KiB message")."""
+
+
+def _cold_sent_ms(entry: bytes) -> int:
+    sent_ms: int = _COLD_INT.unpack_from(entry, len(entry) - _COLD)[0]
+    return sent_ms
+
+
+def _cold_order(entry: bytes) -> int:
+    order: int = _COLD_INT.unpack_from(entry, len(entry) - 9)[0]
+    return order
 
 
 class QueueHost(Protocol):
@@ -186,6 +221,13 @@ class Queue:
         self.last_modified_s = self.created_s
         self.deleted = False
         self.received: dict[str, Message] = {}  # by MessageId: the stored messages received at least once
+        # Visible messages never received, kept as bytes (``_freeze``), in rising ``order`` and send time; counted
+        # as visible; in neither ``by_age`` nor ``ready``. Empty on FIFO and fair queues and in realism mode.
+        self.cold: deque[bytes] = deque()
+        self.senders: list[str] = []  # the SenderIds of cold messages, by the index their last byte holds
+        self._sender_index: dict[str, int] = {}
+        self._cold_newest_ms = 0  # the send time of the newest cold message
+        self.cold_after = COLD_AFTER
         self.ready: deque[Message] = deque()  # visible messages in rising ``order``
         self.returned: list[tuple[int, Message]] = []  # (order, message): visible again behind newer ones; a heap
         self._next_order = 0
@@ -356,7 +398,12 @@ class Queue:
 
     def has_visible(self) -> bool:
         """Whether a receive could find a message now (cheap; may be optimistic)."""
-        return bool(self.ready) or bool(self.returned) or (self.fair is not None and self.fair.has_parked())
+        return (
+            bool(self.ready)
+            or bool(self.returned)
+            or bool(self.cold)
+            or (self.fair is not None and self.fair.has_parked())
+        )
 
     def message_count(self) -> int:
         """Messages in the queue in every state (visible, in flight, delayed)."""
@@ -364,11 +411,14 @@ class Queue:
         return counts[DELAYED] + counts[VISIBLE] + counts[IN_FLIGHT]
 
     def stored(self) -> list[Message]:
-        """Every message in the queue (visible, in flight, delayed), in arrival order (``order``); a new list."""
+        """Every message in the queue (visible, in flight, delayed), in arrival order (``order``); a new list. Cold
+        messages are made objects first (``_thaw_all``): whoever asks for every message gets the objects the queue
+        goes on with."""
+        if self.cold:
+            self._thaw_all()
         out = [message for message in self.by_age if message.state is not DELETED]
-        if self.late:
-            out.extend(entry[2] for entry in self.late if entry[2].state is not DELETED)
-            out.sort(key=_arrival)
+        out.extend(entry[2] for entry in self.late if entry[2].state is not DELETED)
+        out.sort(key=_arrival)  # the age order is not the arrival order (a message made an object joins it late)
         return out
 
     def find(self, message_id: str) -> Message | None:
@@ -391,8 +441,83 @@ class Queue:
     def oldest_enqueued_ms(self) -> int | None:
         """When the oldest message still in the queue (any state) was enqueued, epoch ms; None when empty. (The
         retention clock's start: a dead-lettered message keeps its source queue's time on a standard queue.)"""
-        oldest = self._oldest()
-        return None if oldest is None else oldest.enqueued_ms
+        return self._oldest_ms()
+
+    # ----------------------------------------------------------------- cold messages
+
+    def _freeze(self, message: Message) -> bytes | None:
+        """The cold form of a plain message just sent, visible and numbered, to be kept instead of the object; None
+        when it must stay an object (the clock went back behind the newest cold message, or 256 senders are known
+        already)."""
+        sent_ms = message.sent_ms
+        if self.cold and self._cold_newest_ms > sent_ms:
+            return None
+        sender = message.sender_id
+        index = self._sender_index.get(sender)
+        if index is None:
+            if len(self.senders) >= _SENDERS_MAX:
+                return None
+            index = self._sender_index[sender] = len(self.senders)
+            self.senders.append(sender)
+        self._cold_newest_ms = sent_ms
+        return message.data + _COLD_FIELDS.pack(sent_ms, message.order, index)
+
+    def _thawed(self, entry: bytes) -> Message:
+        """The ``Message`` of a cold entry: visible since its send, never received, marked queued (as a message
+        taken off ``ready`` is until its taker says otherwise). Not stored anywhere yet."""
+        end = len(entry) - _COLD
+        data = entry[:end]
+        sent_ms, order, sender = _COLD_FIELDS.unpack_from(entry, end)
+        message = Message(
+            ID_IN_DATA,
+            "",
+            NO_ATTRIBUTES,
+            NO_ATTRIBUTES,
+            None,
+            self.senders[sender],
+            sent_ms,
+            len(data) - TAIL_BYTES,
+            data=data,
+        )
+        message.order = order
+        message.queued = True
+        return message
+
+    def _take_cold(self) -> Message:
+        """The oldest cold message as an object, off ``cold`` and into the age order (it is stored as an object from
+        now on; the retention timer already covers it)."""
+        message = self._thawed(self.cold.popleft())
+        by_age = self.by_age
+        if not by_age or by_age[-1].enqueued_ms <= message.enqueued_ms:
+            by_age.append(message)
+        else:
+            heapq.heappush(self.late, (message.enqueued_ms, next(_late_order), message))
+        return message
+
+    def _thaw_all(self) -> None:
+        """Make every cold message an object, stored as one in its place (before anything that needs them as
+        objects: a view of every message, the fair-queue bookkeeping starting, a move task's peek)."""
+        while self.cold:
+            message = self._take_cold()
+            message.queued = False
+            self._place(message)
+
+    def _cold_first(self) -> bool:
+        """Whether the oldest cold message comes before the heads of ``ready`` and ``returned`` in receive order."""
+        cold = self.cold
+        if not cold:
+            return False
+        order = _cold_order(cold[0])
+        ready, returned = self.ready, self.returned
+        return (not ready or order < ready[0].order) and (not returned or order < returned[0][0])
+
+    def _expire_cold(self) -> None:
+        """Retention: delete the oldest cold message (the journal hears of it as of any other)."""
+        message = self._thawed(self.cold.popleft())
+        self.counts[VISIBLE] -= 1
+        message.state = DELETED
+        if self.journal is not None:
+            self.journal.message_deleted(self, message, "expired")
 
     # ----------------------------------------------------------------- retention
 
@@ -408,12 +533,23 @@ class Queue:
             return late[0][2]
         return by_age[0] if by_age else None
 
-    def _arm_retention(self, now_ms: int, force: bool = False) -> None:
+    def _oldest_ms(self) -> int | None:
+        """When the oldest message in the queue (any state, cold ones included) was enqueued, epoch ms; None when
+        the queue is empty."""
         oldest = self._oldest()
-        if oldest is None:
+        at = None if oldest is None else oldest.enqueued_ms
+        if self.cold:
+            cold_ms = _cold_sent_ms(self.cold[0])
+            if at is None or cold_ms < at:
+                return cold_ms
+        return at
+
+    def _arm_retention(self, now_ms: int, force: bool = False) -> None:
+        oldest_ms = self._oldest_ms()
+        if oldest_ms is None:
             self._retention_due = 0
             return
-        due = oldest.enqueued_ms + self.retention_s * 1000
+        due = oldest_ms + self.retention_s * 1000
         if force or self._retention_due == 0 or due < self._retention_due:
             self._retention_due = due
             # Through the handle: the timer may be days ahead, and a deleted queue must not live until then.
@@ -428,6 +564,12 @@ class Queue:
         limit = fired_ms - self.retention_s * 1000
         while True:
             oldest = self._oldest()
+            cold = self.cold
+            if cold and (oldest is None or _cold_sent_ms(cold[0]) < oldest.enqueued_ms):
+                if _cold_sent_ms(cold[0]) > limit:
+                    break
+                self._expire_cold()
+                continue
             if oldest is None or oldest.enqueued_ms > limit:
                 break
             self._remove(oldest, "expired", compact=False)
@@ -521,12 +663,24 @@ class Queue:
         self._number(message)
         if fault is not None:
             fault("send.numbered")
-        aged = counted = tenant = False
+        aged = counted = tenant = frozen = False
+        # Kept cold (as bytes, no object): a plain message visible at once, behind a backlog of ``cold_after``
+        # visible messages, in a standard queue that keeps no per-message bookkeeping besides its orders (no
+        # fair-queue tenants, no realism mode).
+        cold = (
+            self.counts[VISIBLE] >= self.cold_after
+            and not delay_s
+            and message.extras is NO_EXTRAS
+            and self.fair is None
+            and self.realism is None
+            and not self.fifo
+        )
         try:
             if fault is not None:
                 fault("send.stored")
-            self._track_age(message, now_ms)
-            aged = True
+            if not cold:
+                self._track_age(message, now_ms)
+                aged = True
             if fault is not None:
                 fault("send.aged")
             if delay_s:
@@ -540,7 +694,17 @@ class Queue:
                 message.visible_at_ms = now_ms
                 self.counts[VISIBLE] += 1
                 counted = True
-                self._place(message)
+                entry = self._freeze(message) if cold else None
+                if entry is not None:
+                    self.cold.append(entry)
+                    frozen = True
+                    if not self._retention_due:  # else the timer is set for an older message
+                        self._arm_retention(now_ms)
+                else:
+                    if cold:  # it could not be kept cold: stored as an object, in the age order too
+                        self._track_age(message, now_ms)
+                        aged = True
+                    self._place(message)
             if fault is not None:
                 fault("send.placed")
             if self.fair is not None or message.extras is not NO_EXTRAS:
@@ -553,6 +717,8 @@ class Queue:
             if fault is not None:
                 fault("send.woken")
         except BaseException:
+            if frozen:
+                self.cold.pop()
             self._withdraw(message, aged, counted, tenant)
             raise
         if self.journal is not None:
@@ -696,13 +862,18 @@ class Queue:
         fair = self.fair
         if fair is not None and (fair.noisy or fair.released):
             return fair.next_visible()
+        if self.cold and self._cold_first():
+            return self._take_cold()
         ready, returned = self.ready, self.returned
         if returned and (not ready or returned[0][0] < ready[0].order):
             return heapq.heappop(returned)[1]
         return ready.popleft() if ready else None
 
     def take_next(self) -> Message | None:
-        """Take the lowest-order candidate off ``ready``/``returned`` (it may have left the visible state)."""
+        """Take the lowest-order candidate off ``cold``/``ready``/``returned`` (it may have left the visible
+        state)."""
+        if self.cold and self._cold_first():
+            return self._take_cold()
         ready, returned = self.ready, self.returned
         if returned and (not ready or returned[0][0] < ready[0].order):
             return heapq.heappop(returned)[1]
@@ -793,6 +964,8 @@ class Queue:
 
     def next_order(self) -> int | None:
         """The place of the candidate ``take_next`` would take, or None (fair queues, ``FairHost``)."""
+        if self.cold and self._cold_first():
+            return _cold_order(self.cold[0])
         ready, returned = self.ready, self.returned
         if returned and (not ready or returned[0][0] < ready[0].order):
             return returned[0][0]
@@ -1005,6 +1178,8 @@ class Queue:
 
     def peek_visible(self, limit: int) -> list[Message]:
         """Up to ``limit`` visible messages in the order a receive would take them, unchanged (for move tasks)."""
+        if self.cold:
+            self._thaw_all()
         out: list[Message] = []
         for message in self.ready:
             if len(out) >= limit:
@@ -1066,6 +1241,7 @@ class Queue:
 
     def purge(self, now_ms: int | None = None) -> None:
         """PurgeQueue: delete every message, visible, in flight or delayed (and let their timers go)."""
+        self.cold.clear()
         for message in self.stored():
             if message.state is IN_FLIGHT or message.state is DELAYED:
                 self._unschedule(message.visible_at_ms, message)

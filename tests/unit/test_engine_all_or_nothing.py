@@ -84,8 +84,9 @@ class Scene:
 
 
 def _scene(kind: str, in_flight: int = 0, visible: int = 0) -> Scene:
-    """A queue of ``kind`` (``standard``, ``fair``: a standard queue whose messages have a MessageGroupId, or
-    ``fifo``) with ``visible`` visible messages and ``in_flight`` received ones (their handles in ``handles``)."""
+    """A queue of ``kind`` (``standard``; ``cold``: a standard queue that keeps its waiting messages cold from the
+    first; ``fair``: a standard queue whose messages have a MessageGroupId; or ``fifo``) with ``visible`` visible
+    messages and ``in_flight`` received ones (their handles in ``handles``)."""
     engine = Engine()
     journal = ModelJournal()
     engine.broker.subscribe(journal)
@@ -93,6 +94,8 @@ def _scene(kind: str, in_flight: int = 0, visible: int = 0) -> Scene:
         queue = engine.queue("q.fifo", FifoQueue="true", VisibilityTimeout="30")
     else:
         queue = engine.queue("q", VisibilityTimeout="30")
+    if kind == "cold":
+        queue.cold_after = 0  # every plain message waiting since its send is kept as bytes (Queue.cold)
     for n in range(in_flight + visible):
         engine.broker.send_message(queue, _entry(kind, f"m{n}", group=f"g{n}"), "000000000000")
     handles = [h for _, h in engine.receive(queue, max_number_of_messages=in_flight)] if in_flight else []
@@ -203,7 +206,7 @@ def _walk(make: Callable[[], Scene], call: Call, after: Callable[[Scene, Any, An
 SEND_POINTS = {"send.numbered", "send.stored", "send.aged", "send.placed", "send.tenant", "send.woken"}
 
 
-@pytest.mark.parametrize("kind", ["standard", "fair", "fifo"])
+@pytest.mark.parametrize("kind", ["standard", "cold", "fair", "fifo"])
 @pytest.mark.parametrize("delay", [None, 5])
 def test_send_message(kind: str, delay: int | None) -> None:
     if kind == "fifo" and delay is not None:
@@ -218,7 +221,7 @@ def test_send_message(kind: str, delay: int | None) -> None:
     _walk(lambda: _scene(kind, visible=1), call, after, SEND_POINTS)
 
 
-@pytest.mark.parametrize("kind", ["standard", "fair", "fifo"])
+@pytest.mark.parametrize("kind", ["standard", "cold", "fair", "fifo"])
 def test_send_message_batch(kind: str) -> None:
     def call(scene: Scene) -> Any:
         entries = [_entry(kind, f"b{n}", group=f"bg{n}", entry_id=str(n)) for n in range(3)]
@@ -239,7 +242,7 @@ def test_send_message_batch(kind: str) -> None:
     _walk(lambda: _scene(kind, visible=1), call, after, SEND_POINTS)
 
 
-@pytest.mark.parametrize("kind", ["standard", "fair", "fifo"])
+@pytest.mark.parametrize("kind", ["standard", "cold", "fair", "fifo"])
 @pytest.mark.parametrize("visibility", [30, 0])
 def test_receive_message(kind: str, visibility: int) -> None:
     def call(scene: Scene) -> Any:
@@ -254,7 +257,7 @@ def test_receive_message(kind: str, visibility: int) -> None:
     _walk(lambda: _scene(kind, visible=3), call, after, {"receive.delivered", "receive.flushed"})
 
 
-@pytest.mark.parametrize("kind", ["standard", "fair", "fifo"])
+@pytest.mark.parametrize("kind", ["standard", "cold", "fair", "fifo"])
 def test_delete_message(kind: str) -> None:
     def call(scene: Scene) -> Any:
         return scene.engine.broker.delete_message(scene.queue, scene.handles[0])
@@ -265,7 +268,7 @@ def test_delete_message(kind: str) -> None:
     _walk(lambda: _scene(kind, in_flight=1, visible=1), call, after, {"delete.counted", "delete.unlisted"})
 
 
-@pytest.mark.parametrize("kind", ["standard", "fair", "fifo"])
+@pytest.mark.parametrize("kind", ["standard", "cold", "fair", "fifo"])
 def test_delete_message_batch(kind: str) -> None:
     def call(scene: Scene) -> Any:
         entries = [ReceiptEntry(str(n), h) for n, h in enumerate(scene.handles)]
@@ -278,7 +281,7 @@ def test_delete_message_batch(kind: str) -> None:
     _walk(lambda: _scene(kind, in_flight=2), call, after, {"delete.counted", "delete.unlisted"})
 
 
-@pytest.mark.parametrize("kind", ["standard", "fair", "fifo"])
+@pytest.mark.parametrize("kind", ["standard", "cold", "fair", "fifo"])
 @pytest.mark.parametrize("timeout", [0, 60])
 def test_change_message_visibility(kind: str, timeout: int) -> None:
     def call(scene: Scene) -> Any:
@@ -293,7 +296,7 @@ def test_change_message_visibility(kind: str, timeout: int) -> None:
     _walk(lambda: _scene(kind, in_flight=1, visible=1), call, after, {"visibility.changed", "visibility.scheduled"})
 
 
-@pytest.mark.parametrize("kind", ["standard", "fifo"])
+@pytest.mark.parametrize("kind", ["standard", "cold", "fifo"])
 def test_change_message_visibility_batch(kind: str) -> None:
     def call(scene: Scene) -> Any:
         entries = [ReceiptEntry(str(n), h, 0) for n, h in enumerate(scene.handles)]

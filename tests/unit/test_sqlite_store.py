@@ -758,6 +758,17 @@ def test_a_message_taken_by_a_long_poll_is_saved_in_flight(node: Node, data_dir:
         node.close()
 
 
+def test_a_message_kept_cold_that_expires_leaves_the_store_too(node: Node, data_dir: Path) -> None:
+    q = node.queue("q", MessageRetentionPeriod="60")
+    q.cold_after = 0  # kept cold behind no backlog at all
+    node.send(q, "old")  # plain and never received: kept as bytes, its row written
+    node.commit()
+    assert len(q.cold) == 1 and [r[0] for r in rows(data_dir, "SELECT body FROM messages")] == ["old"]
+    node.advance(60)
+    node.commit()
+    assert node.counts(q) == (0, 0, 0) and rows(data_dir, "SELECT COUNT(*) FROM messages") == [(0,)]
+
+
 def test_messages_past_their_retention_while_down_are_gone_after_a_restart(node: Node, data_dir: Path) -> None:
     q = node.queue("q", MessageRetentionPeriod="60")
     node.send(q, "old")
