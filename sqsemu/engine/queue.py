@@ -445,6 +445,18 @@ class Queue:
 
     # ----------------------------------------------------------------- cold messages
 
+    def _keeps_cold(self, message: Message) -> bool:
+        """Whether a visible message arriving now may be kept cold: a plain one (no attributes, group, trace header
+        or other extras), behind a backlog of ``cold_after`` visible messages, in a standard queue that keeps no
+        per-message bookkeeping besides its orders (no fair-queue tenants, no realism mode)."""
+        return (
+            self.counts[VISIBLE] >= self.cold_after
+            and message.extras is NO_EXTRAS
+            and self.fair is None
+            and self.realism is None
+            and not self.fifo
+        )
+
     def _freeze(self, message: Message) -> bytes | None:
         """The cold form of a plain message just sent, visible and numbered, to be kept instead of the object; None
         when it must stay an object (the clock went back behind the newest cold message, or 256 senders are known
@@ -664,17 +676,7 @@ class Queue:
         if fault is not None:
             fault("send.numbered")
         aged = counted = tenant = frozen = False
-        # Kept cold (as bytes, no object): a plain message visible at once, behind a backlog of ``cold_after``
-        # visible messages, in a standard queue that keeps no per-message bookkeeping besides its orders (no
-        # fair-queue tenants, no realism mode).
-        cold = (
-            self.counts[VISIBLE] >= self.cold_after
-            and not delay_s
-            and message.extras is NO_EXTRAS
-            and self.fair is None
-            and self.realism is None
-            and not self.fifo
-        )
+        cold = not delay_s and self._keeps_cold(message)
         try:
             if fault is not None:
                 fault("send.stored")
@@ -1225,10 +1227,23 @@ class Queue:
         """Put back a message read from the durable store, in enqueue order, with its saved state. A delay or
         visibility timeout that ran out while the server was down makes it visible on the next timer run."""
         self._number(message)
+        state = message.state
+        if (
+            state is VISIBLE
+            and not message.receive_count
+            and message.visible_at_ms == message.sent_ms
+            and self._keeps_cold(message)
+        ):
+            entry = self._freeze(message)  # waiting since its send, behind a backlog: kept cold, as when it came
+            if entry is not None:
+                self.cold.append(entry)
+                self.counts[VISIBLE] += 1
+                if not self._retention_due:
+                    self._arm_retention(message.enqueued_ms)
+                return
         if message.receive_count:  # receipt handles issued before the restart must still find it
             self.received[message.keep_id()] = message
         self._track_age(message, message.enqueued_ms)
-        state = message.state
         self.counts[state] += 1
         if self.fair is not None or message.group_id is not None:
             self._fair_add(message)

@@ -26,6 +26,7 @@ from sqsemu.clock import ManualClock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker, Queue
 from sqsemu.engine.message import Message, MessageAttributeValue, MessageState, SendEntry
+from sqsemu.engine.queue import COLD_AFTER
 from sqsemu.engine.redrive import KEEP_FINISHED
 from sqsemu.persistence import StoreError
 from sqsemu.persistence.sqlite import FILE_NAME, SQLiteStore
@@ -767,6 +768,27 @@ def test_a_message_kept_cold_that_expires_leaves_the_store_too(node: Node, data_
     node.advance(60)
     node.commit()
     assert node.counts(q) == (0, 0, 0) and rows(data_dir, "SELECT COUNT(*) FROM messages") == [(0,)]
+
+
+def test_a_backlog_is_kept_cold_again_after_a_restart_and_received_in_order(node: Node, data_dir: Path) -> None:
+    q = node.queue("q")
+    total = COLD_AFTER + 5
+    for n in range(total):
+        node.send(q, f"m{n}")
+    ((first, handle),) = node.receive(q)  # in flight over the restart: an object
+    node.commit()
+    node = restart(node, data_dir)
+    try:
+        q = node.get("q")
+        assert node.counts(q) == (total - 1, 1, 0) and len(q.cold) == 4  # as many as sit behind the backlog
+        bodies = []
+        while batch := node.receive(q, max_number_of_messages=10):
+            bodies += [m.body for m, _ in batch]
+        assert bodies == [f"m{n}" for n in range(1, total)]
+        node.broker.delete_message(q, handle)  # its receipt handle still deletes it
+        assert node.counts(q) == (0, total - 1, 0)
+    finally:
+        node.close()
 
 
 def test_messages_past_their_retention_while_down_are_gone_after_a_restart(node: Node, data_dir: Path) -> None:
