@@ -416,26 +416,46 @@ class Queue:
         goes on with."""
         if self.cold:
             self._thaw_all()
+        return self._objects()
+
+    def _objects(self) -> list[Message]:
+        """The messages stored as objects, in arrival order (a new list)."""
         out = [message for message in self.by_age if message.state is not DELETED]
         out.extend(entry[2] for entry in self.late if entry[2].state is not DELETED)
         out.sort(key=_arrival)  # the age order is not the arrival order (a message made an object joins it late)
         return out
 
+    def snapshot(self) -> list[Message]:
+        """Every message in the queue, in arrival order, changing nothing (the admin API, the console, tests): a
+        cold message appears as an object made for the reader, not kept by the queue (a view reads it, nothing
+        writes it)."""
+        out = self._objects()
+        if self.cold:
+            out.extend(self._thawed(entry) for entry in self.cold)
+            out.sort(key=_arrival)
+        return out
+
     def find(self, message_id: str) -> Message | None:
-        """The stored message with MessageId ``message_id``, or None: the index for a received one, else a scan of
-        the queue (the admin API and the console; not a hot path)."""
+        """The message with MessageId ``message_id``, or None, changing nothing: the index for a received one, else
+        a scan of the queue comparing bytes (the admin API and the console; not a hot path). A cold message comes
+        back as an object made for the reader (see ``snapshot``)."""
         message = self.received.get(message_id)
         if message is not None:
             return message
         raw = id_bytes(message_id)
-        for message in self.stored():
+        for message in self._objects():
             if message.has_id(message_id, raw):
                 return message
+        if raw is not None:
+            for entry in self.cold:  # its id's 16 bytes end its ``data``, before the cold fields
+                if entry.endswith(raw, 0, len(entry) - _COLD):
+                    return self._thawed(entry)
         return None
 
     @property
     def messages(self) -> StoredMessages:
-        """A read-only mapping of every stored message by MessageId, in arrival order (see ``stored``, ``find``)."""
+        """A read-only mapping of every stored message by MessageId, in arrival order (see ``snapshot``, ``find``);
+        reading it changes nothing."""
         return StoredMessages(self)
 
     def oldest_enqueued_ms(self) -> int | None:

@@ -3,8 +3,9 @@
 A queue indexes by MessageId only the messages received at least once (``Queue.received``: the ones a receipt handle
 can name), so that a backlog never received costs no index entry and no text of its ids (docs/performance-compiled.md,
 "RSS per stored 1 KiB message"). :class:`StoredMessages` gives the admin API, the console and tests the mapping they
-read all messages through: arrival order, lookups through ``Queue.find`` (the index, else a scan). Pure Python: a
-``Mapping`` subclass is no native class for mypyc (docs/compiled.md).
+read all messages through: arrival order (``Queue.snapshot``), lookups through ``Queue.find`` (the index, else a
+scan). Reading it changes nothing: a message the queue keeps cold (as bytes) appears as an object made for the
+reader. Pure Python: a ``Mapping`` subclass is no native class for mypyc (docs/compiled.md).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ __all__ = ["StoredMessages"]
 class _Store(Protocol):
     """What the view reads of a queue (``Queue``)."""
 
-    def stored(self) -> list[Message]: ...
+    def snapshot(self) -> list[Message]: ...
 
     def find(self, message_id: str) -> Message | None: ...
 
@@ -47,14 +48,14 @@ class StoredMessages(Mapping[str, "Message"]):
         return isinstance(message_id, str) and self._queue.find(message_id) is not None
 
     def __iter__(self) -> Iterator[str]:
-        return (message.message_id for message in self._queue.stored())
+        return (message.message_id for message in self._queue.snapshot())
 
     def __len__(self) -> int:
         return self._queue.message_count()
 
     def values(self) -> list[Message]:  # type: ignore[override]
         """The stored messages in arrival order (a new list)."""
-        return self._queue.stored()
+        return self._queue.snapshot()
 
     def __repr__(self) -> str:
-        return f"StoredMessages({ {message.message_id: message for message in self._queue.stored()}!r})"
+        return f"StoredMessages({ {message.message_id: message for message in self._queue.snapshot()}!r})"

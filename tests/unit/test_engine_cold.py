@@ -10,9 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from sqsemu.admin.peek import peek_queue
 from sqsemu.engine.message import Message, MessageAttributeValue, MessageState, SendEntry
 from sqsemu.engine.queue import COLD_AFTER, Queue
-from tests.unit.engine_helpers import START_MS, Engine
+from tests.unit.engine_helpers import NS, START_MS, Engine
 
 
 class _ColdEngine(Engine):
@@ -137,11 +138,18 @@ def test_the_first_message_with_a_group_makes_the_cold_messages_tenants_messages
     assert [m.body for m, _ in engine.receive(q, max_number_of_messages=10)] == ["a", "b", "g1", "c"]
 
 
-def test_views_and_moves_see_cold_messages(engine: Engine) -> None:
+def test_views_see_cold_messages_and_change_nothing_while_moves_take_objects(engine: Engine) -> None:
     q = engine.queue()
     ids = [engine.send(q, body) for body in ("a", "b", "c")]
-    assert list(q.messages) == ids and q.messages[ids[1]].body == "b"
-    assert [m.body for m in q.peek_visible(2)] == ["a", "b"]
+    engine.receive(q, max_number_of_messages=1)  # "a" in flight: an object
+    engine.clock.advance(30)  # visible again
+    assert list(q.messages) == ids and q.messages[ids[1]].body == "b" and ids[2] in q.messages
+    assert [m.state for m in q.messages.values()] == [MessageState.VISIBLE] * 3
+    peeked = peek_queue(engine.broker, engine.clock, NS, q.name, "http://x")
+    assert [m["message_id"] for m in peeked["messages"]] == ids
+    assert len(q.cold) == 2  # reading changed nothing
+    assert [m.body for m in q.peek_visible(2)] == ["a", "b"]  # a move task's peek: objects the queue keeps
+    assert not q.cold
     assert [m.body for m, _ in engine.receive(q, max_number_of_messages=10)] == ["a", "b", "c"]
 
 
