@@ -2,12 +2,13 @@
 
 A ``Message`` has exactly one ``visible_at_ms``; whether it is visible, in flight or delayed follows from its
 ``state`` and that deadline (docs/architecture.md, principle 3). A stored message costs its body plus a few
-hundred bytes (docs/performance-compiled.md, "RSS per stored 1 KiB message"): the body is kept as its UTF-8 bytes
-with its 16-byte MD5 digest and the MessageId's 16 bytes behind them in one ``bytes`` (``data``; decoded on the way
-out; the id's text is kept only once the message is received), what most messages
-leave empty (the enqueue time included, when it is the send time) lives in one shared ``NO_EXTRAS``, the size is
-the body's UTF-8 length unless stored, and the receipt serial is the receive count. The attribute digest caches
-(``md5_*``) are filled by the protocol layer the first time it renders a digest; the engine never reads them.
+hundred bytes, a backlog's message about a hundred (docs/performance-compiled.md, "RSS per stored 1 KiB message"):
+the body is kept as its UTF-8 bytes with its 16-byte MD5 digest and the MessageId's 16 bytes behind them in one
+``bytes`` (``data``; decoded on the way out; the id's text is kept only once the message is received), what most
+messages leave empty (the enqueue time included, when it is the send time) lives in one shared ``NO_EXTRAS``, the
+size is the body's UTF-8 length unless stored, and the receipt serial is the receive count. The attribute digest
+caches (``md5_*``) are filled by the protocol layer the first time it renders a digest; the engine never reads
+them.
 """
 
 from __future__ import annotations
@@ -291,14 +292,15 @@ class Message:
 
     ``message_id`` is the MessageId's text: ``kept_id`` when set (:meth:`keep_id` sets it when the queue indexes a
     received message by it; an id that is not a UUID's canonical text is always kept), else made from the id bytes
-    in ``data`` on each read (about 0.3 us). A message waiting in a backlog, never received, so holds no ``str`` of
-    its id.
+    in ``data`` on each read (about 0.2 us compiled). A message waiting in a backlog, never received, so holds no
+    ``str`` of its id.
 
     The fields most messages leave empty (message and system attributes, trace header, group, deduplication ID,
     sequence number, dead-letter source ARN, the size when it is not the body's UTF-8 length and the enqueue time
     when it is not the send time) live in ``extras`` (a ``MessageExtras``, the shared ``NO_EXTRAS`` for a plain
-    message) and read and write as attributes of the message. A plain 1 KiB message takes about 1.27 KB of RSS in
-    all, the queue's index entries included (``python bench/inproc.py --n 200000 --workloads backlog``;
+    message) and read and write as attributes of the message. A plain 1 KiB message kept as an object takes about
+    1.27 KB of RSS in all, its queue's deque slots included; one its queue keeps cold, as bytes with no object
+    (``Queue.cold``), about 1.13 KB (``python bench/inproc.py --n 200000 --workloads backlog``;
     docs/performance-compiled.md says what each part costs).
     """
 

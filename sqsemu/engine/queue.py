@@ -1,20 +1,21 @@
 """A standard queue as a synchronous state machine: every method takes ``now`` (epoch ms) and never awaits.
 
-Every stored message is in ``by_age`` (or, dead-lettered behind newer ones, ``late``); ``received`` indexes by
-MessageId those received at least once, which are all that a receipt handle can name (a backlog never received
-costs no index entry and no text of its id; ``messages`` is a read-only view of them all, by id, in arrival order,
-for the admin API, the console and tests). A plain message waiting since its send in a standard queue, never
-received, is kept without an object at all: as bytes in ``cold`` (its body, digest and id with its send time, place
-and sender behind them), made a ``Message`` when a receive takes it or anything else needs it as an object
-(``_thaw_all``). Each has one ``visible_at_ms``; its ``state`` says whether it is delayed,
-visible or in flight. Visible messages are handed out oldest first, by their place in the queue's enqueue order
-(``Message.order``), whenever they became visible: a message whose visibility timeout runs out is received before
-messages sent after it, as AWS was recorded to do. Two structures keep that order without searching: ``ready``, a
-deque of messages in rising order (a fresh send is always the newest), and ``returned``, a heap of messages that
-became visible again behind newer ones (visibility expiry, the end of a delay). A receive takes the lower head of
-the two. A message leaving the visible state stays where it is and is skipped when reached. Timers (delay end,
-visibility expiry, retention) go to the broker's timer wheel through ``schedule``; a timer whose deadline no longer
-matches is ignored.
+Every message stored as an object is in ``by_age`` (or, dead-lettered behind newer ones, ``late``); ``received``
+indexes by MessageId those received at least once, which are all that a receipt handle can name (a backlog never
+received costs no index entry and no text of its id; ``messages`` is a read-only view of all messages, by id, in
+arrival order, for the admin API, the console and tests). A plain message waiting since its send in a standard
+queue, behind a backlog of ``cold_after`` visible messages, is kept without an object at all: as bytes in ``cold``
+(its body, digest and id with its send time, place and sender behind them), made a ``Message`` when a receive takes
+it or a move task or the fair-queue bookkeeping needs the queue's objects (``_thaw_all``); views read it as an
+object made for them (``snapshot``, ``find``). Each message has one ``visible_at_ms``; its ``state`` says whether it
+is delayed, visible or in flight. Visible messages are handed out oldest first, by their place in the queue's
+enqueue order (``Message.order``), whenever they became visible: a message whose visibility timeout runs out is
+received before messages sent after it, as AWS was recorded to do. Two structures keep that order without searching:
+``ready``, a deque of messages in rising order (a fresh send is always the newest), and ``returned``, a heap of
+messages that became visible again behind newer ones (visibility expiry, the end of a delay); ``cold`` is in rising
+order too. A receive takes the lowest head of the three. A message leaving the visible state stays where it is and
+is skipped when reached. Timers (delay end, visibility expiry, retention) go to the broker's timer wheel through
+``schedule``; a timer whose deadline no longer matches is ignored.
 
 Behaviour follows the SQS Developer Guide ("Amazon SQS visibility timeout", "Amazon SQS delay queues", "Amazon SQS
 message timers", "Amazon SQS short and long polling") and the API Reference as summarised in docs/behaviour.md
