@@ -490,9 +490,9 @@ class Message:
         data: bytes | None = None,
     ) -> None:
         """``message_id`` :data:`NEW_ID` gives the message a fresh random MessageId; :data:`ID_IN_DATA` takes the id
-        bytes ``data`` ends with. ``data``, when given, is
-        another message's ``data`` (the same body: a redriven or dead-lettered copy): then ``body`` is not read and
-        neither encoded nor hashed again (the object itself is shared when the id is the same)."""
+        bytes ``data`` ends with. ``data``, when given, is another message's ``data`` (the same body: a redriven or
+        dead-lettered copy): then ``body`` is not read and neither encoded nor hashed again (the object itself is
+        shared when the id is the same)."""
         kept: str | None = None
         if message_id == NEW_ID:
             raw = _next_raw_id()
@@ -553,9 +553,9 @@ class Message:
         (with extras of its own), so references the source queue still holds (timers, ordering structures) keep
         seeing the deleted original. The body's ``data`` is shared (bytes never change)."""
         copy = Message(
-            self.message_id, "", NO_ATTRIBUTES, NO_ATTRIBUTES, None, self.sender_id, self.sent_ms, 0, data=self.data
+            ID_IN_DATA, "", NO_ATTRIBUTES, NO_ATTRIBUTES, None, self.sender_id, self.sent_ms, 0, data=self.data
         )
-        copy.kept_id = self.kept_id
+        copy.kept_id = self.kept_id  # the id's text, when kept, as given (it may differ from the id bytes)
         copy.extras = self.extras if self.extras is NO_EXTRAS else self.extras.copy()
         copy.receive_count = self.receive_count
         copy.first_receive_ms = self.first_receive_ms

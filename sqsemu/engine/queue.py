@@ -495,6 +495,17 @@ class Queue:
         self._cold_newest_ms = sent_ms
         return message.data + _COLD_FIELDS.pack(sent_ms, message.order, index)
 
+    def _store_cold(self, message: Message, now_ms: int) -> bool:
+        """Keep ``message`` (visible, numbered, counted) cold, the retention timer armed for it if none is; False
+        when it must stay an object (``_freeze``)."""
+        entry = self._freeze(message)
+        if entry is None:
+            return False
+        self.cold.append(entry)
+        if not self._retention_due:  # else the timer is set for an older message
+            self._arm_retention(now_ms)
+        return True
+
     def _thawed(self, entry: bytes) -> Message:
         """The ``Message`` of a cold entry: visible since its send, never received, marked queued (as a message
         taken off ``ready`` is until its taker says otherwise). Not stored anywhere yet."""
@@ -520,11 +531,7 @@ class Queue:
         """The oldest cold message as an object, off ``cold`` and into the age order (it is stored as an object from
         now on; the retention timer already covers it)."""
         message = self._thawed(self.cold.popleft())
-        by_age = self.by_age
-        if not by_age or by_age[-1].enqueued_ms <= message.enqueued_ms:
-            by_age.append(message)
-        else:
-            heapq.heappush(self.late, (message.enqueued_ms, next(_late_order), message))
+        self._age(message)
         return message
 
     def _thaw_all(self) -> None:
@@ -597,9 +604,9 @@ class Queue:
         limit = fired_ms - self.retention_s * 1000
         while True:
             oldest = self._oldest()
-            cold = self.cold
-            if cold and (oldest is None or _cold_sent_ms(cold[0]) < oldest.enqueued_ms):
-                if _cold_sent_ms(cold[0]) > limit:
+            cold_ms = _cold_sent_ms(self.cold[0]) if self.cold else None
+            if cold_ms is not None and (oldest is None or cold_ms < oldest.enqueued_ms):
+                if cold_ms > limit:
                     break
                 self._expire_cold()
                 continue
@@ -609,15 +616,20 @@ class Queue:
         self._arm_retention(fired_ms)
 
     def _track_age(self, message: Message, now_ms: int) -> None:
+        if self._age(message) and self._retention_due:
+            return  # behind an older message, with the retention timer armed: the oldest message is unchanged
+        self._arm_retention(now_ms)
+
+    def _age(self, message: Message) -> bool:
+        """Put ``message`` in the age order (``by_age``, or ``late`` when it is older than the newest); True when it
+        went behind an older message."""
         by_age = self.by_age
         if not by_age or by_age[-1].enqueued_ms <= message.enqueued_ms:
-            newest = bool(by_age)
+            behind = bool(by_age)
             by_age.append(message)
-            if newest and self._retention_due:
-                return  # behind an older message, with the retention timer armed: the oldest message is unchanged
-        else:
-            heapq.heappush(self.late, (message.enqueued_ms, next(_late_order), message))
-        self._arm_retention(now_ms)
+            return behind
+        heapq.heappush(self.late, (message.enqueued_ms, next(_late_order), message))
+        return False
 
     # ----------------------------------------------------------------- send
 
@@ -717,13 +729,8 @@ class Queue:
                 message.visible_at_ms = now_ms
                 self.counts[VISIBLE] += 1
                 counted = True
-                entry = self._freeze(message) if cold else None
-                if entry is not None:
-                    self.cold.append(entry)
-                    frozen = True
-                    if not self._retention_due:  # else the timer is set for an older message
-                        self._arm_retention(now_ms)
-                else:
+                frozen = cold and self._store_cold(message, now_ms)
+                if not frozen:
                     if cold:  # it could not be kept cold: stored as an object, in the age order too
                         self._track_age(message, now_ms)
                         aged = True
@@ -885,12 +892,7 @@ class Queue:
         fair = self.fair
         if fair is not None and (fair.noisy or fair.released):
             return fair.next_visible()
-        if self.cold and self._cold_first():
-            return self._take_cold()
-        ready, returned = self.ready, self.returned
-        if returned and (not ready or returned[0][0] < ready[0].order):
-            return heapq.heappop(returned)[1]
-        return ready.popleft() if ready else None
+        return self.take_next()
 
     def take_next(self) -> Message | None:
         """Take the lowest-order candidate off ``cold``/``ready``/``returned`` (it may have left the visible
@@ -1255,12 +1257,8 @@ class Queue:
             and message.visible_at_ms == message.sent_ms
             and self._keeps_cold(message)
         ):
-            entry = self._freeze(message)  # waiting since its send, behind a backlog: kept cold, as when it came
-            if entry is not None:
-                self.cold.append(entry)
-                self.counts[VISIBLE] += 1
-                if not self._retention_due:
-                    self._arm_retention(message.enqueued_ms)
+            if self._store_cold(message, message.enqueued_ms):  # waiting since its send, behind a backlog: kept
+                self.counts[VISIBLE] += 1  # cold, as when it came
                 return
         if message.receive_count:  # receipt handles issued before the restart must still find it
             self.received[message.keep_id()] = message
