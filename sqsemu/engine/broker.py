@@ -612,7 +612,9 @@ class Broker:
         future: asyncio.Future[list[Received]] = asyncio.get_running_loop().create_future()
         waiter = Waiter(future, max_number, visibility, now, disconnected)
         queue.waiters.add(waiter)
-        self.wheel.schedule(now + wait * 1000, self._waiter_due, (queue, waiter))
+        due = now + wait * 1000
+        timer = (queue, waiter)
+        self.wheel.schedule(due, self._waiter_due, timer)
         # A disconnect answers the waiter with nothing; the call awaits only its own future, so a waiter handed
         # messages resumes on the loop's next iteration (``asyncio.wait`` would take one more).
         if disconnected is not None:
@@ -632,6 +634,9 @@ class Broker:
             queue.waiters.remove(waiter)
             if not future.done():
                 future.cancel()
+            # The timer lets the waiter go now: it would otherwise keep the answer's messages (the future's result)
+            # alive until the wait's deadline, up to 20 s after they were received and deleted.
+            self.wheel.drop(due, timer)
 
     @staticmethod
     def _waiter_due(arg: tuple[Queue, Waiter], _due: int) -> None:

@@ -86,7 +86,7 @@ DELAYED, VISIBLE, IN_FLIGHT, DELETED = (
     MessageState.DELETED,
 )
 Schedule = Callable[[int, Callable[[Any, int], None], Any], None]
-_COMPACT_MIN = 4096
+_COMPACT_MIN = 64  # deleted messages (bodies included) the age order may hold beyond as many as it holds live
 logger = logging.getLogger("sqsemu.engine")
 # Receipt handles are URL-safe base64 (as base64.urlsafe_b64encode / urlsafe_b64decode write and read them), done
 # with binascii directly: the base64 module's wrappers cost a few microseconds per message of a round trip.
@@ -391,6 +391,15 @@ class Queue:
         if self.journal is not None:
             self.journal.message_deleted(self, message, reason)
         self._dead_in_age += 1
+        by_age = self.by_age
+        if by_age and by_age[0].state is DELETED:  # consumed in the order sent: the head goes now, not at compaction
+            self._drop_deleted_heads()
+        if old is VISIBLE and message.queued:  # expired or deleted while visible: free it if it heads the receive order
+            ready, returned = self.ready, self.returned
+            while ready and ready[0].state is DELETED:
+                ready.popleft().queued = False
+            while returned and returned[0][1].state is DELETED:
+                heapq.heappop(returned)[1].queued = False
         if compact and self._dead_in_age > _COMPACT_MIN and self._dead_in_age * 2 > len(self.by_age) + len(self.late):
             self.by_age = deque(m for m in self.by_age if m.state is not DELETED)
             self.late = [entry for entry in self.late if entry[2].state is not DELETED]
@@ -561,7 +570,8 @@ class Queue:
 
     # ----------------------------------------------------------------- retention
 
-    def _oldest(self) -> Message | None:
+    def _drop_deleted_heads(self) -> None:
+        """Let the deleted messages at the head of the age order go (with their bodies)."""
         by_age, late = self.by_age, self.late
         while by_age and by_age[0].state is DELETED:
             by_age.popleft()
@@ -569,6 +579,10 @@ class Queue:
         while late and late[0][2].state is DELETED:
             heapq.heappop(late)
             self._dead_in_age -= 1
+
+    def _oldest(self) -> Message | None:
+        self._drop_deleted_heads()
+        by_age, late = self.by_age, self.late
         if late and (not by_age or late[0][0] < by_age[0].enqueued_ms):
             return late[0][2]
         return by_age[0] if by_age else None
