@@ -39,6 +39,7 @@ MODULES: tuple[str, ...] = (
     "sqsemu.protocol.urls",
     # the engine
     "sqsemu.engine.attributes",
+    "sqsemu.engine.broker",
     "sqsemu.engine.events",
     "sqsemu.engine.fifo",
     "sqsemu.engine.message",
@@ -58,9 +59,7 @@ MODULES: tuple[str, ...] = (
     "sqsemu.observability.requeststats",
     # the durable store's per-message recording (the rest of sqsemu.persistence stays pure: SQLite, the writer)
     "sqsemu.persistence.rows",
-    # Left pure: sqsemu.engine.broker (tests subclass it and patch its methods, and the fault injectors are kept in a
-    # weak-keyed map by broker: a mypyc class allows none of the three);
-    # sqsemu.protocol.shapes (mypyc 2.4 compiles a dataclass's ClassVar, the request classes' ACTION and
+    # Left pure: sqsemu.protocol.shapes (mypyc 2.4 compiles a dataclass's ClassVar, the request classes' ACTION and
     # MEMBERS, into an attribute that the generated __init__ then fails to write).
 )
 """The modules compiled with mypyc, by import name (one list: ``setup.py`` and the run-time check both read it)."""

@@ -48,7 +48,6 @@ import itertools
 import math
 import random
 import re
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import translate
@@ -64,6 +63,8 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.routing import BaseRoute
+
+    from sqsemu.engine.broker import Broker
 
 RULE_KEYS = ("id", "action", "queue", "error", "latency_ms", "drop", "every", "probability", "seed", "count")
 ERROR_KEYS = ("code", "status", "message", "fault")
@@ -388,18 +389,16 @@ class FaultInjector:
         return outcome
 
 
-_injectors: weakref.WeakKeyDictionary[object, FaultInjector] = weakref.WeakKeyDictionary()
-
-
-def injector_for(broker: object) -> FaultInjector:
+def injector_for(broker: Broker) -> FaultInjector:
     """The fault injector of the server that owns ``broker`` (created empty on first use).
 
     The SQS endpoint and the admin routes both reach a server's rules through its broker, so any number of servers
     in one process keep separate rules.
     """
-    injector = _injectors.get(broker)
+    injector = broker.layers.get("faults")
     if injector is None:
-        injector = _injectors[broker] = FaultInjector()
+        injector = broker.layers["faults"] = FaultInjector()
+    assert isinstance(injector, FaultInjector)
     return injector
 
 

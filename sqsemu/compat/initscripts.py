@@ -23,12 +23,14 @@ import os
 import subprocess
 import sys
 import threading
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqsemu.config import Config
+
+if TYPE_CHECKING:
+    from sqsemu.engine.broker import Broker
 
 __all__ = ["DEFAULT_INIT_DIR", "READY_LINE", "STAGES", "InitScripts", "init_scripts_for", "start_ready_stage"]
 
@@ -126,14 +128,12 @@ def _run(path: Path, env: dict[str, str]) -> bool:
     return True
 
 
-_registry: weakref.WeakKeyDictionary[object, InitScripts] = weakref.WeakKeyDictionary()
-
-
-def init_scripts_for(broker: object) -> InitScripts:
+def init_scripts_for(broker: Broker) -> InitScripts:
     """The init scripts of the server that owns ``broker`` (one per server, made at first use)."""
-    scripts = _registry.get(broker)
+    scripts = broker.layers.get("init scripts")
     if scripts is None:
-        scripts = _registry[broker] = InitScripts()
+        scripts = broker.layers["init scripts"] = InitScripts()
+    assert isinstance(scripts, InitScripts)
     return scripts
 
 
@@ -157,7 +157,7 @@ def _say_ready() -> None:
     sys.stdout.flush()
 
 
-def start_ready_stage(config: Config, broker: object, port: int) -> threading.Thread | None:
+def start_ready_stage(config: Config, broker: Broker, port: int) -> threading.Thread | None:
     """The server listens on ``port``: run the ``ready.d`` scripts in a background thread and print ``Ready.``
     after them (at once, and no thread, when there are none)."""
     scripts = init_scripts_for(broker)

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from sqsemu.clock import Clock
 from sqsemu.engine import attributes as queue_attributes
 from sqsemu.engine import faultpoints, permissions, tags
@@ -54,6 +56,7 @@ def parse_arn(arn: str) -> tuple[Namespace, str] | None:
     return Namespace(parts[4], parts[3]), parts[5]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, and still open to a Python subclass (tests override)
 class Broker:
     """All queues of all accounts and regions, and the scheduler that drives their timers.
 
@@ -74,6 +77,9 @@ class Broker:
         """Run ``callback(arg, due_ms)`` when the clock reaches ``due_ms`` (epoch ms): ``TimerWheel.schedule``."""
         self.unschedule: Callable[[int, Any], bool] = self.wheel.drop
         """Let a pending timer of ``arg`` at ``due_ms`` go before its deadline: ``TimerWheel.drop``."""
+        self.layers: dict[str, Any] = {}
+        """What a layer around the engine keeps for this broker's server, by the layer's name (the fault injector,
+        the init scripts, the event source mappings): it lives as long as the broker; the engine never reads it."""
         self._in_timers = False  # inside run_due: no catch-up from a timer callback
         self.namespaces: dict[Namespace, dict[str, Queue]] = {}
         self._dirty: set[Queue] = set()
@@ -613,7 +619,9 @@ class Broker:
         waiter = Waiter(future, max_number, visibility, now, disconnected)
         queue.waiters.add(waiter)
         due = now + wait * 1000
-        timer = (queue, waiter)
+        # One tuple object, made once: the wheel finds the entry to drop by identity (compiled, a value typed as a
+        # tuple is a native one, boxed anew at each call).
+        timer: object = (queue, waiter)
         self.wheel.schedule(due, self._waiter_due, timer)
         # A disconnect answers the waiter with nothing; the call awaits only its own future, so a waiter handed
         # messages resumes on the loop's next iteration (``asyncio.wait`` would take one more).

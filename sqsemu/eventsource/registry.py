@@ -19,7 +19,6 @@ import json
 import logging
 import os
 import uuid as uuidlib
-import weakref
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -67,12 +66,11 @@ class MappingStore(Protocol):
         """The saved mappings (JSON texts), at start-up."""
 
 
-_of_broker: weakref.WeakKeyDictionary[Broker, EventSources] = weakref.WeakKeyDictionary()
-
-
 def event_sources_for(broker: Broker) -> EventSources | None:
     """The event source mappings of the server whose broker is ``broker`` (the web console shows them), or None."""
-    return _of_broker.get(broker)
+    sources = broker.layers.get("event sources")
+    assert sources is None or isinstance(sources, EventSources)
+    return sources
 
 
 class EventSources:
@@ -102,7 +100,7 @@ class EventSources:
         self.recent: dict[str, collections.deque[Invocation]] = {}
         self.access_log = config.access_log
         self.legacy_path = Path(config.data_dir) / SAVE_FILE if config.data_dir else None
-        _of_broker[broker] = self
+        broker.layers["event sources"] = self
 
     # ------------------------------------------------------------------ life cycle
 

@@ -278,7 +278,12 @@ def test_apply_creates_queues_with_attributes_tags_and_redrive_policy(tmp_path: 
     assert jobs.fifo and jobs.attributes["FifoQueue"] == "true"
 
 
-def test_applying_twice_changes_nothing(tmp_path: Path, broker: Broker) -> None:
+class _Patchable(Broker):
+    """The real broker as a Python subclass, whose instances take attributes (``mock.patch.object``)."""
+
+
+def test_applying_twice_changes_nothing(tmp_path: Path) -> None:
+    broker = _Patchable(ManualClock(1_700_000_000_000))
     config = config_of(
         """
         [[queues]]

@@ -15,11 +15,13 @@ import pytest
 import uvicorn
 from uvicorn.server import ServerState
 
+from sqsemu.clock import ManualClock
 from sqsemu.config import Config
-from sqsemu.engine.broker import Namespace
+from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.http.relay import make_relay
 from sqsemu.http.sqsprotocol import FAST_BODY_LIMIT, Lane, SQSProtocol, protocol_factory
 from tests.unit.app_helpers import AUTH, call_asgi, make_app
+from tests.unit.engine_helpers import START_MS
 from tests.unit.fake_transport import FakeTransport
 
 DEFAULT = Namespace("000000000000", "us-east-1")
@@ -97,10 +99,15 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop.close()
 
 
+class _Patchable(Broker):
+    """The real broker as a Python subclass, whose instances take attributes: a test replaces one of its methods
+    on the instance (``monkeypatch.setattr``), and the compiled callers call the replacement."""
+
+
 @pytest.fixture
 def served(loop: asyncio.AbstractEventLoop) -> tuple[Any, Any, ServerState]:
     async def build() -> tuple[Any, Any]:
-        return make_app(Config())
+        return make_app(Config(), _Patchable(ManualClock(START_MS)))
 
     app, broker = loop.run_until_complete(build())
     _LANES.clear()
@@ -299,7 +306,7 @@ def test_a_call_cancelled_while_it_yields_to_the_loop_closes_its_connection(
         reached.append("resumed")
         return await receive_message(*args, **kwargs)
 
-    monkeypatch.setattr(broker, "receive_message", yielding)  # the broker is pure Python: an instance attribute
+    monkeypatch.setattr(broker, "receive_message", yielding)
     conn = Conn(loop, app, state)
     conn.protocol.data_received(json_request("ReceiveMessage", {"QueueUrl": URL}))
     assert lane_of(app).cancel_waiting() == 1
@@ -363,7 +370,7 @@ def test_a_keyboard_interrupt_or_system_exit_in_a_call_is_not_swallowed(
         raise stop
 
     conn = Conn(loop, app, state)
-    monkeypatch.setattr(broker, "send_message", stopping)  # the broker is pure Python: an instance attribute
+    monkeypatch.setattr(broker, "send_message", stopping)
     loop.call_soon(conn.protocol.data_received, json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "x"}))
     with pytest.raises(stop):  # out of the event loop, as from uvicorn's own request tasks
         for _ in range(3):
