@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 
 import pytest
 
@@ -19,6 +20,7 @@ from sqsemu.engine.errors import (
 )
 from sqsemu.engine.message import MessageAttributeValue as Attr
 from sqsemu.engine.message import ReceiptEntry, SendEntry
+from sqsemu.engine.queue import Queue
 from sqsemu.engine.validation import check_body
 from tests.unit.engine_helpers import Engine
 
@@ -248,66 +250,77 @@ def test_receive_parameter_ranges(engine: Engine) -> None:
         engine.receive(q, max_number_of_messages=11)
 
 
-def _held_after_consuming(engine: Engine, count: int, body_size: int) -> int:
-    """Bytes still allocated after ``count`` messages of ``body_size`` characters were each sent, received and
-    deleted (tracemalloc, after a collection)."""
+_BIG = "x" * 65536
+
+
+def _held_by_queue(engine: Engine, kind: str, end: str, before: Callable[[Queue], None] | None = None) -> int:
+    """Bytes still allocated (tracemalloc, after a collection) once 120 messages of 64 KiB went through a queue of
+    ``kind`` and left it by ``end``: ``consume`` (each sent, received and deleted in turn; on ``dlq``, moved to the
+    dead-letter queue by its second receive and deleted there) or ``expire`` (all sent, some received and visible
+    again, then the 60-second retention period ran out). ``before`` runs on the queue first, untraced."""
+    import asyncio
     import gc
     import tracemalloc
 
-    q = engine.queue("consumed")
+    attributes = {"MessageRetentionPeriod": "60"}
+    fifo = kind == "fifo"
+    if fifo:
+        attributes.update(FifoQueue="true", ContentBasedDeduplication="true")
+    dlq = engine.queue("dead") if kind == "dlq" else None
+    if dlq is not None:
+        attributes["RedrivePolicy"] = f'{{"deadLetterTargetArn":"{dlq.arn}","maxReceiveCount":"1"}}'
+    q = engine.queue("q.fifo" if fifo else "q", **attributes)
+    if before is not None:
+        before(q)
     tracemalloc.start()
     try:
         gc.collect()
-        before = tracemalloc.get_traced_memory()[0]
-        for _ in range(count):
-            engine.send(q, "x" * body_size)
-            ((_, receipt_handle),) = engine.receive(q)
-            engine.broker.delete_message(q, receipt_handle)
+        start = tracemalloc.get_traced_memory()[0]
+        for index in range(120):
+            group = f"g{index % 7}" if kind in ("fifo", "fair") else None
+            attribute = {"a": Attr("String", string_value="v" * 1000)} if kind == "attributes" else None
+            engine.send(q, _BIG + str(index), group_id=group, message_attributes=attribute)
+            if end != "consume":
+                continue
+            if dlq is not None:
+                engine.receive(q, visibility_timeout=1)
+                engine.clock.advance(1)
+                engine.receive(q)  # the second receive moves it
+                ((_, handle),) = engine.receive(dlq)
+                engine.broker.delete_message(dlq, handle)
+                continue
+            ((_, handle),) = engine.receive(q)
+            engine.broker.delete_message(q, handle)
+        if end == "expire":
+            for _ in range(5):
+                engine.receive(q, max_number_of_messages=10, visibility_timeout=1)
+            engine.clock.advance(61)
+            engine.run(asyncio.sleep(0))
         gc.collect()
-        return int(tracemalloc.get_traced_memory()[0] - before)
+        held = tracemalloc.get_traced_memory()[0] - start
     finally:
         tracemalloc.stop()
+    assert engine.counts(q)[0] + engine.counts(q)[2] == 0
+    return int(held)
 
 
-def test_messages_consumed_in_order_free_their_bodies_at_once(engine: Engine) -> None:
-    """1,000 messages of 64 KiB sent, received and deleted one by one leave the empty queue holding none of them
-    (it held up to 4,096 deleted messages, 256 MiB of 64 KiB bodies, until a compaction)."""
-    held = _held_after_consuming(engine, 1000, 65536)
-    assert held < 2 << 20, f"{held} bytes held by an empty queue"
+@pytest.mark.parametrize("end", ["consume", "expire"])
+@pytest.mark.parametrize("kind", ["standard", "fifo", "fair", "attributes", "dlq"])
+def test_a_message_gone_from_the_queue_frees_its_body(engine: Engine, kind: str, end: str) -> None:
+    """Consumed in the order sent, or expired by the retention period, 120 messages of 64 KiB (7.5 MiB) leave the
+    emptied queue holding none of them. Deleted messages stayed in the age order until a compaction (after 4,096)
+    and expired ones in the receive order until the next receive."""
+    held = _held_by_queue(engine, kind, end)
+    assert held < 1 << 20, f"{held} bytes held by an emptied {kind} queue ({end})"
 
 
 def test_deleted_messages_behind_an_in_flight_one_are_freed_soon(engine: Engine) -> None:
     """A message left in flight at the head of the age order holds back at most a few dozen deleted ones behind it
     (bounded by the live count or 64, whichever is larger; it was 4,096)."""
-    q = engine.queue("consumed")
-    engine.send(q, "left in flight")
-    engine.receive(q, visibility_timeout=43200)
-    held = _held_after_consuming(engine, 1000, 65536)
-    assert held < 8 << 20, f"{held} bytes held behind one in-flight message"
-    assert engine.counts(q) == (0, 1, 0)
 
+    def leave_one_in_flight(q: Queue) -> None:
+        engine.send(q, "left in flight")
+        engine.receive(q, visibility_timeout=43200)
 
-def test_messages_expired_by_retention_free_their_bodies(engine: Engine) -> None:
-    """Messages received once and visible again, then expired by the retention period, leave nothing behind in a
-    queue no one receives from (their bodies stayed in the receive order until the next receive)."""
-    import asyncio
-    import gc
-    import tracemalloc
-
-    q = engine.queue("expiring", MessageRetentionPeriod="60")
-    tracemalloc.start()
-    try:
-        gc.collect()
-        before = tracemalloc.get_traced_memory()[0]
-        for _ in range(200):
-            engine.send(q, "x" * 65536)
-        for _ in range(20):
-            engine.receive(q, max_number_of_messages=10, visibility_timeout=1)
-        engine.clock.advance(61)
-        engine.run(asyncio.sleep(0))
-        gc.collect()
-        held = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    assert engine.counts(q) == (0, 0, 0)
-    assert held < 2 << 20, f"{held} bytes held by a queue whose messages all expired"
+    held = _held_by_queue(engine, "standard", "consume", leave_one_in_flight)
+    assert held < 6 << 20, f"{held} bytes held behind one in-flight message"
