@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+import gc
+import tracemalloc
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from sqsemu.clock import ManualClock
@@ -14,6 +16,20 @@ from sqsemu.engine.message import SendEntry
 T = TypeVar("T")
 START_MS = 1_700_000_000_000
 NS = Namespace("000000000000", "us-east-1")
+
+
+def bytes_held_after(run: Callable[[], object]) -> int:
+    """Bytes still allocated once ``run()`` has returned and the collector has run (``tracemalloc``, traced from
+    just before the call): what the call left alive."""
+    tracemalloc.start()
+    try:
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        run()
+        gc.collect()
+        return int(tracemalloc.get_traced_memory()[0] - before)
+    finally:
+        tracemalloc.stop()
 
 
 class Engine:

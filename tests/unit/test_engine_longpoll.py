@@ -6,7 +6,7 @@ import asyncio
 
 from sqsemu.engine.broker import Queue
 from sqsemu.engine.message import Message
-from tests.unit.engine_helpers import Engine
+from tests.unit.engine_helpers import Engine, bytes_held_after
 
 
 def _poll(engine: Engine, q: Queue, **kwargs: object) -> asyncio.Task[list[tuple[Message, str]]]:
@@ -159,24 +159,16 @@ def test_stop_waiting_answers_waiting_long_polls_empty_and_later_ones_at_once(en
 def test_an_answered_long_poll_keeps_no_message_alive_until_its_deadline(engine: Engine) -> None:
     """Received and deleted, a long poll's messages are freed at once, not when its 20-second wait would have ended
     (the wait's timer held the answer: about 3 MiB here, a server's whole receive rate times 20 s under load)."""
-    import gc
-    import tracemalloc
-
     q = engine.queue()
-    tracemalloc.start()
-    try:
-        gc.collect()
-        before = tracemalloc.get_traced_memory()[0]
+
+    def answered_long_polls() -> None:
         for _ in range(48):
             task = _poll(engine, q)
             engine.send(q, "x" * 65536)
             _settle(engine)
             for _message, receipt_handle in task.result():
                 engine.broker.delete_message(q, receipt_handle)
-            del task
-        gc.collect()
-        held = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
+
+    held = bytes_held_after(answered_long_polls)
     assert engine.counts(q) == (0, 0, 0)
     assert held < 1 << 20, f"{held} bytes still held by 48 answered long polls"

@@ -22,7 +22,7 @@ from sqsemu.engine.message import MessageAttributeValue as Attr
 from sqsemu.engine.message import ReceiptEntry, SendEntry
 from sqsemu.engine.queue import Queue
 from sqsemu.engine.validation import check_body
-from tests.unit.engine_helpers import Engine
+from tests.unit.engine_helpers import Engine, bytes_held_after
 
 
 def test_delete_with_an_older_receipt_handle_deletes_and_repeats_succeed(engine: Engine) -> None:
@@ -254,13 +254,11 @@ _BIG = "x" * 65536
 
 
 def _held_by_queue(engine: Engine, kind: str, end: str, before: Callable[[Queue], None] | None = None) -> int:
-    """Bytes still allocated (tracemalloc, after a collection) once 120 messages of 64 KiB went through a queue of
+    """Bytes still allocated (``bytes_held_after``) once 120 messages of 64 KiB went through a queue of
     ``kind`` and left it by ``end``: ``consume`` (each sent, received and deleted in turn; on ``dlq``, moved to the
     dead-letter queue by its second receive and deleted there) or ``expire`` (all sent, some received and visible
     again, then the 60-second retention period ran out). ``before`` runs on the queue first, untraced."""
     import asyncio
-    import gc
-    import tracemalloc
 
     attributes = {"MessageRetentionPeriod": "60"}
     fifo = kind == "fifo"
@@ -272,10 +270,8 @@ def _held_by_queue(engine: Engine, kind: str, end: str, before: Callable[[Queue]
     q = engine.queue("q.fifo" if fifo else "q", **attributes)
     if before is not None:
         before(q)
-    tracemalloc.start()
-    try:
-        gc.collect()
-        start = tracemalloc.get_traced_memory()[0]
+
+    def go_through() -> None:
         for index in range(120):
             group = f"g{index % 7}" if kind in ("fifo", "fair") else None
             attribute = {"a": Attr("String", string_value="v" * 1000)} if kind == "attributes" else None
@@ -296,12 +292,10 @@ def _held_by_queue(engine: Engine, kind: str, end: str, before: Callable[[Queue]
                 engine.receive(q, max_number_of_messages=10, visibility_timeout=1)
             engine.clock.advance(61)
             engine.run(asyncio.sleep(0))
-        gc.collect()
-        held = tracemalloc.get_traced_memory()[0] - start
-    finally:
-        tracemalloc.stop()
+
+    held = bytes_held_after(go_through)
     assert engine.counts(q)[0] + engine.counts(q)[2] == 0
-    return int(held)
+    return held
 
 
 @pytest.mark.parametrize("end", ["consume", "expire"])
