@@ -3,8 +3,8 @@
 :data:`MODULES` is the one list of the modules that ``setup.py`` compiles with mypyc when mypy and a C compiler are
 present at install time (``pip install .``, ``pip install -e .``, ``python -m build``, the Docker image); every other
 module is always pure Python. To take a module out of the compiled build, delete its line here and reinstall. The
-compiled modules are protocol and engine code, never a subclass of a dependency's class (``sqsemu.http.relay`` and
-``sqsemu.http.h11guard`` use uvicorn's classes and stay pure); docs/compiled.md says what is left out and why, and
+compiled modules are protocol and engine code, never a subclass of a dependency's class (``sqsemu.http.h11guard`` and
+``sqsemu.http.serving`` use uvicorn's classes and stay pure); docs/compiled.md says what is left out and why, and
 how to build and check either way.
 
 At run time the compiled modules are used when all of them are installed and current; else the pure sources run and
@@ -47,8 +47,8 @@ MODULES: tuple[str, ...] = (
     "sqsemu.engine.timerwheel",
     "sqsemu.engine.validation",
     "sqsemu.engine.waiters",
-    # the SQS answer path (a plain class) and sqsemu's own HTTP protocol (subclassing nothing: sqsemu.http.relay and
-    # sqsemu.http.h11guard, which use uvicorn's classes, stay pure)
+    # the SQS answer path (a plain class) and sqsemu's own HTTP protocol (subclassing nothing: sqsemu.http.h11guard
+    # and sqsemu.http.serving, which use uvicorn's classes, stay pure; so does sqsemu.http.cycle, off the hot path)
     "sqsemu.http.app",
     "sqsemu.http.deadline",
     "sqsemu.http.sqsprotocol",

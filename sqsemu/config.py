@@ -207,6 +207,15 @@ class Config:
             bounds=(1, 1_000_000),
         ),
     )
+    forwarded_allow_ips: str = field(
+        default="",
+        metadata=option(
+            "Comma-separated addresses or networks of the proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` "
+            "headers are believed (`10.0.0.5,172.16.0.0/12`; `*` for any peer); empty: those headers are ignored.",
+            readme="Without it the client's address (`aws:SourceIp`) and the scheme (`aws:SecureTransport`, queue "
+            'URLs) come from the socket: any client can write those headers (docs/security.md, "Behind a proxy").',
+        ),
+    )
     cors_origins: str = field(
         default="",
         metadata=option(
@@ -342,6 +351,13 @@ class Config:
             parse_spec(self.realism)  # RealismSpecError is a ValueError naming the effect at fault
         if self.lambda_endpoint and not re.match(r"^https?://[^/?#\s]+/?$", self.lambda_endpoint):
             raise ValueError(f"lambda_endpoint must look like http://host:port (no path), got {self.lambda_endpoint!r}")
+        if self.forwarded_allow_ips:
+            from sqsemu.security.forwarded import TrustedProxies
+
+            try:
+                TrustedProxies(self.forwarded_allow_ips)
+            except ValueError as exc:
+                raise ValueError(f"forwarded_allow_ips: {exc}") from None
         if self.base_url and not re.match(r"^https?://[^/]+$", self.base_url):
             raise ValueError(f"base_url must look like http://host:port (no path), got {self.base_url!r}")
         # Lists are accepted for convenience and stored as tuples (the dataclass is frozen and hashable).

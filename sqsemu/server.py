@@ -150,6 +150,10 @@ def _serving(
         # uvicorn counts the connection being refused itself: +1 lets max_connections connections in. sqsemu's
         # protocol counts them itself (and hands uvicorn's protocol only connections it already counted).
         limit_concurrency=None if lane is not None else config.max_connections + 1,
+        # Proxy headers: sqsemu's protocol believes them only from --forwarded-allow-ips (sqsemu.security.forwarded);
+        # uvicorn's middleware, for its own protocols (the h11 fallback), only from the same list, never by default.
+        proxy_headers=lane is None and bool(config.forwarded_allow_ips),
+        forwarded_allow_ips=config.forwarded_allow_ips or None,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         log_config=log_config,
@@ -177,19 +181,20 @@ def _http_protocol(config: Config, app: ASGIApp) -> tuple[Any, Lane | None]:
     if reason is None and config.log_level == "trace":
         reason = "--log-level trace wraps the app in uvicorn's message logger"
     if fast and isinstance(app, SQSApp):
-        from sqsemu.http.relay import make_relay
         from sqsemu.http.sqsprotocol import Lane, protocol_factory
+        from sqsemu.security.forwarded import TrustedProxies
 
-        lane = Lane(app, config.request_timeout, MAX_HEADER_BYTES, 5.0, config.max_connections, app.lane)
+        trusted = TrustedProxies(config.forwarded_allow_ips) if config.forwarded_allow_ips else None
+        lane = Lane(app, config.request_timeout, MAX_HEADER_BYTES, 5.0, config.max_connections, app.lane, trusted)
         if reason is None:
             app.lane.status = "on"
-        else:  # every request through the ASGI cycle, with this protocol's guards
+        else:  # every request through the ASGI app (uvicorn's message logger), with this protocol's rules
             lane.fast = False
             logging.getLogger("sqsemu.http").warning(
                 "HTTP fast lane off: %s; every request takes the ASGI path", reason
             )
             app.lane.status = f"off: {reason}"
-        return protocol_factory(lane, make_relay), lane
+        return protocol_factory(lane), lane
     logging.getLogger("sqsemu.http").warning("HTTP fast lane off: %s; every request takes the ASGI path", reason)
     if state is not None:
         state.status = f"off: {reason}"
@@ -346,8 +351,9 @@ def _import_serving_modules() -> None:
     with contextlib.suppress(ImportError):  # uvicorn's own module for its loop="uvloop"; loaded later if renamed
         import uvicorn.loops.uvloop  # noqa: F401
     if _have("httptools"):
-        import sqsemu.http.relay  # noqa: F401
-        import sqsemu.http.sqsprotocol  # noqa: F401
+        import sqsemu.http.cycle
+        import sqsemu.http.sqsprotocol
+        import sqsemu.security.forwarded  # noqa: F401
 
 
 def _stop_on_store_failure(app: ASGIApp, broker: Broker, server: uvicorn.Server) -> Callable[[], int]:

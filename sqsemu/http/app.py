@@ -246,7 +246,7 @@ class _Call:
         connection was accepted on (or ``localhost`` for a loopback one), with that connection's port: a client
         that sends ``Host: 127.0.0.1`` to port 9324 gets URLs on port 9324. A name (a service's, a proxy's, a port
         mapping's: ``Host: sqs`` reaching port 9324 through a port-80 mapping) keeps its default port, as does a
-        request a proxy carried (``X-Forwarded-*``) or one to the scheme's default port."""
+        request a trusted proxy carried (``--forwarded-allow-ips``) or one to the scheme's default port."""
         host = self.host
         server = self.scope.get("server")
         if host is None:  # HTTP/1.0 without Host: the address the connection was accepted on
@@ -259,8 +259,7 @@ class _Call:
             return host
         if not _names_address(host, server[0]):
             return host
-        header = self.header
-        if header(b"x-forwarded-proto") or header(b"x-forwarded-for") or header(b"x-forwarded-host"):
+        if self.scope.get("proxied"):  # a trusted proxy carried it (sqsemu.security.forwarded)
             return host
         return f"{host}:{server[1]}"
 
@@ -488,6 +487,11 @@ class SQSApp:
         if len(body) > self.max_body_bytes:
             raise _too_large(self.max_body_bytes)
         return body
+
+    async def refuse_body(self) -> bytes:
+        """The ``read_body`` of :meth:`answer` for a body its caller found larger than the cap (and dropped):
+        raises ``InvalidParameterValue``, as :meth:`given_body` does for such a body."""
+        raise _too_large(self.max_body_bytes)
 
     async def _read_body(self, receive: Receive, content_length: bytes | None) -> bytes:
         limit = self.max_body_bytes

@@ -66,7 +66,7 @@ class ReadDeadline:
         self._idle_at = None
         if self.deadline is None:
             at = self.deadline = self._loop.time() + self.timeout_s
-            if self._timer is None:
+            if self._timer is None or self._timer_at > at + _SLACK_S:  # an idle timer set further out: move it in
                 self._wake_at(at)
 
     def stop(self) -> None:

@@ -1,15 +1,14 @@
-"""Whether the installed uvicorn has what sqsemu's HTTP protocol relies on, checked at start-up.
+"""Whether the installed uvicorn and httptools have what sqsemu's HTTP protocol relies on, checked at start-up.
 
-sqsemu's own protocol (``sqsemu.http.sqsprotocol``) subclasses nothing of uvicorn and reads none of its internals
-on the SQS path. What it still relies on of uvicorn:
+sqsemu's own protocol (``sqsemu.http.sqsprotocol``) subclasses nothing of uvicorn and reads none of its internals: it
+frames and serves every request itself. What it still relies on:
 
 - the documented ``http`` option of ``uvicorn.Config`` accepting a callable, called per connection with the
-  keywords ``config``, ``server_state``, ``app_state`` (and ``_loop``);
-- for the connections it hands over (``sqsemu.http.relay``): the class
-  ``uvicorn.protocols.http.httptools_impl.HttpToolsProtocol`` (what ``http="httptools"`` selects), made with those
-  same keywords, and its ``asyncio.Protocol`` methods ``connection_made``, ``data_received``, ``connection_lost``,
-  ``pause_writing``, ``resume_writing``;
-- ``uvicorn.Server.shutdown`` (``sqsemu.http.serving`` runs its own connections' shutdown first).
+  keywords ``config``, ``server_state``, ``app_state`` (and ``_loop``), and ``Config.loaded_app`` (the app the
+  requests that are not SQS calls are served by);
+- ``uvicorn.Server.shutdown`` (``sqsemu.http.serving`` runs its own connections' shutdown first);
+- httptools' ``HttpRequestParser.set_dangerous_leniencies`` (what a client sends after asking to close is dropped,
+  not an error that would lose the answer owed).
 
 ``pyproject.toml`` bounds uvicorn to the versions tested; this module checks, without importing sqsemu's protocol,
 that each of those is there, so that a uvicorn outside those bounds (an install with ``--no-deps``, a future
@@ -20,16 +19,13 @@ of breaking requests. The h11 fallback's needs are checked by :func:`h11_guard_u
 from __future__ import annotations
 
 import importlib
-import inspect
 from types import FunctionType
 from typing import Any
 
 __all__ = ["PROTOCOL_KEYWORDS", "h11_guard_unavailable", "protocol_unavailable"]
 
 PROTOCOL_KEYWORDS = ("config", "server_state", "app_state", "_loop")
-"""The keywords uvicorn gives the ``http`` protocol factory, and sqsemu passes on to uvicorn's protocol."""
-
-_PROTOCOL_METHODS = ("connection_made", "data_received", "connection_lost", "pause_writing", "resume_writing")
+"""The keywords uvicorn gives the ``http`` protocol factory."""
 
 
 def _names(*functions: Any) -> set[str]:
@@ -43,35 +39,28 @@ def _names(*functions: Any) -> set[str]:
 
 
 def protocol_unavailable() -> str | None:
-    """Why sqsemu's HTTP protocol cannot serve with the installed uvicorn (one short sentence naming the first
-    missing piece), or None when it can."""
+    """Why sqsemu's HTTP protocol cannot serve with the installed uvicorn and httptools (one short sentence naming
+    the first missing piece), or None when it can."""
     try:
-        importlib.import_module("httptools")
+        httptools = importlib.import_module("httptools")
     except ImportError:
         return "httptools is not installed (uvicorn serves HTTP with h11)"
+    parser = getattr(httptools, "HttpRequestParser", None)
+    if parser is None or not callable(getattr(parser, "set_dangerous_leniencies", None)):
+        return "httptools' HttpRequestParser has no set_dangerous_leniencies() (httptools 0.6.2 or later has)"
     try:
-        impl = importlib.import_module("uvicorn.protocols.http.httptools_impl")
         server = importlib.import_module("uvicorn.server")
+        config = importlib.import_module("uvicorn.config")
     except ImportError as exc:
-        return f"uvicorn has no {exc.name or 'httptools protocol'} module"
-    protocol = getattr(impl, "HttpToolsProtocol", None)
-    if protocol is None:
-        return "uvicorn has no HttpToolsProtocol"
-    for method in _PROTOCOL_METHODS:
-        if not callable(getattr(protocol, method, None)):
-            return f"uvicorn's HttpToolsProtocol has no {method}()"
-    try:
-        parameters = inspect.signature(protocol).parameters
-    except (TypeError, ValueError):
-        return "uvicorn's HttpToolsProtocol has no readable signature"
-    for keyword in PROTOCOL_KEYWORDS:
-        if keyword not in parameters:
-            return f"uvicorn's HttpToolsProtocol takes no {keyword} argument"
+        return f"uvicorn has no {exc.name or 'server'} module"
     server_class = getattr(server, "Server", None)
     if server_class is None or not callable(getattr(server_class, "shutdown", None)):
         return "uvicorn's Server has no shutdown()"
-    if "http_protocol_class" not in _names(importlib.import_module("uvicorn.config").Config.load):
+    names = _names(config.Config.load)
+    if "http_protocol_class" not in names:
         return "uvicorn's Config does not take a protocol class as its http option"
+    if "loaded_app" not in names:
+        return "uvicorn's Config has no loaded_app"
     return None
 
 

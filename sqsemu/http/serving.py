@@ -10,9 +10,9 @@ to write those answers. Requests still running after :data:`SHUTDOWN_GRACE_S` (e
 are cancelled by uvicorn's ``timeout_graceful_shutdown``, which the server config sets to it.
 
 The connections of sqsemu's own protocol (``sqsemu.http.sqsprotocol``) are shut down here, not by uvicorn (which
-does not know them): idle ones and requests still arriving are closed at once, calls being answered finish (for at
-most :data:`SHUTDOWN_GRACE_S`, then they are cancelled where they wait), no new connection is served; then uvicorn's own
-shutdown runs (it stops listening and shuts the connections handed to its protocol, ``sqsemu.http.relay``).
+does not know them): idle ones and requests still arriving are closed at once, calls and ASGI cycles being
+answered finish (for at most :data:`SHUTDOWN_GRACE_S`, then they are cancelled where they wait), no new connection
+is served; then uvicorn's own shutdown runs (it stops listening).
 
 Shutdown begins at most 0.1 s after the signal (uvicorn's main loop looks at ``should_exit`` ten times a second);
 with 1,000 long polls open the process exits well within a second.

@@ -1,32 +1,42 @@
-"""The SQS endpoint's own HTTP/1.1 protocol: an ``asyncio.Protocol`` over ``httptools.HttpRequestParser``.
+"""The server's own HTTP/1.1 protocol: an ``asyncio.Protocol`` over ``httptools.HttpRequestParser`` that frames every
+byte of every connection and serves every request.
 
 Architecture note (docs/architecture.md, "The HTTP protocol"): uvicorn keeps the listening socket, the lifespan and
 the signals; it builds one connection object per accepted socket through its documented ``http`` option, given
-:func:`protocol_factory`'s callable. That object is an :class:`SQSProtocol`, which subclasses nothing of uvicorn
-and reads none of its internals. It parses with httptools and, for an SQS call that qualifies, calls
-:meth:`sqsemu.http.app.SQSApp.answer` (the one implementation of an SQS call, which the ASGI path calls too) and
-writes status line, headers and body in one ``transport.write``: the same bytes, errors, metrics and access lines
-as over ASGI. The call's coroutine runs in the parser's callback until it completes or first waits; only a call that
-waits (a long poll, a durable commit, a fault rule's latency) goes on from the callbacks of what it awaits
-(:class:`WaitingCall`, no task made), kept in :class:`Lane` so that shutdown waits for it (and, after its grace
-period, cancels it).
+:func:`protocol_factory`'s callable. That object is an :class:`SQSProtocol`, which subclasses nothing of uvicorn and
+reads none of its internals. One parser (httptools) frames the connection; no request is ever re-serialised for
+another parser. Each request, once its head is parsed, goes one of two ways:
 
-Which requests qualify: a ``POST`` to the SQS endpoint (not ``/health``, ``/_sqsemu/...``, ``/metrics`` or the
-Lambda API) with no ``Expect: 100-continue``, no ``Origin`` / ``Sec-Fetch-Site`` (browsers: the cross-site rule),
-no ``X-Forwarded-Proto`` / ``X-Forwarded-For`` (uvicorn's proxy-headers middleware rewrites the scheme and client
-from them) and a body of at most :data:`FAST_BODY_LIMIT`. Requests pipelined behind a call still being answered wait
-their turn here (reading paused meanwhile). The first request that does not qualify hands the connection, for the
-rest of its life, to uvicorn's own httptools protocol (``sqsemu.http.relay``): this protocol keeps parsing (its read
-deadline, head cap and shutdown rules hold on that connection too) and passes each request on re-serialised (the
-head as received, the body as received or re-chunked), after the answers still owed.
+- an SQS call (any path that is not ``/health``, ``/metrics``, ``/_sqsemu/...``, another emulator's route or the
+  Lambda API: ``sqsemu.http.app.is_admin_path``) is read whole (at most the body cap; a larger body is read and
+  dropped, and answered with the cap's error) and answered by :meth:`sqsemu.http.app.SQSApp.answer`, the one
+  implementation of an SQS call, written in one ``transport.write``. Its coroutine runs in the parser's callback
+  until it completes or first waits; only a call that waits (a long poll, a durable commit, a fault rule's latency)
+  goes on from the callbacks of what it awaits (:class:`WaitingCall`, no task made);
+- any other request is served by the ASGI app (uvicorn's loaded app: sqsemu's, wrapped by uvicorn's message logger
+  under ``--log-level trace``, when every request takes this way) through a :class:`~sqsemu.http.cycle.Cycle`
+  (streamed request and response bodies, ``100 Continue``, flow control).
 
-The rules this protocol keeps itself, on every connection: the request-read deadline (``sqsemu.http.deadline``;
-408 then close), the keep-alive timeout between requests (uvicorn's ``timeout_keep_alive``, 5 s), a cap on the
-request head (431 then close, before parsing), ``--max-connections`` (503 then close beyond it), HTTP/1.0 and
-``Connection: close`` (answer, then close), a malformed request (400 then close), flow control (while the answers a
-client has not read pass the transport's high-water mark, no request is read or answered), and a prompt shutdown (idle
-connections and requests still arriving are closed at once; calls being answered finish, long polls are answered
-empty by the broker first: ``sqsemu.http.serving``). A long poll learns that its client left from
+Both ways build one request context (:meth:`SQSProtocol._scope`): method, path, query, headers, the client's address
+and the scheme from the socket (or, only from a proxy the operator trusts, from ``X-Forwarded-For`` /
+``X-Forwarded-Proto``: ``sqsemu.security.forwarded``), so a signed call gets the same policy decision, access line and
+metrics whatever its size or framing.
+
+The HTTP rules, written once here and holding for every request on every connection: requests are answered in the
+order they arrived, one at a time (a request pipelined behind one being answered waits, reading paused meanwhile);
+the request-read deadline (``sqsemu.http.deadline``; 408 then close) from the first byte of each request until it is
+read whole; the keep-alive timeout between requests (uvicorn's ``timeout_keep_alive``, 5 s); a cap on each request
+head, trailers included (431 then close); ``--max-connections`` (503 then close beyond it); a malformed request
+(400 then close); ``Connection: close``, HTTP/1.0, an upgrade request (answer, then close; nothing after it is read
+or run); trailer fields are never merged into the request's headers (RFC 9110 6.5.1); a refusal (400, 408, 431, 503)
+is written only after the answers still owed on the connection, and nothing parsed after the fault runs; a dropped
+or lost connection runs nothing more. A connection the server closes after an answer is closed gracefully: its write
+side is shut, and what the client still sends is read and dropped for at most :data:`LINGER_S` seconds, so that a
+client still sending does not get a reset that discards the answer. Flow control: while the answers a client has
+not read pass the transport's high-water mark, no request of its is read or answered; while an ASGI app has not
+received 64 KiB of body, no more is read. Shutdown (``sqsemu.http.serving``): idle connections and requests still
+arriving are closed at once; calls being answered finish (long polls are answered empty by the broker first), and
+those still running after the grace period are cancelled. A long poll learns that its client left from
 ``connection_lost``.
 """
 
@@ -38,45 +48,42 @@ import time
 from collections import deque
 from collections.abc import Callable
 from email.utils import formatdate
-from functools import partial
-from http import HTTPStatus
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import unquote
 
 import httptools
 
 from sqsemu.http.app import DROP_STATUS, Answer, SQSApp, is_admin_path
+from sqsemu.http.cycle import BODY_HIGH_WATER, ASGIApp, Cycle, status_line
 from sqsemu.http.deadline import REQUEST_TIMEOUT_ANSWER, ReadDeadline
 from sqsemu.observability.fastlane import FastLaneState
+from sqsemu.security.forwarded import TrustedProxies
 
-__all__ = ["FAST_BODY_LIMIT", "Lane", "Relay", "SQSProtocol", "WaitingCall", "head_end", "protocol_factory"]
+__all__ = ["LINGER_S", "Lane", "SQSProtocol", "WaitingCall", "head_end", "protocol_factory"]
 
 logger = logging.getLogger("sqsemu.http")
 
-FAST_BODY_LIMIT = 64 * 1024
-"""Largest request body (bytes) answered by this protocol itself; a larger one hands its connection to uvicorn's
-protocol (which reads it in parts, under flow control)."""
-
-_NOT_FAST = (b"origin", b"sec-fetch-site", b"x-forwarded-proto", b"x-forwarded-for", b"expect")
+LINGER_S = 2.0
+"""Seconds a connection the server closes keeps reading (and dropping) what the client still sends."""
 
 _HEAD_TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
     b"content-length: 31\r\nconnection: close\r\n\r\nRequest Header Fields Too Large"
 )
 _BAD_REQUEST = (
-    b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 29\r\n"
+    b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 30\r\n"
     b"connection: close\r\n\r\nInvalid HTTP request received."
 )
 _UNAVAILABLE = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 19\r\n"
     b"connection: close\r\n\r\nService Unavailable"
 )
-_STATUS_LINES = {s.value: b"HTTP/1.1 %d %s\r\n" % (s.value, s.phrase.encode()) for s in HTTPStatus}
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_HEADER_OVERHEAD = 4  # ": " and CRLF of each header line, counted against the head cap
 
 
-def _status_line(status: int) -> bytes:
-    line = _STATUS_LINES.get(status)
-    return line if line is not None else b"HTTP/1.1 %d \r\n" % status
+class _Stop(Exception):
+    """Raised from a parser callback to stop parsing (the cause is noted on the protocol first)."""
 
 
 def head_end(data: bytes) -> int:
@@ -90,27 +97,15 @@ def head_end(data: bytes) -> int:
     return crlf + 3
 
 
-class Relay(Protocol):
-    """The connection's requests passed on to uvicorn's protocol (``sqsemu.http.relay``)."""
-
-    def feed(self, data: bytes) -> None: ...
-    def lost(self, exc: Exception | None) -> None: ...
-    def pause_writing(self) -> None: ...
-    def resume_writing(self) -> None: ...
-    def paused(self) -> bool: ...
-    def written(self) -> int: ...
-
-
-RelayMaker = Callable[[asyncio.Transport], Relay]
-
-
 class Lane:
-    """What every connection of one server shares: the app, the limits, the open connections and the calls that
+    """What every connection of one server shares: the apps, the limits, the open connections and the calls that
     wait.
 
-    ``request_timeout_s``: seconds to send one whole request; ``max_header_bytes``: largest request head;
-    ``keep_alive_s``: seconds an idle connection is kept; ``max_connections``: connections served (beyond it, 503);
-    ``state``: the ``/health`` and ``/metrics`` view (its answer count)."""
+    ``app``: sqsemu's app (SQS calls); ``request_timeout_s``: seconds to send one whole request;
+    ``max_header_bytes``: largest request head (bytes); ``keep_alive_s``: seconds an idle connection is kept;
+    ``max_connections``: connections served (beyond it, 503); ``state``: the ``/health`` and ``/metrics`` view (its
+    answer count); ``trusted``: the proxies whose ``X-Forwarded-*`` headers are believed (None: none);
+    ``asgi``: the ASGI app for the other requests (None: uvicorn's loaded app, or ``app``)."""
 
     def __init__(
         self,
@@ -120,17 +115,21 @@ class Lane:
         keep_alive_s: float,
         max_connections: int,
         state: FastLaneState,
+        trusted: TrustedProxies | None = None,
+        asgi: ASGIApp | None = None,
     ) -> None:
         self.app = app
+        self.asgi: ASGIApp | None = asgi  # None: uvicorn's loaded app, taken at the first connection
         self.request_timeout_s = request_timeout_s
         self.max_header_bytes = max_header_bytes
         self.keep_alive_s = keep_alive_s
         self.max_connections = max_connections
         self.state = state
+        self.trusted = trusted
         self.connections: set[SQSProtocol] = set()
-        self.waiting: set[WaitingCall] = set()  # calls that wait (WaitingCall), until they end
+        self.waiting: set[WaitingCall | Cycle] = set()  # calls that wait and ASGI cycles, until they end
         self.closing = False
-        self.fast = True  # False: every request through the ASGI cycle (``--log-level trace``)
+        self.fast = True  # False: every request through the ASGI app (``--log-level trace``)
 
     def shutdown(self) -> None:
         """Shutdown begins: no new connection is served; idle ones and requests still arriving are closed; a call
@@ -140,22 +139,24 @@ class Lane:
             connection.shutdown()
 
     def busy(self) -> int:
-        """Connections of this protocol's own still answering a call."""
+        """Connections still answering a request."""
         return sum(1 for connection in self.connections if connection.answering())
 
     def cancel_waiting(self) -> int:
-        """Cancel the calls still waiting (after the grace period); how many."""
+        """Cancel the calls and ASGI cycles still running (after the grace period); how many."""
         return sum(1 for call in list(self.waiting) if call.cancel())
 
 
-def protocol_factory(lane: Lane, relay_maker: Callable[..., Relay]) -> Callable[..., SQSProtocol]:
+def protocol_factory(lane: Lane) -> Callable[..., SQSProtocol]:
     """The callable to give as ``uvicorn.Config(http=...)``: uvicorn calls it with ``config``, ``server_state``,
-    ``app_state`` (and ``_loop``) for each connection; those are passed, unread, to ``relay_maker`` (with the loop
-    and the transport) when a connection is handed to uvicorn's protocol."""
+    ``app_state`` (and ``_loop``) for each connection; the lifespan state ``app_state`` is copied into each ASGI
+    request's scope (``state``), as uvicorn does."""
 
     def make(config: Any, server_state: Any, app_state: Any, _loop: Any = None) -> SQSProtocol:
         loop = _loop or asyncio.get_event_loop()
-        return SQSProtocol(lane, loop, partial(relay_maker, config, server_state, app_state, loop))
+        if lane.asgi is None:
+            lane.asgi = getattr(config, "loaded_app", None) or lane.app
+        return SQSProtocol(lane, loop, app_state)
 
     return make
 
@@ -239,21 +240,38 @@ class WaitingCall:
 
 
 class _Request:
-    """A request read whole, waiting for its turn (pipelined behind a call being answered)."""
+    """An SQS call read (or being read) behind another request still being answered: it waits its turn."""
 
-    __slots__ = ("body", "headers", "keep_alive", "scope")
+    __slots__ = ("body", "complete", "continued", "expect", "headers", "keep_alive", "scope", "size", "too_large")
 
-    def __init__(self, scope: dict[str, Any], headers: dict[bytes, bytes], body: bytes, keep_alive: bool) -> None:
+    def __init__(self, scope: dict[str, Any], headers: dict[bytes, bytes], keep_alive: bool, expect: bool) -> None:
         self.scope = scope
         self.headers = headers
-        self.body = body
         self.keep_alive = keep_alive
+        self.expect = expect  # the client waits for 100 Continue before sending the body
+        self.continued = False
+        self.body: list[bytes] = []
+        self.size = 0
+        self.too_large = False
+        self.complete = False
 
 
 def _decoded_path(raw_path: bytes) -> str:
     """A request target's path as ASGI gives it: latin-1 decoded, then percent-decoded."""
     path = raw_path.decode("latin-1")
     return unquote(path) if "%" in path else path
+
+
+def _target(url: bytes) -> tuple[bytes, bytes]:
+    """``(raw path, query string)`` of a request target (origin form, or absolute form as RFC 9112 3.2.2 lets a
+    server accept); raises ``httptools.HttpParserInvalidURLError`` for a target that is neither."""
+    if url.startswith(b"/") and b"#" not in url:
+        raw_path, _, query = url.partition(b"?")
+        return raw_path, query
+    if url == b"*":
+        return b"*", b""
+    parsed = httptools.parse_url(url)
+    return parsed.path or b"/", parsed.query or b""
 
 
 def _reraise(exc: BaseException) -> None:
@@ -277,43 +295,54 @@ def _date() -> bytes:
 class SQSProtocol:
     """One client connection (see the module docstring). Made by :func:`protocol_factory`'s callable."""
 
-    def __init__(self, lane: Lane, loop: asyncio.AbstractEventLoop, relay_maker: RelayMaker) -> None:
+    def __init__(self, lane: Lane, loop: asyncio.AbstractEventLoop, app_state: Any = None) -> None:
         self.lane = lane
         self.app = lane.app
         self.loop = loop
-        self._relay_maker = relay_maker
+        self._app_state: dict[str, Any] = dict(app_state) if isinstance(app_state, dict) else {}
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpRequestParser(self)
+        self.parser.set_dangerous_leniencies(lenient_data_after_close=True)  # what follows a close is dropped
         self.deadline = ReadDeadline(loop, lane.request_timeout_s, self._read_paused, self._late, self._idle_out)
         self._server: tuple[str, int] | None = None
+        self._peer: tuple[str, int] | None = None
         self._scheme = "http"
-        self._closed = False
+        self._closed = False  # closed (or closing): nothing more is written or run
+        self._lingering: asyncio.TimerHandle | None = None
+        self._cap_digits = len(str(self.app.max_body_bytes))
+        self._over = False  # beyond --max-connections: its first request is refused
+        self._done_reading = False  # no later request is read (a close asked for, an upgrade, a refusal)
+        self._refusal: bytes | None = None  # written once the answers owed are, then the connection closes
         # the request being read
         self._url = b""
-        self._path = "/"  # the request's path, percent-decoded (set by _qualifies)
-        self._headers: list[tuple[bytes, bytes]] = []  # names in lower case, in order (re-serialised when handed over)
+        self._headers: list[tuple[bytes, bytes]] = []  # names in lower case, in order
         self._header_map: dict[bytes, bytes] = {}  # by lower-case name; a repeated header's last value
+        self._head_size = 0  # bytes of the head so far (trailers included), for the cap
+        self._head_too_large = False
         self._body: list[bytes] = []
         self._body_size = 0
+        self._too_large = False  # the SQS call's body passed the cap: the rest is dropped
         self._in_head = False  # a request head has begun and is not complete
         self._reading = False  # a request has begun and is not complete (head or body)
-        self._fast = False  # the request being read is answered here
-        self._chunked = False  # the request being read has a chunked body (re-chunked when relayed)
+        self._sqs = False  # the request being read is an SQS call
+        self._keep_alive_in = True  # the request being read lets the connection go on
+        self._scope_in: dict[str, Any] | None = None
+        self._incoming: _Request | Cycle | None = None  # the request being read, when it waits or streams
         self._head_bytes = 0  # bytes of the head in progress received in earlier reads
         self._heads_done = 0
         self._tail = b""
         # answering
-        self._answering = False  # a call is being answered (its coroutine waits: a WaitingCall)
-        self._queue: deque[_Request] = deque()  # requests read whole, waiting for their turn
-        self._paused = False  # reading paused by this protocol (requests queued)
-        self._write_paused = False  # the transport's write buffer is full (pause_writing): reading paused too
-        self._keep_alive = True
+        self._answering = False  # an answer is under way: a call that waits, or an ASGI cycle
+        self._queue: deque[_Request | Cycle] = deque()  # requests waiting their turn, in order
+        self._keep_alive = True  # the connection goes on after the answers owed
+        self._answer_keep_alive = True  # the request being answered lets the connection go on
         self._gone: asyncio.Future[None] | None = None  # the last long poll's: completed when the connection goes
-        # handed to uvicorn's protocol
-        self._relaying = False  # from the first request that does not qualify on
-        self._relay: Relay | None = None
-        self._backlog: list[bytes] = []  # what is to be passed on once the answers still owed are written
-        self._relay_written = 0  # bytes uvicorn's protocol had written when the request being read began
+        # why reading is paused (the transport is paused while any holds)
+        self._paused = False  # a request waits its turn
+        self._write_paused = False  # the transport's write buffer is full (pause_writing)
+        self._body_paused = False  # an ASGI app has 64 KiB of body not yet received
+        self._transport_paused = False
+        self._drain: asyncio.Future[None] | None = None
 
     # ------------------------------------------------------------------------------------------- connection
 
@@ -325,9 +354,13 @@ class SQSProtocol:
             self._closed = True
             return
         lane.connections.add(self)
+        self._over = len(lane.connections) > lane.max_connections
         sockname = transport.get_extra_info("sockname")
         if isinstance(sockname, tuple) and len(sockname) >= 2:
             self._server = (str(sockname[0]), int(sockname[1]))
+        peername = transport.get_extra_info("peername")
+        if isinstance(peername, tuple) and len(peername) >= 2:
+            self._peer = (str(peername[0]), int(peername[1]))
         if transport.get_extra_info("sslcontext") is not None:
             self._scheme = "https"
         self.deadline.start()
@@ -336,72 +369,117 @@ class SQSProtocol:
         self._closed = True
         self.lane.connections.discard(self)
         self.deadline.close()
+        if self._lingering is not None:
+            self._lingering.cancel()
+            self._lingering = None
         gone = self._gone
         if gone is not None and not gone.done():
             gone.set_result(None)
-        if self._relay is not None:
-            self._relay.lost(exc)
+        incoming = self._incoming
+        if isinstance(incoming, Cycle):
+            incoming.disconnect()
+        for item in self._queue:
+            if isinstance(item, Cycle):
+                item.disconnect()
+        self._queue.clear()
+        drain = self._drain
+        if drain is not None and not drain.done():
+            drain.set_result(None)
 
     def eof_received(self) -> bool | None:
+        if self._lingering is not None and self.transport is not None:
+            self.transport.close()
         return None
 
     def pause_writing(self) -> None:
         """The transport's write buffer is over its high-water mark (the client reads its answers slower than they
-        come): read no more and answer no more requests until it drains (``resume_writing``). A request already
-        read waits its turn, so what a client that stops reading can make the server hold is one read's worth of
-        requests and the answers over the mark, not every answer to everything it sends."""
-        if self._relay is not None:
-            self._relay.pause_writing()
-            return
+        come): read no more and answer no more requests until it drains (``resume_writing``)."""
         self._write_paused = True
-        if self.transport is not None and not self._closed:
-            self.transport.pause_reading()
+        self._set_reading()
 
     def resume_writing(self) -> None:
         """The write buffer has drained: answer the requests read meanwhile, then read again."""
-        if self._relay is not None:
-            self._relay.resume_writing()
-            return
         self._write_paused = False
+        drain = self._drain
+        if drain is not None:
+            self._drain = None
+            if not drain.done():
+                drain.set_result(None)
         if self._closed or self.transport is None:
             return
-        if not self._paused:
-            self.transport.resume_reading()
+        self._set_reading()
         if not self._answering:
             self._next()
 
+    def _set_reading(self) -> None:
+        """Pause or resume the transport's reading to match the reasons held."""
+        transport = self.transport
+        if transport is None or self._closed:
+            return
+        pause = self._paused or self._write_paused or self._body_paused or self._done_reading
+        if pause != self._transport_paused:
+            self._transport_paused = pause
+            if pause:
+                transport.pause_reading()
+            else:
+                transport.resume_reading()
+
     def _close(self) -> None:
+        """Close at once (a dropped answer, a failed call, shutdown)."""
         self._closed = True
         self.deadline.close()
         if self.transport is not None:
             self.transport.close()
 
+    def _close_gracefully(self) -> None:
+        """Close after an answer: shut the write side once what was written is sent, read and drop what the client
+        still sends for at most :data:`LINGER_S` seconds, then close."""
+        if self._closed:
+            return
+        self._closed = True
+        self._done_reading = True
+        self.deadline.close()
+        transport = self.transport
+        if transport is None:
+            return
+        try:
+            if self.lane.closing or not transport.can_write_eof():
+                transport.close()
+                return
+            transport.write_eof()
+        except (OSError, RuntimeError, NotImplementedError):
+            transport.close()
+            return
+        self._lingering = self.loop.call_later(LINGER_S, transport.close)
+        if self._transport_paused:
+            self._transport_paused = False
+            transport.resume_reading()
+
     def answering(self) -> bool:
-        """Whether a call is being answered (or waits its turn) on this connection, by this protocol."""
+        """Whether an answer is under way (or a request waits its turn) on this connection."""
         return self._answering or bool(self._queue)
 
     def shutdown(self) -> None:
         """Shutdown begins (``Lane.shutdown``): an idle connection, or one whose request is still arriving, is
-        closed now; one answering a call closes once answered. A connection handed to uvicorn's protocol with no
-        request arriving is left to uvicorn's own shutdown."""
+        closed now; one answering a call closes once answered."""
         if self._closed:
             return
         self._keep_alive = False
-        if not self.answering() and (self._reading or self._relay is None):
+        if not self._answering or self._reading:
             self._close()
 
     # ------------------------------------------------------------------------------------------- reading
 
     def data_received(self, data: bytes) -> None:
-        if self._closed:
-            return
+        if self._closed or self._done_reading:
+            return  # closing (the client's last bytes, read and dropped) or nothing more is read
         max_head = self.lane.max_header_bytes
         if not self._reading or self._in_head:
             if self._head_bytes + len(data) > max_head:
                 end = head_end(self._tail + data)
                 size = self._head_bytes + (len(data) if end < 0 else end - len(self._tail))
                 if size > max_head:
-                    self._refuse_head()
+                    self._fail(_HEAD_TOO_LARGE, "Request head larger than %d bytes refused (431).")
                     return
         was_in_head = self._in_head
         reading_head = not self._reading or was_in_head
@@ -409,12 +487,15 @@ class SQSProtocol:
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            self._keep_alive = False  # the rest is not HTTP/1.1 this server speaks: close once answered
-            if not self.answering() and self._relay is None:
-                self._close()
+            self._stop_reading()  # the rest is not HTTP/1.1 this server speaks: close once answered
             return
         except httptools.HttpParserError:
-            self._malformed()
+            if self._closed or self._done_reading:
+                return  # a callback stopped the parser: what follows is not read
+            if self._head_too_large:
+                self._fail(_HEAD_TOO_LARGE, "Request head larger than %d bytes refused (431).")
+            else:
+                self._fail(_BAD_REQUEST, None)
             return
         if self._in_head:  # the read ended inside a request head: count its bytes for the next read
             if heads_done != self._heads_done or not reading_head:
@@ -428,198 +509,252 @@ class SQSProtocol:
             self._head_bytes = 0
             self._tail = b""
 
-    def _refuse_head(self) -> None:
-        logger.warning("Request head larger than %d bytes refused (431).", self.lane.max_header_bytes)
-        if self.transport is not None and not self.answering():
-            self.transport.write(_HEAD_TOO_LARGE)
-        self._close()
+    def _stop_reading(self) -> None:
+        """No later request is read on this connection: it closes once the answers owed are written."""
+        self._done_reading = True
+        self._keep_alive = False
+        self._set_reading()
+        if not self._reading:
+            self._next()
 
-    def _malformed(self) -> None:
-        if self.transport is not None and not self.answering() and self._relay is None:
-            self.transport.write(_BAD_REQUEST)
-        self._close()
+    def _fail(self, refusal: bytes, warning: str | None) -> None:
+        """The connection cannot be read on (a malformed request, a head too large, a request that did not arrive
+        in time, one too many connections): the request being read is dropped unrun, ``refusal`` is written after
+        the answers still owed (none when the refused request's ASGI answer has begun), then the connection
+        closes."""
+        if warning is not None:
+            logger.warning(warning, self.lane.max_header_bytes)
+        self._done_reading = True
+        self._keep_alive = False
+        self._refusal = refusal
+        incoming = self._incoming
+        if self._reading and incoming is not None:
+            if isinstance(incoming, Cycle):
+                if incoming.started():
+                    self._refusal = None  # its answer has begun: the connection just closes after it
+                incoming.disconnect()
+            if incoming in self._queue:
+                self._queue.remove(incoming)
+        self._incoming = None
+        self._reading = False
+        self._set_reading()
+        if not self._answering:
+            self._next()
 
     def _read_paused(self) -> bool:
-        return self._paused or self._write_paused or (self._relay is not None and self._relay.paused())
+        return self._paused or self._write_paused or self._body_paused
 
     def _late(self) -> None:
-        """The request being read did not arrive whole in time: 408 when something of it came and nothing is being
-        answered on the connection, then close."""
+        """The request being read did not arrive whole in time: 408 (written after the answers owed) when
+        something of it came, then close; a silent connection is just closed."""
         if self._closed or self.transport is None:
             return
-        if self._reading and not self.answering():
-            relay = self._relay
-            if relay is None or relay.written() == self._relay_written:
-                self.transport.write(REQUEST_TIMEOUT_ANSWER)
-        self._close()
+        if self._reading:
+            self._fail(REQUEST_TIMEOUT_ANSWER, None)
+        elif not self.answering():
+            self._close()
 
     def _idle_out(self) -> None:
-        if not self._closed and not self._reading and not self.answering() and self._relay is None:
+        if not self._closed and not self._reading and not self.answering():
             self._close()
 
     # httptools callbacks
 
     def on_message_begin(self) -> None:
+        if self._closed or self._done_reading:
+            raise _Stop
         self._url = b""
         self._headers = []
         self._header_map = {}
+        self._head_size = 0
         self._body = []
         self._body_size = 0
+        self._too_large = False
         self._in_head = True
         self._reading = True
-        self._fast = False
-        self._chunked = False
-        if self._relay is not None:
-            self._relay_written = self._relay.written()
+        self._incoming = None
         self.deadline.start()
 
     def on_url(self, url: bytes) -> None:
         self._url += url
+        self._count_head(len(url))
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        self._count_head(len(name) + len(value) + _HEADER_OVERHEAD)
+        if not self._in_head:
+            return  # a trailer field: never merged into the request's headers (RFC 9110 6.5.1)
         name = name.lower()  # as ASGI scopes have them (a SigV4 signature is checked over these)
         self._headers.append((name, value))
         self._header_map[name] = value
 
+    def _count_head(self, size: int) -> None:
+        self._head_size += size
+        if self._head_size > self.lane.max_header_bytes:
+            self._head_too_large = True
+            raise _Stop
+
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._heads_done += 1
-        lane = self.lane
-        if len(lane.connections) > lane.max_connections:
-            if self.transport is not None and not self.answering():
-                self.transport.write(_UNAVAILABLE)
-            self._close()
-            return
-        if self._relaying:
-            self._pass_head()
-            return
-        self._fast = self._qualifies()
-        if not self._fast:
-            self._relaying = True
-            self._pass_head()
-
-    def _qualifies(self) -> bool:
-        if not self.lane.fast or self.parser.get_method() != b"POST":
-            return False
+        if self._over:
+            self._fail(_UNAVAILABLE, None)
+            raise _Stop
+        parser = self.parser
         headers = self._header_map
-        for name in _NOT_FAST:
-            if name in headers:
-                return False
-        length = headers.get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > FAST_BODY_LIMIT):
+        version = parser.get_http_version()
+        # HTTP/1.0 is closed after its answer whatever its Connection header (as h11 does; RFC 9112 9.3 lets a
+        # server close, and 6.1 requires it after an HTTP/1.0 message with Transfer-Encoding)
+        keep_alive = self._keep_alive_in = version == "1.1" and parser.should_keep_alive()
+        scope = self._scope_in = self._scope(parser.get_method().decode("latin-1"), version)
+        expect = b"expect" in headers and version == "1.1" and headers[b"expect"].lower() == b"100-continue"
+        path = scope["path"]
+        sqs = self._sqs = self.lane.fast and (path == "/" or not is_admin_path(path))
+        owed = self._answering or bool(self._queue) or self._write_paused
+        if sqs and self._declared_too_large():
+            self._refuse_body(scope, owed)
+        if sqs:
+            if not owed:
+                if expect and self._has_body():
+                    self.write(_CONTINUE)
+                return
+            self._incoming = request = _Request(scope, headers, keep_alive, expect and self._has_body())
+            self._queue.append(request)
+        else:
+            scope["state"] = self._app_state.copy()
+            cycle = self._incoming = Cycle(self, scope, keep_alive)
+            cycle.expect = expect and self._has_body()
+            if not owed:
+                self._run_cycle(cycle)
+                return
+            self._queue.append(cycle)
+        if not self._paused:  # a request waits its turn: read no more until it has it
+            self._paused = True
+            self._set_reading()
+
+    def _declared_too_large(self) -> bool:
+        length = self._header_map.get(b"content-length")
+        if length is None or len(length) < self._cap_digits:  # fewer digits than the cap: never over it
             return False
-        coding = headers.get(b"transfer-encoding")
-        self._chunked = coding is not None and b"chunked" in coding.lower()
-        path = self._path = _decoded_path(self._url.partition(b"?")[0])
-        return path == "/" or not is_admin_path(path)  # the one rule of what is not the SQS endpoint: app.py's
+        digits = length.strip().lstrip(b"0")
+        return digits.isdigit() and (len(digits) > 19 or int(digits) > self.app.max_body_bytes)
+
+    def _refuse_body(self, scope: dict[str, Any], owed: bool) -> None:
+        """An SQS call whose declared body is over the cap: answered with the cap's error (in its turn) without
+        reading the body, and the connection closes after it (the body that may follow is not a request)."""
+        self._reading = False
+        self._in_head = False
+        self.deadline.stop()
+        self._done_reading = True
+        self._keep_alive = False
+        if owed:
+            request = _Request(scope, self._header_map, False, False)
+            request.too_large = request.complete = True
+            self._queue.append(request)
+            self._set_reading()
+        else:
+            self._set_reading()
+            self._answer(scope, self._header_map, b"", False, True)
+            self._next()
+        raise _Stop
+
+    def _has_body(self) -> bool:
+        headers = self._header_map
+        length = headers.get(b"content-length")
+        return b"transfer-encoding" in headers or (length is not None and length.strip(b"0") != b"")
+
+    def _scope(self, method: str, version: str) -> dict[str, Any]:
+        """The request's context, the same for an SQS call and an ASGI request (ASGI HTTP scope keys): the
+        client's address and the scheme from the socket, or from a trusted proxy's headers."""
+        raw_path, query = _target(self._url)
+        client, scheme = self._peer, self._scheme
+        trusted = self.lane.trusted
+        proxied = False
+        if trusted is not None:
+            client, scheme, proxied = trusted.apply(client, scheme, self._header_map)
+        scope: dict[str, Any] = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": version,
+            "method": method,
+            "scheme": scheme,
+            "path": _decoded_path(raw_path),
+            "raw_path": raw_path,
+            "query_string": query,
+            "root_path": "",
+            "headers": self._headers,
+            "client": client,
+            "server": self._server,
+        }
+        if proxied:
+            scope["proxied"] = True
+        return scope
 
     def on_body(self, body: bytes) -> None:
-        if self._relaying:
-            self._pass_body(body)
+        incoming = self._incoming
+        if incoming is None:
+            if self._too_large:
+                return
+            self._body.append(body)
+            self._body_size += len(body)
+            if self._body_size > self.app.max_body_bytes:  # the rest is read and dropped
+                self._too_large = True
+                self._body = []
             return
-        if not self._fast:
+        if isinstance(incoming, Cycle):
+            incoming.feed(body)
+            if incoming.buffered() > BODY_HIGH_WATER and not self._body_paused:
+                self._body_paused = True
+                self._set_reading()
             return
-        self._body.append(body)
-        self._body_size += len(body)
-        if self._body_size > FAST_BODY_LIMIT:  # a chunked body grown too large: uvicorn's protocol reads the rest
-            self._fast = False
-            self._relaying = True
-            self._chunked = True
-            so_far, self._body = b"".join(self._body), []
-            self._pass_head()
-            self._pass_body(so_far)
+        if incoming.too_large:
+            return
+        incoming.body.append(body)
+        incoming.size += len(body)
+        if incoming.size > self.app.max_body_bytes:
+            incoming.too_large = True
+            incoming.body = []
 
     def on_message_complete(self) -> None:
         self._reading = False
         self.deadline.stop()
-        if self._relaying:
-            if self._fast:  # pragma: no cover - a fast request never ends relayed
-                return
-            if self._chunked:
-                self._pass(b"0\r\n\r\n")
+        keep_alive = self._keep_alive_in
+        incoming = self._incoming
+        self._incoming = None
+        if not keep_alive:
+            self._done_reading = True  # nothing after this request is read (RFC 9112 9.6)
+            self._keep_alive = False
+        if incoming is not None:
+            incoming.complete = True
+            if isinstance(incoming, Cycle):
+                incoming.end()
+            elif not self._answering and self._queue and self._queue[0] is incoming:
+                self._next()
+            if not keep_alive:
+                raise _Stop
             return
-        if not self._fast:
-            return
-        self._fast = False
-        parts = self._body
-        body = parts[0] if len(parts) == 1 else b"".join(parts)
-        keep_alive = self.parser.should_keep_alive()
-        if self.answering() or self._write_paused:
-            self._queue.append(_Request(self._scope(), self._header_map, body, keep_alive))
-            if not self._paused and self.transport is not None:
-                self._paused = True
-                self.transport.pause_reading()
-            return
-        self._answer(self._scope(), self._header_map, body, keep_alive)
-        self._next()
-
-    def _scope(self) -> dict[str, Any]:
-        raw_path, _, query = self._url.partition(b"?")
-        return {
-            "method": "POST",
-            "path": self._path,  # decoded by _qualifies, which every request answered here passed
-            "raw_path": raw_path,
-            "query_string": query,
-            "scheme": self._scheme,
-            "server": self._server,
-            "headers": self._headers,
-        }
-
-    # ------------------------------------------------------------------------------------------- relaying
-
-    def _pass_head(self) -> None:
-        parser = self.parser
-        parts = [parser.get_method(), b" ", self._url, b" HTTP/", parser.get_http_version().encode(), b"\r\n"]
-        for name, value in self._headers:
-            parts += (name, b": ", value, b"\r\n")
-        parts.append(b"\r\n")
-        self._pass(b"".join(parts))
-
-    def _pass_body(self, body: bytes) -> None:
-        if self._chunked:
-            self._pass(b"%x\r\n%s\r\n" % (len(body), body))
-        else:
-            self._pass(body)
-
-    def _pass(self, data: bytes) -> None:
-        """Hand ``data`` to uvicorn's protocol; held back while answers are still owed on this connection."""
-        relay = self._relay
-        if relay is not None:
-            relay.feed(data)
-            return
-        self._backlog.append(data)
-        if self.answering():
-            if not self._paused and self.transport is not None:
-                self._paused = True
-                self.transport.pause_reading()
-            return
-        self._start_relay()
-
-    def _start_relay(self) -> None:
-        transport = self.transport
-        if transport is None or self._closed:
-            return
-        self.deadline.idle_until(1e9)  # uvicorn's protocol keeps the keep-alive timeout from now on
-        relay = self._relay = self._relay_maker(transport)
-        self._relay_written = relay.written()
-        backlog, self._backlog = self._backlog, []
-        if self._write_paused:  # uvicorn's protocol keeps the flow control from now on
-            self._write_paused = False
-            relay.pause_writing()
-            transport.resume_reading()
-        if self._paused:
-            self._paused = False
-            transport.resume_reading()
-        for data in backlog:
-            relay.feed(data)
+        if self._sqs and not self._closed:
+            scope = self._scope_in
+            assert scope is not None
+            self._scope_in = None
+            parts = self._body
+            body = parts[0] if len(parts) == 1 else b"".join(parts)
+            self._answer(scope, self._header_map, body, keep_alive, self._too_large)
+            self._next()
+        if not keep_alive:
+            raise _Stop
 
     # ------------------------------------------------------------------------------------------- answering
 
-    def _answer(self, scope: dict[str, Any], headers: dict[bytes, bytes], body: bytes, keep_alive: bool) -> None:
+    def _answer(
+        self, scope: dict[str, Any], headers: dict[bytes, bytes], body: bytes, keep_alive: bool, too_large: bool
+    ) -> None:
         """Run the call: answered at once when it does not wait, else driven on as a :class:`WaitingCall`."""
-        if not keep_alive:
-            self._keep_alive = False
-        coro = self.app.answer(scope, headers.get, None, self._watch, body)
+        self._answer_keep_alive = keep_alive
+        app = self.app
+        if too_large:
+            coro = app.answer(scope, headers.get, app.refuse_body, self._watch)
+        else:
+            coro = app.answer(scope, headers.get, None, self._watch, body)
         try:
             first = coro.send(None)
         except StopIteration as stop:
@@ -661,8 +796,7 @@ class SQSProtocol:
         return gone
 
     def _write(self, answer: Answer | None) -> None:
-        """Write ``answer`` in one piece; drop the connection for ``DROP``; nothing when the client left. Then the
-        next request waiting its turn, or the hand-over to uvicorn's protocol, or the keep-alive wait."""
+        """Write ``answer`` in one piece; drop the connection for ``DROP``; nothing when the client left."""
         transport = self.transport
         if self._closed or answer is None or transport is None:
             return
@@ -670,32 +804,102 @@ class SQSProtocol:
             self._close()
             return
         status, headers, payload = answer
-        parts = [_status_line(status), _date()]
+        parts = [status_line(status), _date()]
         for name, value in headers:
             parts += (name, b": ", value, b"\r\n")
-        keep_alive = self._keep_alive
-        if not keep_alive:
+        if not self._answer_keep_alive or (not self._keep_alive and not self._queue and not self._reading):
             parts.append(b"connection: close\r\n")
         parts += (b"\r\n", payload)
         transport.write(b"".join(parts))
         self.lane.state.answers += 1
-        if not keep_alive:
-            self._close()
+
+    def _run_cycle(self, cycle: Cycle) -> None:
+        """Serve an ASGI request: its cycle runs in a task; the connection goes on when it ends."""
+        self._answering = True
+        self.lane.waiting.add(cycle)
+        if cycle.expect and not cycle.complete:
+            self.write(_CONTINUE)
+        if self._paused and not cycle.complete:  # its body is still to be read
+            self._paused = False
+            self._set_reading()
+        cycle.start(self.lane.asgi or self.app, self.loop)
 
     def _next(self) -> None:
-        """After an answer: the requests waiting their turn, then the hand-over to uvicorn's protocol if one is
-        due, else reading again and the keep-alive wait."""
+        """After an answer: the requests waiting their turn, in order; then a refusal owed, or the close asked for,
+        or reading again and the keep-alive wait."""
         queue = self._queue
         while queue and not self._answering and not self._closed and not self._write_paused:
-            request = queue.popleft()
-            self._answer(request.scope, request.headers, request.body, request.keep_alive)
+            item = queue[0]
+            if isinstance(item, Cycle):
+                queue.popleft()
+                if not item.complete and item is not self._incoming:  # pragma: no cover - dropped by _fail
+                    continue
+                self._keep_alive = self._keep_alive and item.keep_alive
+                self._run_cycle(item)
+                return
+            if not item.complete:  # its body is still to be read
+                if item.expect and not item.continued:
+                    item.continued = True
+                    self.write(_CONTINUE)
+                if self._paused:
+                    self._paused = False
+                    self._set_reading()
+                return
+            queue.popleft()
+            body = item.body[0] if len(item.body) == 1 else b"".join(item.body)
+            self._answer(item.scope, item.headers, body, item.keep_alive, item.too_large)
         if self._answering or self._closed or self._write_paused:
             return
-        if self._backlog:
-            self._start_relay()
+        if self._refusal is not None:
+            self.write(self._refusal)
+            self._refusal = None
+            self._close_gracefully()
             return
-        if self._paused and self.transport is not None:
+        if not self._keep_alive and not self._reading:
+            self._close_gracefully()
+            return
+        if self._paused:
             self._paused = False
-            self.transport.resume_reading()
-        if not self._reading and self._relay is None:
+            self._set_reading()
+        if not self._reading:
             self.deadline.idle_until(self.lane.keep_alive_s)
+
+    # ------------------------------------------------------------------------------------------- for cycles
+
+    def write(self, data: bytes) -> None:
+        """Write part of an ASGI answer (``sqsemu.http.cycle``)."""
+        if not self._closed and self.transport is not None:
+            self.transport.write(data)
+
+    def date_line(self) -> bytes:
+        """The ``date`` header line."""
+        return _date()
+
+    def drained(self) -> asyncio.Future[None] | None:
+        """A future done once the write buffer has drained, or None when it is not over its high-water mark."""
+        if not self._write_paused or self._closed:
+            return None
+        if self._drain is None:
+            self._drain = self.loop.create_future()
+        return self._drain
+
+    def body_taken(self) -> None:
+        """The ASGI app received the body buffered so far: read again if that was what held reading."""
+        if self._body_paused:
+            self._body_paused = False
+            self._set_reading()
+
+    def cycle_done(self, cycle: Cycle, keep_alive: bool) -> None:
+        """An ASGI cycle has ended: the connection goes on with the next request, or closes."""
+        self.lane.waiting.discard(cycle)
+        if self._closed:
+            return
+        self._answering = False
+        if not keep_alive:
+            self._keep_alive = False
+            if cycle is self._incoming or not cycle.complete:  # its body is still arriving: nothing more is read
+                self._incoming = None
+                self._reading = False
+                self._done_reading = True
+                self._set_reading()
+        self._next()

@@ -1,13 +1,10 @@
-"""The HTTP fast lane over real sockets (``sqsemu.http.fastlane``, docs/architecture.md "The HTTP fast lane"): it
-is on with the pinned uvicorn and answers SDK calls (``sqsemu_fast_lane_answers_total`` in ``/metrics``,
-``http_fast_lane`` in ``/health``); every request it must leave to uvicorn's ASGI cycle (a large body,
-``Expect: 100-continue``, browser headers, proxy headers, a request pipelined behind a long poll) is answered
-correctly and not by the fast lane; a body that arrives slowly is answered, one that never completes gets 408.
-
-Each "not fast" test fails when its guard in ``sqsemu/http/fastlane.py`` is removed: the large body hangs (uvicorn
-stops reading at 64 KiB while the fast lane waits for the rest), ``Expect: 100-continue`` gets no ``100 Continue``,
-the proxy's scheme is lost from queue URLs, the pipelined request is never answered, and the browser's call is
-counted by the fast lane.
+"""sqsemu's own HTTP protocol over real sockets (``sqsemu.http.sqsprotocol``, docs/architecture.md "The HTTP
+protocol"): it is on with the pinned uvicorn and httptools and answers SDK calls (``sqsemu_fast_lane_answers_total``
+in ``/metrics``, ``http_fast_lane`` in ``/health``); every SQS call is answered by it, whatever its size, framing,
+``Expect: 100-continue`` or browser headers (one parser for every byte: no hand-over to another); a forged
+``X-Forwarded-Proto`` changes nothing unless the operator trusts the proxy (``--forwarded-allow-ips``); a request
+pipelined behind a long poll is answered after it; a body that arrives slowly is answered, one that never completes
+gets 408; a uvicorn without what the protocol relies on turns it off, said once.
 """
 
 from __future__ import annotations
@@ -116,7 +113,7 @@ def test_the_fast_lane_is_on_and_answers_sdk_calls(srv: ServerThread, protocol: 
 
 
 @pytest.mark.parametrize("kind", ["json", "query"])
-def test_a_body_over_64_kib_is_answered_through_asgi(srv: ServerThread, queue_url: str, kind: str) -> None:
+def test_a_body_over_64_kib_is_answered_by_the_protocol_itself(srv: ServerThread, queue_url: str, kind: str) -> None:
     text = "x" * 200_000
     if kind == "json":
         request = json_call("SendMessage", {"QueueUrl": queue_url, "MessageBody": text})
@@ -126,7 +123,7 @@ def test_a_body_over_64_kib_is_answered_through_asgi(srv: ServerThread, queue_ur
     status, _, body = ask(srv, request)
     assert status == 200, body
     assert hashlib.md5(text.encode()).hexdigest().encode() in body
-    assert fast_answers(srv) == before
+    assert fast_answers(srv) == before + 1  # one parser, one way for every SQS call: no hand-over
 
 
 def test_expect_100_continue_is_answered_100_before_the_body_is_sent(srv: ServerThread, queue_url: str) -> None:
@@ -143,10 +140,10 @@ def test_expect_100_continue_is_answered_100_before_the_body_is_sent(srv: Server
         buffer = bytearray(interim[len(b"HTTP/1.1 100 Continue\r\n\r\n") :])
         status, _, answer = read_answer(sock, buffer)
     assert status == 200, answer
-    assert fast_answers(srv) == before
+    assert fast_answers(srv) == before + 1
 
 
-def test_a_browser_call_goes_through_the_cross_site_rule_in_the_asgi_cycle(srv: ServerThread, queue_url: str) -> None:
+def test_a_browser_call_goes_through_the_cross_site_rule(srv: ServerThread, queue_url: str) -> None:
     before = fast_answers(srv)
     status, _, body = ask(
         srv,
@@ -157,18 +154,26 @@ def test_a_browser_call_goes_through_the_cross_site_rule_in_the_asgi_cycle(srv: 
         ),
     )
     assert status == 403, body
-    assert fast_answers(srv) == before
+    assert fast_answers(srv) == before + 1
 
 
-def test_a_proxy_s_scheme_reaches_the_queue_urls(srv: ServerThread) -> None:
-    before = fast_answers(srv)
+def test_a_forged_proxy_scheme_is_ignored_by_default(srv: ServerThread) -> None:
     status, _, body = ask(
         srv,
-        json_call("CreateQueue", {"QueueName": "behind-a-proxy"}, b"X-Forwarded-Proto: https\r\n"),
+        json_call("CreateQueue", {"QueueName": "forged-proxy"}, b"X-Forwarded-Proto: https\r\n"),
     )
     assert status == 200, body
+    assert json.loads(body)["QueueUrl"].startswith("http://")  # no proxy is trusted unless the operator says
+
+
+def test_a_trusted_proxy_s_scheme_reaches_the_queue_urls() -> None:
+    with ServerThread(Config(host="127.0.0.1", forwarded_allow_ips="127.0.0.1")) as server:
+        status, _, body = ask(
+            server,
+            json_call("CreateQueue", {"QueueName": "behind-a-proxy"}, b"X-Forwarded-Proto: https\r\n"),
+        )
+    assert status == 200, body
     assert json.loads(body)["QueueUrl"].startswith("https://")
-    assert fast_answers(srv) == before
 
 
 @pytest.mark.parametrize("kind", ["json", "query"])
@@ -257,8 +262,8 @@ def test_a_uvicorn_without_an_internal_the_fast_lane_reads_is_served_through_asg
     from sqsemu.http import lanecheck
 
     assert lanecheck.protocol_unavailable() is None  # the installed (pinned) uvicorn has all of them
-    monkeypatch.setattr(lanecheck, "_PROTOCOL_METHODS", (*lanecheck._PROTOCOL_METHODS, "renamed_in_a_future_uvicorn"))
-    reason = "uvicorn's HttpToolsProtocol has no renamed_in_a_future_uvicorn()"
+    monkeypatch.setattr(lanecheck, "_names", lambda *functions: {"http_protocol_class"})  # a future rename
+    reason = "uvicorn's Config has no loaded_app"
     with caplog.at_level("WARNING", logger="sqsemu.http"), ServerThread(Config(host="127.0.0.1")) as server:
         warnings = [r.getMessage() for r in caplog.records if "fast lane" in r.getMessage()]
         assert warnings == [f"HTTP fast lane off: {reason}; every request takes the ASGI path"]

@@ -1,8 +1,8 @@
 """The guards of sqsemu's HTTP protocol (``sqsemu.http.sqsprotocol``, ``sqsemu.http.deadline``): the request-read
 deadline and the request-head cap, driven byte by byte through a fake transport on a real event loop (no sockets),
 including the cases a real client rarely produces: heads split at every byte, pipelined requests, a connection whose
-reading the server paused. The requests here go to a plain ASGI app through uvicorn's protocol the connection is
-handed to (``sqsemu.http.relay``): the guards hold on those connections too."""
+reading the server paused. The requests here go to a plain ASGI app through the protocol's ASGI cycle
+(``sqsemu.http.cycle``): the guards hold for those requests too."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from uvicorn.server import ServerState
 
 from sqsemu.config import Config
 from sqsemu.http.deadline import ReadDeadline
-from sqsemu.http.relay import make_relay
 from sqsemu.http.sqsprotocol import Lane, SQSProtocol, head_end, protocol_factory
 from sqsemu.observability.fastlane import FastLaneState
 from tests.unit.app_helpers import make_app
@@ -50,8 +49,8 @@ def _connect(loop: asyncio.AbstractEventLoop, app: Any = _ok_app) -> tuple[SQSPr
         return make_app(Config())[0]
 
     lane = Lane(loop.run_until_complete(sqs_app()), TIMEOUT_S, CAP, 5.0, 1000, FastLaneState())
-    lane.fast = False  # every request to the ASGI app, through uvicorn's protocol
-    protocol = protocol_factory(lane, make_relay)(config=config, server_state=ServerState(), app_state={}, _loop=loop)
+    lane.fast = False  # every request to the ASGI app, through the protocol's ASGI cycle
+    protocol = protocol_factory(lane)(config=config, server_state=ServerState(), app_state={}, _loop=loop)
     transport = FakeTransport()
     protocol.connection_made(transport)  # type: ignore[arg-type]
     return protocol, transport

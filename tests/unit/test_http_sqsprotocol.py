@@ -1,8 +1,8 @@
 """``sqsemu.http.sqsprotocol``: SQS calls answered by sqsemu's own HTTP protocol, driven through a fake transport
 on a real event loop over the real app and broker (manual clock): the answers match the ASGI path's, each is written
 in one piece, long polls wait and see their client leave, requests pipelined behind a waiting call wait their turn,
-and the requests that do not qualify (browsers, large bodies, ``Expect: 100-continue``, proxies) are still answered,
-by uvicorn's own protocol the connection is handed to (``sqsemu.http.relay``)."""
+and every other kind of SQS call (browsers, large bodies, ``Expect: 100-continue``, forged proxy headers) is answered
+by the same protocol, the admin routes through its ASGI cycle (``sqsemu.http.cycle``)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ from uvicorn.server import ServerState
 from sqsemu.clock import ManualClock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker, Namespace
-from sqsemu.http.relay import make_relay
-from sqsemu.http.sqsprotocol import FAST_BODY_LIMIT, Lane, SQSProtocol, protocol_factory
+from sqsemu.http.sqsprotocol import Lane, SQSProtocol, protocol_factory
 from tests.unit.app_helpers import AUTH, call_asgi, make_app
 from tests.unit.engine_helpers import START_MS
 from tests.unit.fake_transport import FakeTransport
@@ -45,7 +44,7 @@ class Conn:
         config = uvicorn.Config(app, lifespan="off", log_level="critical", access_log=False)
         config.load()
         self.loop = loop
-        self.protocol: SQSProtocol = protocol_factory(lane_of(app), make_relay)(
+        self.protocol: SQSProtocol = protocol_factory(lane_of(app))(
             config=config, server_state=state, app_state={}, _loop=loop
         )
         self.transport = FakeTransport()
@@ -218,9 +217,11 @@ def test_a_request_pipelined_behind_a_long_poll_is_answered_after_it(
     assert s2 == 200 and json.loads(b2)["Attributes"]["ApproximateNumberOfMessagesNotVisible"] == "1"
 
 
-def test_requests_that_do_not_qualify_are_answered_the_asgi_way(loop: asyncio.AbstractEventLoop, served: Any) -> None:
+def test_every_kind_of_sqs_call_is_answered_by_the_protocol_itself(
+    loop: asyncio.AbstractEventLoop, served: Any
+) -> None:
     app, _, state = served
-    big = "x" * (FAST_BODY_LIMIT + 10)
+    big = "x" * (64 * 1024 + 10)
     conn = Conn(loop, app, state)
     conn.feed(json_request("SendMessage", {"QueueUrl": URL, "MessageBody": big}))
     conn.feed(json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "c"}, extra=b"Expect: 100-continue\r\n"))
@@ -234,17 +235,16 @@ def test_requests_that_do_not_qualify_are_answered_the_asgi_way(loop: asyncio.Ab
     assert (s1, s2) == (200, 200)
     assert b"HTTP/1.1 100 Continue" in conn.transport.written
     assert s3 == 403 and "AccessDenied" in b3.decode()
-    assert s4 == 200 and json.loads(b4)["QueueUrl"].startswith("https://")
-    assert app.lane.answers == 0  # every one of them took the ASGI cycle
+    assert s4 == 200 and json.loads(b4)["QueueUrl"].startswith("http://")  # a forged proxy header is ignored
+    assert app.lane.answers == 4  # one protocol answers them all: no hand-over to another parser
     assert counts(loop, app, state) == (2, 0)
 
 
-def test_a_hand_over_while_the_write_buffer_is_full_hands_the_flow_control_over(
+def test_an_admin_request_read_while_the_write_buffer_is_full_waits_for_it_to_drain(
     loop: asyncio.AbstractEventLoop, served: Any
 ) -> None:
-    """A request for uvicorn's protocol read just after an answer filled the write buffer: uvicorn's protocol is
-    told the buffer is full (it holds its answer back until the buffer drains) and reading goes on under its
-    flow control, not left paused by this protocol."""
+    """An admin request read just after an answer filled the write buffer is served once the buffer drains, and
+    reading, paused meanwhile, goes on."""
     app, _, state = served
     conn = Conn(loop, app, state)
     write = conn.transport.write
@@ -260,9 +260,10 @@ def test_a_hand_over_while_the_write_buffer_is_full_hands_the_flow_control_over(
         + b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n"
     )
     assert len(conn.answers()) == 1  # /health waits for the buffer to drain
-    assert conn.transport.reading
+    assert not conn.transport.reading
     conn.protocol.resume_writing()
     conn.settle()
+    assert conn.transport.reading
     conn.feed(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
     assert [status for status, _, _ in conn.answers()] == [200, 200, 200]
 

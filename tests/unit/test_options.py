@@ -41,6 +41,7 @@ STRING_SAMPLES: dict[str, tuple[str, str]] = {
     "account_id": ("123456789012", "210987654321"),
     "base_url": ("http://sqs.test:9000", "https://sqs.example.com"),
     "cors_origins": ("*", "http://localhost:3000,https://app.example.com"),
+    "forwarded_allow_ips": ("127.0.0.1", "10.0.0.0/8,::1"),
     "admin_token": ("token-a", "token-b"),
     "realism": ("duplicates=0.1", "reorder=0.2,reorder_window=4"),
     "lambda_endpoint": ("http://127.0.0.1:3001", "http://lambda.test:9000"),
