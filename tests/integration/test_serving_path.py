@@ -1,10 +1,10 @@
 """How sqsemu's own HTTP protocol frames, orders and times the requests of one connection, over real sockets
-(``sqsemu.http.sqsprotocol`` and the hand-over to uvicorn's protocol, ``sqsemu.http.relay``; docs/architecture.md,
-"The HTTP protocol"). Each test is one finding of the serving-path review, stated as what a client must observe:
+(``sqsemu.http.sqsprotocol``, the one parser of every byte; docs/architecture.md, "The HTTP protocol"). Each test
+is one finding of the serving-path review, stated as what a client must observe:
 
 - **Request smuggling** (RFC 9112 section 11.2; section 7.1, chunked transfer coding): a chunked request that
-  sqsemu's protocol does not answer itself (a GET, a proxy header, any request after a non-SQS one: today handed
-  over to uvicorn's protocol) is one request, whatever its de-chunked body holds: a ``0\\r\\n\\r\\n`` inside a
+  sqsemu's protocol does not answer itself (a GET, a proxy header, any request after a non-SQS one: before issue 40,
+  handed over to uvicorn's protocol) is one request, whatever its de-chunked body holds: a ``0\\r\\n\\r\\n`` inside a
   chunk does not end it, and a request inside its body never runs; a well-formed chunked SQS call is served on a
   connection that made a non-SQS request before.
 - **Read deadline** (``--request-timeout``; RFC 9110 section 15.5.9, 408): it holds for a request that begins
@@ -24,6 +24,9 @@
 - **Framing of sqsemu's own answers** (RFC 9110 section 8.6): the 400 to a malformed request declares the length
   of its body.
 - **The head cap** (64 KiB, 431 then close) applies to every request head of a read, not only the first.
+- **An answer reaches a client still sending** (RFC 9112 section 9.6, "tear-down"): the server closes gracefully
+  (its write side first, then reads and drops what still comes), so a large answer before a close is read whole,
+  not cut short by a reset.
 
 The request context of an SQS call on every path (IAM conditions, access lines, metrics) and the proxy headers are
 in test_request_context.py; the connection rules that hold already in test_http_rules.py and
@@ -491,3 +494,24 @@ def test_a_head_over_64_kib_behind_a_small_request_in_the_same_read_is_refused_4
     answers, rest = parse_answers(received)
     assert [a.status for a in answers] == [200, 431], f"answers: {[a.status for a in answers]}, rest {rest[:100]!r}"
     assert closed
+
+
+def test_a_large_answer_before_a_close_reaches_a_client_that_is_still_sending(srv: ServerThread) -> None:
+    """A ReceiveMessage of about 2.5 MB with ``Connection: close``, and more bytes behind it the server will not
+    read: closing with those bytes unread would send a reset, and the part of the answer not yet delivered would be
+    lost. The client reads only after the server has closed."""
+    url = create_queue(srv, unique("linger"))
+    text = "y" * 250_000
+    with connect(srv) as sock:
+        for _ in range(10):
+            sock.sendall(json_call("SendMessage", {"QueueUrl": url, "MessageBody": text}))
+            assert read_answer(sock, bytearray()).status == 200
+    receive = json_call("ReceiveMessage", {"QueueUrl": url, "MaxNumberOfMessages": 10}, extra=b"Connection: close\r\n")
+    with connect(srv) as sock:
+        sock.sendall(receive + b"z" * 200_000)
+        time.sleep(1.0)  # the server has written its answer and closed before the client reads anything
+        data, _, closed = recv_until_closed(sock, 10)
+    answers, rest = parse_answers(data)
+    assert len(answers) == 1 and rest == b"", (len(data), data[:300])
+    assert answers[0].status == 200 and closed
+    assert len(json.loads(answers[0].body)["Messages"]) == 10
