@@ -78,6 +78,10 @@ _UNAVAILABLE = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 19\r\n"
     b"connection: close\r\n\r\nService Unavailable"
 )
+_NOT_IMPLEMENTED = (
+    b"HTTP/1.1 501 Not Implemented\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 15\r\n"
+    b"connection: close\r\n\r\nNot Implemented"
+)
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _HEADER_OVERHEAD = 4  # ": " and CRLF of each header line, counted against the head cap
 
@@ -601,6 +605,9 @@ class SQSProtocol:
             raise _Stop
         parser = self.parser
         headers = self._header_map
+        if b"transfer-encoding" in headers and not self._chunked_only():
+            self._fail(_NOT_IMPLEMENTED, None)  # RFC 9112 6.1: a transfer coding this server does not understand
+            raise _Stop
         version = parser.get_http_version()
         # HTTP/1.0 is closed after its answer whatever its Connection header (as h11 does; RFC 9112 9.3 lets a
         # server close, and 6.1 requires it after an HTTP/1.0 message with Transfer-Encoding)
@@ -630,6 +637,17 @@ class SQSProtocol:
         if not self._paused:  # a request waits its turn: read no more until it has it
             self._paused = True
             self._set_reading()
+
+    def _chunked_only(self) -> bool:
+        """Whether the request's transfer codings (every ``Transfer-Encoding`` line) are exactly ``chunked``, the one
+        this server decodes (as h11; llhttp would also take ``gzip, chunked`` and leave the body gzipped)."""
+        codings = [
+            coding.strip().lower()
+            for name, value in self._headers
+            if name == b"transfer-encoding"
+            for coding in value.split(b",")
+        ]
+        return codings == [b"chunked"]
 
     def _declared_too_large(self) -> bool:
         length = self._header_map.get(b"content-length")
@@ -718,6 +736,8 @@ class SQSProtocol:
         self._reading = False
         self.deadline.stop()
         keep_alive = self._keep_alive_in
+        if keep_alive and not self.parser.should_keep_alive():  # a trailer said close: llhttp reads nothing more
+            keep_alive = self._keep_alive_in = False
         incoming = self._incoming
         self._incoming = None
         if not keep_alive:
@@ -725,6 +745,8 @@ class SQSProtocol:
             self._keep_alive = False
         if incoming is not None:
             incoming.complete = True
+            if not keep_alive:
+                incoming.keep_alive = False
             if isinstance(incoming, Cycle):
                 incoming.end()
             elif not self._answering and self._queue and self._queue[0] is incoming:
