@@ -1,8 +1,18 @@
-"""Long fuzz run: the grammar of tests/fuzz for N requests (default 1,000,000) against the in-process app.
+"""Long fuzz run: the grammar of tests/fuzz for N requests (default 1,000,000) against the in-process app, or (with
+``--wire``) the byte-level mutator of tests/fuzz/wire.py against a real server over sockets.
 
     python bench/fuzz.py                      # 1,000,000 requests, seed 1
     python bench/fuzz.py -n 200000 --seed 7   # fewer, another seed
     python bench/fuzz.py --jobs 2             # split over two processes (seeds seed, seed+1, ...)
+    python bench/fuzz.py --wire --requests 20000 --seed 3   # mutated requests over real sockets
+    python bench/fuzz.py --wire --seed 3 --case 117         # one of those cases again, with what came back
+
+With ``--wire`` (tests/fuzz/test_wire_mutation.py's oracle, as long as asked): ``--requests`` cases (each one
+connection: one request or several pipelined; default 5,000), ``--concurrency`` connections at once (default 24),
+``--margin`` seconds allowed beyond the 2-second read deadline (default 3). It prints the cases and requests of each
+failure class (5xx, malformed answer, length mismatch, not answered or closed in time, valid request refused, reset,
+traceback) and, per kind of failure, one example request with what the server sent. Exit status 1 when anything
+failed.
 
 Same property as tests/fuzz/test_fuzz.py: every request gets an answer below HTTP 500 whose body parses in its
 format, and nothing raises inside the app. Requests come from ``RandomDraw`` (``random.Random``: fast), on a World
@@ -29,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.fuzz.grammar import RandomDraw, any_request  # noqa: E402
 from tests.fuzz.harness import ClockExhausted, World, problem  # noqa: E402
+from tests.fuzz.wire import run_one, run_wire  # noqa: E402
 
 
 def run(n: int, seed: int, world_every: int, progress: bool) -> dict[str, Any]:
@@ -91,13 +102,46 @@ def _worker(args: tuple[int, int, int]) -> dict[str, Any]:
     return run(n, seed, world_every, progress=True)
 
 
+def wire(args: argparse.Namespace) -> int:
+    """``--wire``: the mutator of tests/fuzz/wire.py against a real server; 1 when anything failed."""
+    if args.case is not None:
+        outcome = run_one(args.seed, args.case, args.margin)
+        print(outcome.case.describe(4000))
+        print(f"statuses {outcome.statuses}, {'closed' if outcome.closed else 'reset' if outcome.reset else 'open'}"
+              f" after {outcome.seconds:.2f} s; received {outcome.received!r}")  # fmt: skip
+        for kind, detail in zip(outcome.classes, outcome.details, strict=True):
+            print(f"FAILED {kind}: {detail}")
+        return 1 if outcome.classes else 0
+    cases = args.requests if args.requests is not None else 5_000
+    step = max(1, cases // 20)
+
+    def progress(done: int) -> None:
+        if done % step == 0:
+            print(f"  {done:,} of {cases:,} cases", flush=True)
+
+    report = run_wire(cases, args.seed, args.concurrency, args.margin, progress)
+    print(report.summary(examples=args.examples))
+    return 1 if any(n for n, _ in report.counts().values()) or not report.alive else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-n", "--requests", type=int, default=1_000_000, help="requests in all (default 1,000,000)")
+    parser.add_argument(
+        "-n", "--requests", type=int, default=None, help="requests in all (default 1,000,000; --wire: cases, 5,000)"
+    )
     parser.add_argument("--seed", type=int, default=1, help="seed of the first process (default 1)")
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1); job i uses seed + i")
     parser.add_argument("--world", type=int, default=20_000, help="requests per fresh server (default 20,000)")
+    parser.add_argument("--wire", action="store_true", help="mutated requests over real sockets (tests/fuzz/wire.py)")
+    parser.add_argument("--concurrency", type=int, default=24, help="--wire: connections at once (default 24)")
+    parser.add_argument("--margin", type=float, default=3.0, help="--wire: seconds beyond the read deadline (3)")
+    parser.add_argument("--examples", type=int, default=4, help="--wire: example kinds per failure class (4)")
+    parser.add_argument("--case", type=int, default=None, help="--wire: run this one case again and show it")
     args = parser.parse_args()
+    if args.wire:
+        return wire(args)
+    if args.requests is None:
+        args.requests = 1_000_000
 
     jobs = max(1, args.jobs)
     shares = [args.requests // jobs + (1 if i < args.requests % jobs else 0) for i in range(jobs)]

@@ -73,6 +73,7 @@ LONG_RUNNING = (
     "integration/container",
     "integration/test_package.py",
     "integration/test_console_browser.py",
+    "fuzz/test_wire_mutation.py",
 )
 """Paths (under tests/) whose tests run longest (by ``--durations``), longest first: scheduled first, so that none
 starts last and keeps the run waiting."""

@@ -1,12 +1,12 @@
 """The admin routes' body cap: ``/_sqsemu/*`` reads at most :data:`ADMIN_MAX_BODY_BYTES` (1 MiB).
 
 :class:`BodyLimit` is a pure ASGI middleware of the admin Starlette app. A request whose ``Content-Length`` is over
-the cap is answered ``413 {"error": ...}`` at once, before any of its body is read (a client waiting for
-``100 Continue`` sends none). A body without a length (chunked) is counted as it is read, and the read that takes
-it over the cap raises ``AdminError(..., 413)``, answered like every other admin error; at most the cap plus one
-read is held in memory. The rest of an over-cap body is not stored: uvicorn discards it while the connection waits
-for its next request. A client that disconnects in the middle of its body is not an error (nothing is answered,
-nothing is logged).
+the cap (however many digits it has) is answered ``413 {"error": ...}`` at once, before any of its body is read (a
+client waiting for ``100 Continue`` sends none). A body without a length (chunked) is counted as it is read, and the
+read that takes it over the cap raises ``AdminError(..., 413)``, answered like every other admin error; at most the
+cap plus one read is held in memory. The rest of an over-cap body is not stored: uvicorn discards it while the
+connection waits for its next request. A client that disconnects in the middle of its body is not an error (nothing
+is answered, nothing is logged).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from starlette.responses import Response
 
 from sqsemu.admin.common import AdminError, json_error
 
-__all__ = ["ADMIN_MAX_BODY_BYTES", "BodyLimit", "client_gone"]
+__all__ = ["ADMIN_MAX_BODY_BYTES", "BodyLimit", "client_gone", "declared_over"]
 
 ADMIN_MAX_BODY_BYTES = 1024 * 1024
 """Largest request body of an admin route (``/_sqsemu/*``), in bytes."""
@@ -29,6 +29,17 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def declared_over(content_length: bytes, max_bytes: int) -> bool:
+    """Whether a ``Content-Length`` value (the header's bytes) declares more than ``max_bytes`` bytes. Only ASCII
+    digits (blanks around them allowed) declare a length; any number of digits is read without ``int()`` of more
+    than 19 of them (Python refuses to convert over 4,300 digits, and a value that long is over any cap anyway)."""
+    digits = content_length.strip()
+    if not digits.isdigit():
+        return False
+    significant = digits.lstrip(b"0")
+    return len(significant) > 19 or (bool(significant) and int(significant) > max_bytes)
 
 
 def _too_large(max_bytes: int) -> str:
@@ -49,7 +60,7 @@ class BodyLimit:
         max_bytes = self.max_bytes
         for name, value in scope["headers"]:
             if name == b"content-length":
-                if value.strip().isdigit() and int(value) > max_bytes:
+                if declared_over(value, max_bytes):
                     await json_error(_too_large(max_bytes), 413)(scope, receive, send)
                     return
                 break

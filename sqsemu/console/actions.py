@@ -165,7 +165,8 @@ def set_attributes(calls: SQSCalls, form: Form, queue: Queue) -> str:
                 changed["RedrivePolicy"] = ""
         else:
             count_text = form.get("max_receive_count")
-            count: int | str = int(count_text) if count_text.isdigit() else count_text
+            plain = count_text.isascii() and count_text.isdigit() and len(count_text) <= 19  # int() takes "²" too
+            count: int | str = int(count_text) if plain else count_text
             wanted = (target, count)
             if queue.redrive != wanted:
                 changed["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": target, "maxReceiveCount": count})

@@ -278,6 +278,7 @@ class Cycle:
                 if not value.isdigit() or len(value) > 19:
                     raise RuntimeError(f"invalid content-length {value!r} in the response")
                 length = int(value)
+                continue  # written once, below
             elif lower == b"transfer-encoding":
                 continue  # this protocol decides the framing
             elif lower == b"connection" and value.lower() == b"close":

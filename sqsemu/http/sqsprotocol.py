@@ -78,12 +78,12 @@ _UNAVAILABLE = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 19\r\n"
     b"connection: close\r\n\r\nService Unavailable"
 )
-_NOT_IMPLEMENTED = (
-    b"HTTP/1.1 501 Not Implemented\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 15\r\n"
-    b"connection: close\r\n\r\nNot Implemented"
-)
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-_HEADER_OVERHEAD = 4  # ": " and CRLF of each header line, counted against the head cap
+
+
+_ASGI = {"version": "3.0", "spec_version": "2.3"}
+"""The scopes' ``asgi`` key (one dict, shared: read-only by the ASGI spec)."""
+_METHODS = {m.encode(): m for m in ("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH")}
 
 
 class _Stop(Exception):
@@ -269,7 +269,7 @@ def _decoded_path(raw_path: bytes) -> str:
 def _target(url: bytes) -> tuple[bytes, bytes]:
     """``(raw path, query string)`` of a request target (origin form, or absolute form as RFC 9112 3.2.2 lets a
     server accept); raises ``httptools.HttpParserInvalidURLError`` for a target that is neither."""
-    if url.startswith(b"/") and b"#" not in url:
+    if url.startswith(b"/") and url.find(b"#") < 0:
         raw_path, _, query = url.partition(b"?")
         return raw_path, query
     if url == b"*":
@@ -323,6 +323,8 @@ class SQSProtocol:
         self._header_map: dict[bytes, bytes] = {}  # by lower-case name; a repeated header's last value
         self._head_size = 0  # bytes of the head so far (trailers included), for the cap
         self._head_too_large = False
+        self._max_head = lane.max_header_bytes
+        self._trailers = False  # the request being read had a trailer section
         self._body: list[bytes] = []
         self._body_size = 0
         self._too_large = False  # the SQS call's body passed the cap: the rest is dropped
@@ -340,6 +342,7 @@ class SQSProtocol:
         self._queue: deque[_Request | Cycle] = deque()  # requests waiting their turn, in order
         self._keep_alive = True  # the connection goes on after the answers owed
         self._answer_keep_alive = True  # the request being answered lets the connection go on
+        self._answer_head = False  # the request being answered is a HEAD: no body is written
         self._gone: asyncio.Future[None] | None = None  # the last long poll's: completed when the connection goes
         # why reading is paused (the transport is paused while any holds)
         self._paused = False  # a request waits its turn
@@ -581,21 +584,22 @@ class SQSProtocol:
 
     def on_url(self, url: bytes) -> None:
         self._url += url
-        self._count_head(len(url))
+        size = self._head_size = self._head_size + len(url)
+        if size > self._max_head:
+            self._head_too_large = True
+            raise _Stop
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._count_head(len(name) + len(value) + _HEADER_OVERHEAD)
+        size = self._head_size = self._head_size + len(name) + len(value) + 4  # with ": " and CRLF
+        if size > self._max_head:
+            self._head_too_large = True
+            raise _Stop
         if not self._in_head:
-            return  # a trailer field: never merged into the request's headers (RFC 9110 6.5.1)
+            self._trailers = True  # a trailer field: never merged into the request's headers (RFC 9110 6.5.1)
+            return
         name = name.lower()  # as ASGI scopes have them (a SigV4 signature is checked over these)
         self._headers.append((name, value))
         self._header_map[name] = value
-
-    def _count_head(self, size: int) -> None:
-        self._head_size += size
-        if self._head_size > self.lane.max_header_bytes:
-            self._head_too_large = True
-            raise _Stop
 
     def on_headers_complete(self) -> None:
         self._in_head = False
@@ -606,18 +610,31 @@ class SQSProtocol:
         parser = self.parser
         headers = self._header_map
         if b"transfer-encoding" in headers and not self._chunked_only():
-            self._fail(_NOT_IMPLEMENTED, None)  # RFC 9112 6.1: a transfer coding this server does not understand
+            # RFC 9112 6.1: a transfer coding this server does not understand (refused 400, not 501: no 5xx for a
+            # client's request)
+            self._fail(_BAD_REQUEST, None)
             raise _Stop
-        version = parser.get_http_version()
         # HTTP/1.0 is closed after its answer whatever its Connection header (as h11 does; RFC 9112 9.3 lets a
-        # server close, and 6.1 requires it after an HTTP/1.0 message with Transfer-Encoding)
-        keep_alive = self._keep_alive_in = version == "1.1" and parser.should_keep_alive()
-        scope = self._scope_in = self._scope(parser.get_method().decode("latin-1"), version)
+        # server close, and 6.1 requires it after an HTTP/1.0 message with Transfer-Encoding). llhttp keeps an
+        # HTTP/1.0 connection alive only when a Connection header asks, so without one the version is 1.1.
+        keep_alive = parser.should_keep_alive()
+        if keep_alive and b"connection" not in headers:
+            version = "1.1"
+        else:
+            version = parser.get_http_version()
+            keep_alive = keep_alive and version == "1.1"
+        self._keep_alive_in = keep_alive
+        method = parser.get_method()
+        if method == b"CONNECT":  # a tunnel this server does not make (a 2xx would turn the connection into one)
+            self._fail(_BAD_REQUEST, None)
+            raise _Stop
+        scope = self._scope_in = self._scope(_METHODS.get(method) or method.decode("latin-1"), version)
         expect = b"expect" in headers and version == "1.1" and headers[b"expect"].lower() == b"100-continue"
         path = scope["path"]
         sqs = self._sqs = self.lane.fast and (path == "/" or not is_admin_path(path))
         owed = self._answering or bool(self._queue) or self._write_paused
-        if sqs and self._declared_too_large():
+        length = headers.get(b"content-length")
+        if sqs and length is not None and len(length) >= self._cap_digits and self._declared_too_large(length):
             self._refuse_body(scope, owed)
         if sqs:
             if not owed:
@@ -627,7 +644,7 @@ class SQSProtocol:
             self._incoming = request = _Request(scope, headers, keep_alive, expect and self._has_body())
             self._queue.append(request)
         else:
-            scope["state"] = self._app_state.copy()
+            scope.update(type="http", asgi=_ASGI, root_path="", state=self._app_state.copy())
             cycle = self._incoming = Cycle(self, scope, keep_alive)
             cycle.expect = expect and self._has_body()
             if not owed:
@@ -649,10 +666,9 @@ class SQSProtocol:
         ]
         return codings == [b"chunked"]
 
-    def _declared_too_large(self) -> bool:
-        length = self._header_map.get(b"content-length")
-        if length is None or len(length) < self._cap_digits:  # fewer digits than the cap: never over it
-            return False
+    def _declared_too_large(self, length: bytes) -> bool:
+        """Whether a ``Content-Length`` value declares more than the body cap (no ``int()`` of thousands of
+        digits)."""
         digits = length.strip().lstrip(b"0")
         return digits.isdigit() and (len(digits) > 19 or int(digits) > self.app.max_body_bytes)
 
@@ -681,24 +697,27 @@ class SQSProtocol:
         return b"transfer-encoding" in headers or (length is not None and length.strip(b"0") != b"")
 
     def _scope(self, method: str, version: str) -> dict[str, Any]:
-        """The request's context, the same for an SQS call and an ASGI request (ASGI HTTP scope keys): the
-        client's address and the scheme from the socket, or from a trusted proxy's headers."""
-        raw_path, query = _target(self._url)
+        """The request's context, the same for an SQS call and an ASGI request (ASGI HTTP scope keys; an ASGI
+        request's adds ``type``, ``asgi``, ``root_path`` and ``state``): the client's address and the scheme from
+        the socket, or from a trusted proxy's headers."""
+        url = self._url
+        # find(), not ``in``: a bytes ``in`` tries the operand as an int first and raises and clears a TypeError
+        if url.startswith(b"/") and url.find(b"?") < 0 and url.find(b"#") < 0:
+            raw_path, query = url, b""
+        else:
+            raw_path, query = _target(url)
         client, scheme = self._peer, self._scheme
         trusted = self.lane.trusted
         proxied = False
         if trusted is not None:
             client, scheme, proxied = trusted.apply(client, scheme, self._header_map)
         scope: dict[str, Any] = {
-            "type": "http",
-            "asgi": {"version": "3.0", "spec_version": "2.3"},
             "http_version": version,
             "method": method,
             "scheme": scheme,
             "path": _decoded_path(raw_path),
             "raw_path": raw_path,
             "query_string": query,
-            "root_path": "",
             "headers": self._headers,
             "client": client,
             "server": self._server,
@@ -736,8 +755,10 @@ class SQSProtocol:
         self._reading = False
         self.deadline.stop()
         keep_alive = self._keep_alive_in
-        if keep_alive and not self.parser.should_keep_alive():  # a trailer said close: llhttp reads nothing more
-            keep_alive = self._keep_alive_in = False
+        if self._trailers:
+            self._trailers = False
+            if keep_alive and not self.parser.should_keep_alive():  # a trailer said close: llhttp reads no more
+                keep_alive = self._keep_alive_in = False
         incoming = self._incoming
         self._incoming = None
         if not keep_alive:
@@ -772,6 +793,7 @@ class SQSProtocol:
     ) -> None:
         """Run the call: answered at once when it does not wait, else driven on as a :class:`WaitingCall`."""
         self._answer_keep_alive = keep_alive
+        self._answer_head = scope["method"] == "HEAD"
         app = self.app
         if too_large:
             coro = app.answer(scope, headers.get, app.refuse_body, self._watch)
@@ -829,9 +851,13 @@ class SQSProtocol:
         parts = [status_line(status), _date()]
         for name, value in headers:
             parts += (name, b": ", value, b"\r\n")
-        if not self._answer_keep_alive or (not self._keep_alive and not self._queue and not self._reading):
-            parts.append(b"connection: close\r\n")
-        parts += (b"\r\n", payload)
+        if not self._answer_keep_alive or (
+            not self._keep_alive and not self._queue and not self._reading and self._refusal is None
+        ):
+            parts.append(b"connection: close\r\n")  # the last answer on this connection (a refusal says it)
+        parts.append(b"\r\n")
+        if not self._answer_head:  # a HEAD request's answer has the head alone (RFC 9110 9.3.2)
+            parts.append(payload)
         transport.write(b"".join(parts))
         self.lane.state.answers += 1
 

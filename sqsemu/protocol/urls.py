@@ -10,6 +10,7 @@ is the account (otherwise ``Config.account_id``), the scope's region is the regi
 
 from __future__ import annotations
 
+from sqsemu.cachebound import CacheBound, size_of
 from sqsemu.config import Config
 from sqsemu.engine.broker import Namespace, Queue
 from sqsemu.security.region import valid_region
@@ -18,6 +19,10 @@ _CACHE_LIMIT = 4096
 ELASTICMQ_PREFIX = "queue"
 """The first path segment of ElasticMQ's older queue URLs, ``/queue/<name>``."""
 _url_cache: dict[str, tuple[str | None, str]] = {}
+URL_CACHE_BOUND = CacheBound(_CACHE_LIMIT, 2 * 1024 * 1024, 2048)
+"""What :func:`parse_queue_url` remembers: at most 4,096 URLs and 2 MiB (URLs and their parts), none of over 2 KiB
+(a queue URL is at most about 400 characters: a 253-character host, a port, 12 digits and an 80-character name;
+a longer ``QueueUrl`` is parsed again each time rather than held)."""
 
 
 def queue_url(base: str, queue: Queue) -> str:
@@ -60,9 +65,8 @@ def parse_queue_url(url: str) -> tuple[str | None, str]:
         result = (None, segments[0])
     else:
         result = (None, "")
-    if len(_url_cache) >= _CACHE_LIMIT:
-        _url_cache.clear()
-    _url_cache[url] = result
+    if URL_CACHE_BOUND.admit(_url_cache, size_of(url, result, result[0], result[1])):
+        _url_cache[url] = result
     return result
 
 
@@ -99,6 +103,9 @@ def credential_from_authorization(authorization: str) -> str | None:
 
 
 _ns_cache: dict[tuple[str | None, str, str], Namespace] = {}
+NAMESPACE_CACHE_BOUND = CacheBound(_CACHE_LIMIT, 1024 * 1024, 1024)
+"""What :func:`caller_namespace` remembers: at most 4,096 credential scopes and 1 MiB, none of over 1 KiB (a SigV4
+scope is an access key id of at most 128 characters and about 40 more; a longer one is worked out each time)."""
 
 
 def caller_namespace(credential: str | None, config: Config) -> Namespace:
@@ -120,7 +127,6 @@ def caller_namespace(credential: str | None, config: Config) -> Namespace:
         if scope_region and valid_region(scope_region):
             region = scope_region
     ns = Namespace(account, region)
-    if len(_ns_cache) >= _CACHE_LIMIT:
-        _ns_cache.clear()
-    _ns_cache[key] = ns
+    if NAMESPACE_CACHE_BOUND.admit(_ns_cache, size_of(key, credential, ns, ns.account_id, ns.region)):
+        _ns_cache[key] = ns
     return ns

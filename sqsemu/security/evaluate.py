@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from sqsemu.cachebound import CacheBound, size_of
 from sqsemu.security.policy import Policy, Statement
 
 __all__ = ["Context", "Decision", "Principal", "evaluate", "principal_for"]
@@ -167,6 +168,13 @@ class Decision:
 
 MAX_CANDIDATES = 4096
 """Entries of the candidate cache (policy, principal, action) before it is emptied."""
+MAX_ARN_CHARS = 2048
+"""The longest principal ARN whose candidates are cached (an ARN is at most 2,048 characters in IAM; ``POST
+/_sqsemu/authorize`` takes any text)."""
+CANDIDATES_BOUND = CacheBound(MAX_CANDIDATES, 16 * 1024 * 1024, 1024 * 1024 + 8192)
+"""The candidate cache's bound: 4,096 entries and 16 MiB, each entry counted with the policy it keeps alive
+(:attr:`Policy.size`) and its key; an entry over 1 MiB and 8 KiB (a document too large for the parse cache) is
+worked out again at each call, as are the candidates of an ARN over :data:`MAX_ARN_CHARS`."""
 _candidates: dict[tuple[Policy, str, str], tuple[tuple[Statement, str], ...]] = {}
 
 
@@ -185,9 +193,9 @@ def candidates(policy: Policy, principal: Principal, action: str) -> tuple[tuple
             if how is not None:
                 chosen.append((statement, how))
         found = tuple(chosen)
-        if len(_candidates) >= MAX_CANDIDATES:
-            _candidates.clear()
-        _candidates[key] = found
+        arn = principal.arn
+        if len(arn) <= MAX_ARN_CHARS and CANDIDATES_BOUND.admit(_candidates, policy.size + size_of(key, arn, found)):
+            _candidates[key] = found
     return found
 
 

@@ -18,7 +18,8 @@ cannot use, so the failure would only move to the next call and be harder to tra
 then known to come from a checked host. ``--base-url`` still overrides: with it set the Host header is not used for
 URLs and is not checked. A request without a Host header (HTTP/1.0) keeps using ``--host``/``--port``.
 
-Valid hosts are remembered (a bounded set), so a client that keeps sending the same Host pays one set lookup.
+Valid hosts are remembered (a set bounded in entries and bytes: :data:`GOOD_HOSTS_BOUND`), so a client that keeps
+sending the same Host pays one set lookup.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from sqsemu.cachebound import CacheBound, size_of
 from sqsemu.engine.errors import InvalidParameterValue
 
-__all__ = ["GOOD_HOSTS", "invalid_host", "valid_host"]
+__all__ = ["GOOD_HOSTS", "GOOD_HOSTS_BOUND", "invalid_host", "valid_host"]
 
 _NAME = r"[A-Za-z0-9_-]{1,63}(?:\.[A-Za-z0-9_-]{1,63})*\.?"
 _HOST_RE = re.compile(
@@ -38,7 +40,12 @@ _HOST_RE = re.compile(
 _MAX_REMEMBERED = 1024
 
 GOOD_HOSTS: set[str] = set()
-"""Host header values found valid so far (at most 1024; cleared when full). The app tests membership first."""
+"""Host header values found valid so far (within :data:`GOOD_HOSTS_BOUND`; emptied when full). The app tests
+membership first."""
+GOOD_HOSTS_BOUND = CacheBound(_MAX_REMEMBERED, 512 * 1024, 512)
+"""At most 1,024 hosts and 512 KiB in :data:`GOOD_HOSTS`, none of over 512 bytes: a DNS name with its port is at
+most 259 characters; an IPv6 literal's zone (``[fe80::1%25eth0]``) has no length limit of its own, so a longer valid
+Host is checked again on every request rather than held."""
 
 
 def valid_host(host: str) -> bool:
@@ -58,9 +65,8 @@ def valid_host(host: str) -> bool:
             return False
     if port is not None and int(port) > 65535:
         return False
-    if len(GOOD_HOSTS) >= _MAX_REMEMBERED:
-        GOOD_HOSTS.clear()
-    GOOD_HOSTS.add(host)
+    if GOOD_HOSTS_BOUND.admit(GOOD_HOSTS, size_of(host)):
+        GOOD_HOSTS.add(host)
     return True
 
 

@@ -41,6 +41,7 @@ import logging
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqsemu.cachebound import CacheBound, size_of
 from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.engine.errors import AccessDenied, InvalidAttributeValue
 from sqsemu.observability.accesslog import ACCESS_LOGGER, logfmt
@@ -65,6 +66,17 @@ QueueRef = tuple[str, str, str]
 """``(region, account id, queue name)``; the name ``*`` for an account's queues (ListQueues)."""
 
 _PRINCIPAL_TYPES = {"user": "User", "role": "AssumedRole", "root": "Account", "service": "Service"}
+FIXED_CONTEXTS = 1024
+"""Most ``(access key, region)`` context keys an :class:`AccessControl` remembers (and 1 MiB of them, by
+``fixed_bound``): a signed caller picks the region of its credential scope, any name that looks like one."""
+
+
+def _context_size(key: tuple[str, str], fixed: Mapping[str, Sequence[str]]) -> int:
+    """Bytes a remembered context holds (``sqsemu.cachebound.size_of`` of its key, dict, names and values)."""
+    total = size_of(key, key[1], fixed)
+    for name, values in fixed.items():
+        total += size_of(name, values, *values)
+    return total
 
 
 def _arn(ref: QueueRef) -> str:
@@ -114,6 +126,7 @@ class AccessControl:
         self.denied: dict[str, int] = {}
         self.logger = logging.getLogger(ACCESS_LOGGER)
         self._fixed: dict[tuple[str, str], dict[str, Sequence[str]]] = {}  # (key, region) -> the caller's keys
+        self.fixed_bound = CacheBound(FIXED_CONTEXTS, 1024 * 1024, 16 * 1024)  # what _fixed holds (FIXED_CONTEXTS)
         self._now = self._seconds
 
     # ------------------------------------------------------------------------------------------- the request path
@@ -135,9 +148,12 @@ class AccessControl:
         needs = REQUIRED.get(action)
         if identity is None or needs is None:
             return
-        fixed = self._fixed.get((identity.access_key_id, caller.region))
+        key = (identity.access_key_id, caller.region)
+        fixed = self._fixed.get(key)
         if fixed is None:
-            fixed = self._fixed[identity.access_key_id, caller.region] = self._fixed_context(identity, caller.region)
+            fixed = self._fixed_context(identity, caller.region)
+            if self.fixed_bound.admit(self._fixed, _context_size(key, fixed)):
+                self._fixed[key] = fixed
         decision = self._decide(identity.principal, identity.policies, needs, request, addressed, caller, fixed, scope)
         if decision is not None and not decision.allowed:
             self._denied(identity, decision, request_id)

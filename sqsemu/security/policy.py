@@ -21,7 +21,8 @@ reference" (and the SQS Developer Guide's "Amazon SQS Access Policy Language" pa
   (a string, number or boolean, or an array of them).
 
 A document that breaks one is refused with :class:`PolicyError` naming the rule. :func:`parse_policy` caches parsed
-documents by their text, so a queue's policy is parsed once, whatever the number of calls.
+documents by their text, so a queue's policy is parsed once, whatever the number of calls; the cache is bounded in
+bytes (:data:`PARSED_BOUND`), since the texts are the clients'.
 """
 
 from __future__ import annotations
@@ -29,15 +30,16 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
+from sqsemu.cachebound import CacheBound, size_of
 from sqsemu.security.conditions import Condition, parse_conditions
 
 __all__ = [
     "VERSIONS",
     "Pattern",
     "Policy",
+    "PARSED_BOUND",
     "PolicyError",
     "PrincipalSet",
     "Statement",
@@ -48,6 +50,13 @@ VERSIONS = ("2012-10-17", "2008-10-17")
 """The policy language versions AWS accepts ("IAM JSON policy elements: Version")."""
 MAX_CACHED = 1024
 """Parsed documents kept (by text): far more than the distinct policies of a test run."""
+PARSED_BYTES_PER_TEXT_BYTE = 10
+"""What a parsed document holds, per byte of its text, as :attr:`Policy.size` estimates it (measured: 8 to 9 for
+documents of 1 to 100 statements, about 1 for one made of a single long string)."""
+PARSED_BOUND = CacheBound(MAX_CACHED, 16 * 1024 * 1024, 1024 * 1024)
+"""The parse cache: at most 1,024 documents and 16 MiB (by :attr:`Policy.size`, text included), none over 1 MiB (a
+text of about 100 KiB); a larger document is parsed again at each use rather than held."""
+_parsed: dict[tuple[str, bool], Policy] = {}
 
 _TOP_KEYS = frozenset(("Version", "Id", "Statement"))
 _STATEMENT_KEYS = frozenset(
@@ -147,12 +156,14 @@ class Statement:
 @dataclass(frozen=True, slots=True, eq=False)
 class Policy:
     """A parsed policy document: its ``Version`` (``2008-10-17`` when absent), ``Id`` and statements. Compared and
-    hashed by identity (one object per document text, :func:`parse_policy`), so it keys caches cheaply."""
+    hashed by identity (one object per document text, :func:`parse_policy`), so it keys caches cheaply. ``size``:
+    the bytes it holds, estimated from its text (:data:`PARSED_BYTES_PER_TEXT_BYTE`), for the caches that keep it."""
 
     version: str
     id: str | None
     statements: tuple[Statement, ...]
     resource_based: bool
+    size: int = 0
 
 
 def _strings(value: Any, where: str) -> tuple[str, ...]:
@@ -274,10 +285,20 @@ def _document(text: str) -> Any:
         raise PolicyError("The policy is not a valid JSON document.") from None
 
 
-@lru_cache(maxsize=MAX_CACHED)
 def parse_policy(text: str, resource_based: bool) -> Policy:
     """The parsed policy of the JSON ``text`` (a queue policy when ``resource_based``, else an identity-based
-    one); cached by ``(text, resource_based)``. Raises :class:`PolicyError` (module docstring for the rules)."""
+    one); cached by ``(text, resource_based)`` within :data:`PARSED_BOUND`. Raises :class:`PolicyError` (module
+    docstring for the rules)."""
+    key = (text, resource_based)
+    policy = _parsed.get(key)
+    if policy is None:
+        policy = _parse(text, resource_based)
+        if PARSED_BOUND.admit(_parsed, policy.size + size_of(key)):
+            _parsed[key] = policy
+    return policy
+
+
+def _parse(text: str, resource_based: bool) -> Policy:
     document = _document(text)
     if not isinstance(document, dict):
         raise PolicyError("The policy must be a JSON object.")
@@ -296,4 +317,4 @@ def parse_policy(text: str, resource_based: bool) -> Policy:
     if not isinstance(raw, list) or not raw:
         raise PolicyError("Statement is required: a statement object or a non-empty array of them.")
     statements = tuple(_statement(n, item, resource_based) for n, item in enumerate(raw))
-    return Policy(version, policy_id, statements, resource_based)
+    return Policy(version, policy_id, statements, resource_based, size_of(text) * PARSED_BYTES_PER_TEXT_BYTE)

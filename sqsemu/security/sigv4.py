@@ -177,12 +177,17 @@ def _query_parts(params: dict[str, str]) -> tuple[_Parts, int]:
             f"X-Amz-Algorithm only supports '{ALGORITHM}', got {params['X-Amz-Algorithm'][:40]!r}."
         )
     expires = params["X-Amz-Expires"]
-    if not (expires.isascii() and expires.isdigit()) or not 1 <= int(expires) <= MAX_EXPIRES_S:
+    significant = expires.lstrip("0")  # int() of thousands of digits raises (Python refuses over 4,300)
+    if (
+        not (expires.isascii() and expires.isdigit())
+        or len(significant) > 19
+        or not 1 <= int(significant or "0") <= MAX_EXPIRES_S
+    ):
         raise IncompleteSignature(f"X-Amz-Expires must be a number of seconds from 1 to {MAX_EXPIRES_S}.")
     parts = _Parts(
         params["X-Amz-Credential"], params["X-Amz-SignedHeaders"], params["X-Amz-Signature"], params["X-Amz-Date"]
     )
-    return parts, int(expires)
+    return parts, int(significant)
 
 
 _NOT_SIGNED_IN_QUERY = frozenset(("x-amz-date", "x-amz-security-token", "x-amz-content-sha256"))

@@ -7,8 +7,10 @@ test_connection_limits.py; the requests that must take the ASGI cycle in test_fa
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import re
 import time
 from collections.abc import Iterator
@@ -159,3 +161,64 @@ def test_an_admin_request_pipelined_behind_a_long_poll_is_answered_after_it(srv:
         second = read_answer(sock, buffer)
     assert first[0] == 200 and json.loads(first[2]) == {}, first  # the long poll's empty answer, first
     assert second[0] == 200 and json.loads(second[2])["status"] == "ok", second
+
+
+@contextlib.contextmanager
+def error_records() -> Iterator[list[logging.LogRecord]]:
+    """The ERROR records the server logs meanwhile (its own loggers and uvicorn's, where an exception in the ASGI
+    app is logged with its traceback)."""
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler = Keep(logging.ERROR)
+    loggers = [logging.getLogger(name) for name in ("sqsemu", "uvicorn.error")]
+    for log in loggers:
+        log.addHandler(handler)
+    try:
+        yield records
+    finally:
+        for log in loggers:
+            log.removeHandler(handler)
+
+
+ONE_IN_4301_DIGITS = b"0" * 4300 + b"1"
+OVER_THE_ADMIN_CAP_IN_4301_DIGITS = b"0" * 4294 + b"2000000"  # 2,000,000 bytes; the admin cap is 1 MiB
+
+
+@pytest.mark.parametrize(
+    ("before", "head", "length", "body", "status"),
+    [
+        (b"", b"PUT /_sqsemu/realism", ONE_IN_4301_DIGITS, b"{", 400),
+        (b"", b"PUT /_sqsemu/realism", OVER_THE_ADMIN_CAP_IN_4301_DIGITS, b"", 413),
+        (b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", b"POST /_sqsemu/reset", ONE_IN_4301_DIGITS, b"{", 400),
+        (
+            b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+            b"POST /_sqsemu/reset",
+            OVER_THE_ADMIN_CAP_IN_4301_DIGITS,
+            b"",
+            413,
+        ),
+    ],
+    ids=["put-one", "put-over-cap", "relayed-post-one", "relayed-post-over-cap"],
+)
+def test_a_content_length_of_4301_digits_on_an_admin_route_is_a_4xx_not_a_crash(
+    srv: ServerThread, before: bytes, head: bytes, length: bytes, body: bytes, status: int
+) -> None:
+    """Python's int() refuses strings of over 4,300 digits; httptools takes leading zeros, so such a length reaches
+    the admin routes' body cap: read as the number it is (a 400 for the body that is not JSON, a 413 over the cap)."""
+    request = (
+        head + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        b"Content-Length: " + length + b"\r\n\r\n" + body
+    )
+    with error_records() as errors, connect(srv) as sock:
+        sock.sendall(before + request)
+        buffer = bytearray()
+        if before:
+            assert read_answer(sock, buffer)[0] == 200
+        answer = read_answer(sock, buffer)
+    assert answer[0] == status, answer
+    assert "error" in json.loads(answer[2])
+    assert not errors, [record.getMessage() for record in errors]

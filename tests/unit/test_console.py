@@ -361,6 +361,16 @@ def test_edit_attributes_and_redrive_policy(console: Console) -> None:
     assert note(console.follow(resp)).startswith("Nothing to change")
 
 
+@pytest.mark.parametrize("count", ["\u00b2", "\u0663", "9" * 4301], ids=["superscript", "arabic", "4301-digits"])
+def test_a_receive_count_int_cannot_read_is_refused_as_sqs_would_refuse_it(console: Console, count: str) -> None:
+    dlq = console.queue("orders-dlq")
+    queue = console.queue("orders")
+    fields = {"dead_letter_arn": dlq.arn, "max_receive_count": count}
+    resp = console.post(page_of(queue) + "/attributes", fields)
+    assert resp.status == 400 and alert(resp).startswith("InvalidParameterValue"), (resp.status, alert(resp))
+    assert queue.redrive is None
+
+
 def test_tags_purge_and_delete(console: Console) -> None:
     queue = console.queue("orders")
     console.send(queue, "x")

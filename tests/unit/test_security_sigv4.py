@@ -300,6 +300,23 @@ def test_a_presigned_url_missing_parts_is_incomplete_signature() -> None:
     assert "X-Amz-Expires" in refused(request, IncompleteSignature, tamper=drop_expires).message
 
 
+@pytest.mark.parametrize(
+    ("expires", "error"),
+    [("9" * 4301, IncompleteSignature), ("0" * 4300 + "1", SignatureDoesNotMatch)],
+    ids=["4301-digits", "4301-with-zeros"],
+)
+def test_an_x_amz_expires_of_thousands_of_digits_is_refused_not_a_crash(expires: str, error: type[SQSError]) -> None:
+    """Python's int() refuses strings of over 4,300 digits: 4,301 nines are past the 7-day limit; 4,300 zeros and a 1
+    are one second, and the URL no longer matches its signature."""
+    request = signed(method="GET", url="http://localhost:9324/?Action=ListQueues", headers={}, body=b"", expires=60)
+
+    def lengthen(scope: dict[str, Any], body: bytes) -> tuple[dict[str, Any], bytes]:
+        query = scope["query_string"].replace(b"X-Amz-Expires=60", b"X-Amz-Expires=" + expires.encode())
+        return {**scope, "query_string": query}, body
+
+    refused(request, error, tamper=lengthen)
+
+
 # ------------------------------------------------------------------------------------------------ through the app
 
 
