@@ -177,15 +177,10 @@ _CALLBACKS: dict[str, tuple[_Callback, bool]] = {
 """The options whose flag does more than Config checks: ``{field: (click callback, is_eager)}``."""
 
 
-def _usage_error(option: str, message: str) -> click.BadParameter:
-    ctx = click.get_current_context()
-    param = next(p for p in ctx.command.params if p.name == option)
-    return click.BadParameter(message, ctx=ctx, param=param)
-
-
 def _security_config(options: dict[str, Any], **declarations: Any) -> Config:
     """``Config(**options, **declarations)``; what only the whole configuration can check (``--auth sigv4`` needs
-    credentials, and botocore) is a usage error (exit status 2) naming the field."""
+    credentials, and botocore) is a usage error (exit status 2) naming the field where it was set (the flag, its
+    variable, or the ``--config`` file's ``[server]`` key)."""
     try:
         config = Config(**options, **declarations)
     except ValueError as exc:
@@ -193,9 +188,10 @@ def _security_config(options: dict[str, Any], **declarations: Any) -> Config:
     if config.auth in ("sigv4", "iam"):
         from sqsemu.security.sigv4 import botocore_missing
 
-        missing = botocore_missing()
+        missing = botocore_missing(config.auth)
         if missing:
-            raise _usage_error("auth", missing)
+            ctx = click.get_current_context()
+            raise _bad_value(ctx, next(p for p in ctx.command.params if p.name == "auth"), missing)
     return config
 
 

@@ -71,7 +71,7 @@ from sqsemu.http.adminapp import AdminApp
 from sqsemu.http.home import CONTENT_TYPE as HOME_CONTENT_TYPE
 from sqsemu.http.home import home_text
 from sqsemu.observability import METRICS_PATH
-from sqsemu.observability.accesslog import AccessLog
+from sqsemu.observability.accesslog import ACCESS_LOGGER, AccessLog, logfmt
 from sqsemu.observability.banner import Banner
 from sqsemu.observability.fastlane import FastLaneState
 from sqsemu.observability.requeststats import UNKNOWN_ACTION
@@ -89,6 +89,7 @@ from sqsemu.protocol.urls import (
 )
 from sqsemu.security.admin import AdminGate
 from sqsemu.security.crosssite import CrossSitePolicy
+from sqsemu.security.errors import InvalidClientTokenId, RequestExpired, SignatureDoesNotMatch
 from sqsemu.security.host import GOOD_HOSTS, invalid_host, valid_host
 
 if TYPE_CHECKING:
@@ -102,6 +103,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 logger = logging.getLogger("sqsemu.http")
+_refusals = logging.getLogger(ACCESS_LOGGER)  # signature refusals (SQSApp._refused), beside --auth iam's denials
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
 """Largest accepted request body (bytes); larger ones get InvalidParameterValue (HTTP 400)."""
@@ -641,11 +643,37 @@ class SQSApp:
         """Verify the signature (``--auth sigv4``), recognise the protocol and the action, run the call: its
         encoded answer."""
         if self.verifier is not None:
-            call.namespace, call.access_key_id = self.verifier.verify_key(call.scope, body)
+            try:
+                call.namespace, call.access_key_id = self.verifier.verify_key(call.scope, body)
+            except (InvalidClientTokenId, SignatureDoesNotMatch, RequestExpired) as exc:
+                self._refused(call, body, exc)
+                raise
         detected = detect(call.scope["method"], call.target, call.content_type, call.scope["query_string"], body)
         call.is_json = detected.protocol is Protocol.JSON
         call.action = detected.action
         return await self._dispatch(call, detected, body, watch_disconnect)
+
+    def _refused(
+        self, call: _Call, body: bytes, exc: InvalidClientTokenId | SignatureDoesNotMatch | RequestExpired
+    ) -> None:
+        """Log a signature refusal (``sqsemu.access``, INFO, with or without ``--access-log``): the error, the key
+        id offered and the action the request names (its ``X-Amz-Target`` or ``Action``, ``-`` when none can be
+        read), which the call's access line then names too."""
+        try:
+            call.action = detect(
+                call.scope["method"], call.target, call.content_type, call.scope["query_string"], body
+            ).action
+        except Exception:  # noqa: BLE001 - a request too broken to name an action: it is refused all the same
+            call.action = None
+        if _refusals.isEnabledFor(logging.INFO):
+            fields = {
+                "refused": exc.shape,
+                "access_key_id": exc.access_key_id,
+                "action": call.action or "-",
+                "protocol": "json" if call.is_json else "query",
+                "request_id": call.request_id,
+            }
+            _refusals.info(logfmt(fields))
 
     async def _committed(self) -> None:
         """Durable mode: wait until the changes made so far are on disk (raises ``StoreError`` once the store

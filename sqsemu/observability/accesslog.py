@@ -40,18 +40,19 @@ MAX_VALUE_CHARS = 200
 _PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./:+@,;!?*#%&()[]{}<>|^~$'")
 
 
-def _value(value: object) -> str:
+def _value(value: object, limit: int = MAX_VALUE_CHARS) -> str:
     text = value if isinstance(value, str) else str(value)
-    if len(text) > MAX_VALUE_CHARS:
-        text = text[:MAX_VALUE_CHARS] + "..."
+    if len(text) > limit:
+        text = text[:limit] + "..."
     if text and all(char in _PLAIN for char in text):
         return text
     return json.dumps(text)
 
 
-def logfmt(fields: dict[str, Any]) -> str:
-    """``key=value`` pairs separated by blanks; None values are left out, others quoted when needed."""
-    return " ".join(f"{key}={_value(value)}" for key, value in fields.items() if value is not None)
+def logfmt(fields: dict[str, Any], limit: int = MAX_VALUE_CHARS) -> str:
+    """``key=value`` pairs separated by blanks; None values are left out, others quoted when needed and cut to
+    ``limit`` characters."""
+    return " ".join(f"{key}={_value(value, limit)}" for key, value in fields.items() if value is not None)
 
 
 class SqsCall:

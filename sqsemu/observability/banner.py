@@ -3,18 +3,21 @@
 Five lines, e.g.::
 
     sqsemu 0.1.0 serving SQS at http://127.0.0.1:9324 (region us-east-1, default account 000000000000)
-    clock system, fidelity relaxed, data in memory
+    clock system, fidelity relaxed, data in memory, auth none (any credentials)
     queues: 0 restored, 2 declared
     metrics at http://127.0.0.1:9324/metrics; console: none in this build
     build: compiled (mypyc)
 
-In durable mode the second line reads ``data durable in /abs/dir (fsync normal)``. The last line says ``metrics off
+In durable mode the second line reads ``data durable in /abs/dir (fsync normal)``; it ends with the auth mode
+(``--auth``): ``auth none (any credentials)``, ``auth sigv4 (2 credentials)`` or ``auth iam (3 identities)``, the
+number of ``[[credentials]]`` keys. The last line says ``metrics off
 (--no-metrics)`` or ``console off`` when they are switched off (``--no-admin``, or the console's own switch, when
 the Config has one), and ``(admin token required)`` when ``--admin-token`` guards them. The last line is
 :func:`sqsemu.compiled.status`: ``compiled (mypyc)`` or ``pure Python: <reason>``. With ``--log-format json``
 every line is a record of its own and the first carries the facts as fields: ``version``, ``endpoint``,
 ``region``, ``account``, ``clock``, ``fidelity``, ``data_dir`` (``null``: in memory), ``fsync``,
-``queues_restored``, ``queues_declared``, ``metrics_url``, ``console_url`` (``null`` when off or absent), ``build``.
+``queues_restored``, ``queues_declared``, ``metrics_url``, ``console_url`` (``null`` when off or absent), ``build``,
+``auth`` (``none``, ``sigv4``, ``iam``) and ``identities`` (the keys it accepts; 0 with ``none``).
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ class Banner:
     admin: bool = True  # the console is on (the admin routes are, and the console's own switch if there is one)
     console_built: bool = False
     build: str = ""  # sqsemu.compiled.status()
+    auth: str = "none"  # --auth: none, sigv4 or iam
+    identities: int = 0  # the [[credentials]] keys --auth sigv4 or iam accepts (each one identity under iam)
 
     @classmethod
     def of(cls, config: Config, version: str, port: int, restored: int, data_dir: str | None = None) -> Banner:
@@ -92,6 +97,8 @@ class Banner:
             admin=console_on,
             console_built=built,
             build=compiled.status(),
+            auth=config.auth,
+            identities=len(config.credentials) if config.auth != "none" else 0,
         )
 
     def lines(self) -> list[str]:
@@ -108,11 +115,19 @@ class Banner:
         return [
             f"sqsemu {self.version} serving SQS at {self.endpoint} (region {self.region}, default account "
             f"{self.account})",
-            f"clock {self.clock}, fidelity {self.fidelity}, {data}",
+            f"clock {self.clock}, fidelity {self.fidelity}, {data}, {self.auth_words()}",
             f"queues: {self.queues_restored} restored, {self.queues_declared} declared",
             f"{metrics}; {console}",
             f"build: {self.build}",
         ]
+
+    def auth_words(self) -> str:
+        """The auth mode in words: ``auth none (any credentials)``, ``auth sigv4 (2 credentials)``, ``auth iam (3
+        identities)``."""
+        if self.auth == "none":
+            return "auth none (any credentials)"
+        one, many = ("identity", "identities") if self.auth == "iam" else ("credential", "credentials")
+        return f"auth {self.auth} ({self.identities} {one if self.identities == 1 else many})"
 
     def fields(self) -> dict[str, object]:
         """The facts, for the JSON format."""

@@ -193,7 +193,8 @@ def _scalar(value: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Condition:
-    """One (operator, key) pair of a ``Condition`` block: ``operator`` as written, ``key`` in lower case."""
+    """One (operator, key) pair of a ``Condition`` block: ``operator`` as written, ``key`` in lower case,
+    ``written_key`` as written (for explanations)."""
 
     operator: str
     key: str
@@ -203,6 +204,7 @@ class Condition:
     negated: bool
     if_exists: bool
     quantifier: str  # "", "any" (ForAnyValue:), "all" (ForAllValues:)
+    written_key: str = ""
 
     def holds(self, context: ContextLookup) -> bool:
         """Whether this condition holds for the request ``context`` (module docstring)."""
@@ -255,7 +257,7 @@ def parse_conditions(block: Any) -> tuple[Condition, ...]:
                     raise ValueError(f"invalid condition operator {written[:60]!r}")
                 if any(text.lower() not in ("true", "false") for text in texts):
                     raise ValueError("Null takes true or false")
-                conditions.append(Condition(written, key.lower(), texts, texts, None, False, False, ""))
+                conditions.append(Condition(written, key.lower(), texts, texts, None, False, False, "", key))
                 continue
             entry = OPERATORS.get(name)
             if entry is None:
@@ -263,6 +265,6 @@ def parse_conditions(block: Any) -> tuple[Condition, ...]:
             parse, test, negated = entry
             conditions.append(
                 Condition(written, key.lower(), texts, tuple(parse(t) for t in texts), test, negated, if_exists,
-                          quantifier)
+                          quantifier, key)
             )  # fmt: skip
     return tuple(conditions)

@@ -57,6 +57,8 @@ class InvalidClientTokenId(SQSError):
     """The access key id is not one of the configured ``[[credentials]]`` (HTTP 403)."""
 
     shape = "InvalidClientTokenId"
+    access_key_id: str | None = None
+    """The access key id the request offered (set by the verifier; the refusal's log line names it)."""
 
     def __init__(self, message: str = "The security token included in the request is invalid.") -> None:
         super().__init__(message)
@@ -66,6 +68,8 @@ class SignatureDoesNotMatch(SQSError):
     """The signature is not the one the key's secret gives, or the signed time is too far off (HTTP 403)."""
 
     shape = "SignatureDoesNotMatch"
+    access_key_id: str | None = None
+    """The access key id the request offered (set by the verifier; the refusal's log line names it)."""
 
     def __init__(self, message: str = SIGNATURE_MISMATCH_MESSAGE) -> None:
         super().__init__(message)
@@ -75,6 +79,8 @@ class RequestExpired(SQSError):
     """A presigned URL used after ``X-Amz-Date`` + ``X-Amz-Expires`` (HTTP 400)."""
 
     shape = "RequestExpired"
+    access_key_id: str | None = None
+    """The access key id the request offered (set by the verifier; the refusal's log line names it)."""
 
     def __init__(self, message: str = "Request has expired.") -> None:
         super().__init__(message)

@@ -23,6 +23,12 @@ A denial's message follows AWS's recorded form ("User: <arn> is not authorized t
 resource: <queue arn> because no identity-based policy allows the sqs:sendmessage action"; "... because no
 resource-based policy allows ..." across accounts; "... with an explicit deny in a resource-based policy" from the
 IAM page "Troubleshoot access denied error messages"), the action in lower case as SQS writes it.
+
+:func:`explain` says why, statement by statement: every policy looked at (the identity-based policies by name, the
+queue policy or that there is none), and for each statement whether it applies or the first element that does not
+match (in the order ``Action``/``NotAction``, ``Principal``/``NotPrincipal``, ``Resource``/``NotResource``, then each
+``Condition`` operator and key as written). It is worked out only for a denial and for ``POST /_sqsemu/authorize``:
+an allowed call pays nothing for it.
 """
 
 from __future__ import annotations
@@ -34,7 +40,17 @@ from datetime import UTC, datetime
 from sqsemu.cachebound import CacheBound, size_of
 from sqsemu.security.policy import Policy, Statement
 
-__all__ = ["Context", "Decision", "Principal", "evaluate", "principal_for"]
+__all__ = [
+    "Context",
+    "Decision",
+    "Explanation",
+    "PolicyReport",
+    "Principal",
+    "StatementReport",
+    "evaluate",
+    "explain",
+    "principal_for",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,11 +136,75 @@ class Context:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class StatementReport:
+    """One statement as :func:`explain` found it: its ``statement`` label (Sid or ``#n``), ``effect`` (``Allow`` or
+    ``Deny``) and ``failed``: None when it applies to the call, else the first element that does not match
+    (``Action``, ``NotPrincipal``, ``Resource``, ``Condition StringEquals aws:SourceArn``...)."""
+
+    statement: str
+    effect: str
+    failed: str | None
+
+    @property
+    def matched(self) -> bool:
+        """Whether the statement applies to the call."""
+        return self.failed is None
+
+    def text(self) -> str:
+        """In words: ``read-only (Allow) matched`` or ``never-purge (Deny) not matched: Action``."""
+        head = f"{self.statement} ({self.effect})"
+        return f"{head} matched" if self.failed is None else f"{head} not matched: {self.failed}"
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready fields."""
+        return {"statement": self.statement, "effect": self.effect, "matched": self.matched, "failed": self.failed}
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyReport:
+    """One policy :func:`explain` looked at: its ``policy`` name (``identity policy 1``, ``identity policy
+    reader.json``, ``queue policy``) and its ``statements``; None when the policy is absent (a queue without a
+    ``Policy`` attribute)."""
+
+    policy: str
+    statements: tuple[StatementReport, ...] | None
+
+    def text(self) -> str:
+        """In words: ``queue policy: none`` or ``identity policy 1: <statement>, <statement>``."""
+        if self.statements is None:
+            return f"{self.policy}: none"
+        return f"{self.policy}: " + ", ".join(statement.text() for statement in self.statements)
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready fields (``present`` false and no statements for an absent policy)."""
+        statements = self.statements
+        return {
+            "policy": self.policy,
+            "present": statements is not None,
+            "statements": [statement.as_dict() for statement in statements or ()],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why a decision went as it did (:func:`explain`): the ``policies`` evaluated, in order, and ``notes`` (the
+    caller has no identity-based policies, the queue does not exist...)."""
+
+    policies: tuple[PolicyReport, ...]
+    notes: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """The policies in words, ``; `` between them (the denial's log line)."""
+        return "; ".join(policy.text() for policy in self.policies) or "none"
+
+
 @dataclass(slots=True)
 class Decision:
     """The outcome of :func:`evaluate`: ``allowed``; ``reason`` (``explicit deny``, ``allowed``, ``root user``,
     ``no identity-based policy allows``, ``no resource-based policy allows``); the deciding ``policy``
-    (``identity policy <n>`` or ``queue policy``) and ``statement`` (its Sid or ``#n``) when one decided."""
+    (``identity policy <n>`` or ``queue policy``) and ``statement`` (its Sid or ``#n``) when one decided;
+    ``explanation`` when one was asked for (:func:`explain`)."""
 
     allowed: bool
     reason: str
@@ -133,6 +213,7 @@ class Decision:
     resource: str
     policy: str | None = None
     statement: str | None = None
+    explanation: Explanation | None = None
 
     @property
     def deciding(self) -> str:
@@ -152,8 +233,9 @@ class Decision:
         return f"{head} because no {kind} policy allows the {action} action"
 
     def as_dict(self) -> dict[str, object]:
-        """The decision as JSON-ready fields (``POST /_sqsemu/authorize``)."""
-        return {
+        """The decision as JSON-ready fields (``POST /_sqsemu/authorize``); with its explanation, ``evaluated`` (the
+        policies looked at, :meth:`PolicyReport.as_dict`), ``explained`` (them in words) and ``notes``."""
+        fields: dict[str, object] = {
             "decision": "allowed" if self.allowed else "denied",
             "reason": self.reason,
             "principal": self.principal,
@@ -164,6 +246,12 @@ class Decision:
             "deciding": self.deciding,
             "message": None if self.allowed else self.message(),
         }
+        explanation = self.explanation
+        if explanation is not None:
+            fields["evaluated"] = [policy.as_dict() for policy in explanation.policies]
+            fields["explained"] = explanation.text()
+            fields["notes"] = list(explanation.notes)
+        return fields
 
 
 MAX_CANDIDATES = 4096
@@ -276,3 +364,62 @@ def evaluate(
     if (same_account or not identity_ok) and principal.kind != "service":
         return Decision(False, "no identity-based policy allows", principal.arn, action, resource)
     return Decision(False, "no resource-based policy allows", principal.arn, action, resource)
+
+
+def _first_failure(statement: Statement, resource: str, context: Context) -> str | None:
+    """The first of a statement's resource element and conditions that does not match the call, None if none."""
+    resources = statement.resources
+    if resources is not None and resources.matches(resource) == statement.not_resource:
+        return "NotResource" if statement.not_resource else "Resource"
+    for condition in statement.conditions:
+        if not condition.holds(context):
+            return f"Condition {condition.operator} {condition.written_key or condition.key}"
+    return None
+
+
+def _report(
+    label: str, policy: Policy, principal: Principal, action: str, resource: str, context: Context
+) -> PolicyReport:
+    """Each statement of ``policy`` checked against the call, element by element (:func:`explain`)."""
+    found: list[StatementReport] = []
+    for statement in policy.statements:
+        failed: str | None
+        if statement.actions.matches(action) == statement.not_action:
+            failed = "NotAction" if statement.not_action else "Action"
+        elif policy.resource_based and _named(statement, principal) is None:
+            failed = "NotPrincipal" if statement.not_principal else "Principal"
+        else:
+            failed = _first_failure(statement, resource, context)
+        found.append(StatementReport(statement.label, "Allow" if statement.allow else "Deny", failed))
+    return PolicyReport(label, tuple(found))
+
+
+def explain(
+    principal: Principal,
+    action: str,
+    resource: str,
+    identity_policies: Sequence[tuple[str, Policy]],
+    queue_policy: Policy | None,
+    context: Context,
+    queue_policy_label: str = "queue policy",
+    notes: Sequence[str] = (),
+) -> Explanation:
+    """What :func:`evaluate` looked at for the same call (its arguments), statement by statement: the identity-based
+    policies (a user's or role's; none for a root user or a service), then the queue policy, named
+    ``queue_policy_label``, or its absence; ``notes`` are added after those this finds (module docstring)."""
+    policies: list[PolicyReport] = []
+    found_notes: list[str] = []
+    if principal.kind in ("user", "role"):
+        for label, policy in identity_policies:
+            policies.append(_report(label, policy, principal, action, resource, context))
+        if not identity_policies:
+            found_notes.append(f"{principal.arn} has no identity-based policies")
+    elif principal.kind == "root":
+        found_notes.append("a root user has no identity-based policies: its account allows it on its own queues")
+    else:
+        found_notes.append("a service principal has no identity-based policies: only the queue policy can allow it")
+    if queue_policy is None:
+        policies.append(PolicyReport(queue_policy_label, None))
+    else:
+        policies.append(_report(queue_policy_label, queue_policy, principal, action, resource, context))
+    return Explanation(tuple(policies), tuple(found_notes) + tuple(notes))

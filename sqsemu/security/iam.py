@@ -8,7 +8,9 @@ text by :func:`sqsemu.security.policy.parse_policy`), builds the request context
 ``AccessDenied`` (HTTP 403; Query ``<Code>AccessDenied</Code>``, JSON ``__type``
 ``com.amazon.coral.service#AccessDeniedException`` and ``x-amzn-query-error: AccessDenied;Sender``, the one table of
 ``sqsemu.protocol.errors``) with AWS's message, logs one line (logger ``sqsemu.access``, INFO) naming the identity,
-the action, the resource and the deciding statement, and counts ``sqsemu_access_denied_total{action}``.
+the action, the resource, the deciding statement and every policy evaluated with each statement's outcome
+(:func:`sqsemu.security.evaluate.explain`; ``notes``: no identity-based policies, a queue that does not exist), and
+counts ``sqsemu_access_denied_total{action}``.
 
 An allowed ``SetQueueAttributes`` or ``CreateQueue`` carrying a ``Policy`` has its grammar checked
 (:mod:`sqsemu.security.policy`): a bad one is ``InvalidAttributeValue`` ``Invalid value for the parameter Policy.
@@ -30,8 +32,8 @@ policy simulator::
      "action": "SendMessage" | "sqs:SendMessage", "queue": <queue URL, ARN or name>,
      "context": {"aws:SourceArn": "arn:aws:sns:...", ...}, "queue_policy": <JSON text, instead of the queue's>}
 
-and is answered ``{"decision": "allowed"|"denied", "deciding": ..., "message": ..., "checks": [...]}``, one check
-per IAM action the call needs.
+and is answered ``{"decision": "allowed"|"denied", "deciding": ..., "message": ..., "evaluated": [...],
+"explained": ..., "notes": [...], "checks": [...]}``, one check per IAM action the call needs, each explained alike.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from sqsemu.engine.errors import AccessDenied, InvalidAttributeValue
 from sqsemu.observability.accesslog import ACCESS_LOGGER, logfmt
 from sqsemu.protocol.urls import parse_queue_url
 from sqsemu.security.actions import REQUIRED
-from sqsemu.security.evaluate import Context, Decision, Principal, evaluate, principal_for
+from sqsemu.security.evaluate import Context, Decision, Principal, evaluate, explain, principal_for
 from sqsemu.security.identity import Identity, identities
 from sqsemu.security.policy import Policy, PolicyError, parse_policy
 
@@ -66,6 +68,8 @@ QueueRef = tuple[str, str, str]
 """``(region, account id, queue name)``; the name ``*`` for an account's queues (ListQueues)."""
 
 _PRINCIPAL_TYPES = {"user": "User", "role": "AssumedRole", "root": "Account", "service": "Service"}
+EXPLAINED_CHARS = 4000
+"""The longest value of a denial's log line (its ``evaluated`` policies), beyond which it is cut with ``...``."""
 FIXED_CONTEXTS = 1024
 """Most ``(access key, region)`` context keys an :class:`AccessControl` remembers (and 1 MiB of them, by
 ``fixed_bound``): a signed caller picks the region of its credential scope, any name that looks like one."""
@@ -243,24 +247,42 @@ class AccessControl:
                 queue_policy = _policy_of(queue_policy_text)
             context = Context(fixed, self._now, scope, tags)
             decision = evaluate(principal, iam_action, _arn(ref), ref[1], policies, queue_policy, context)
+            if checks is not None or not decision.allowed:  # explained: a denial, POST /_sqsemu/authorize
+                notes = self._queue_notes(ref, queue_policy_text is not None and role in ("queue", "source"))
+                decision.explanation = explain(
+                    principal, iam_action, decision.resource, policies, queue_policy, context, notes=notes
+                )
             if checks is not None:
                 checks.append(decision)
             if not decision.allowed:
                 return decision
         return decision
 
+    def _queue_notes(self, ref: QueueRef, given: bool) -> tuple[str, ...]:
+        """What an explanation says of the queue ``ref``: that it does not exist, or that its policy was the one
+        ``given`` with a hypothetical call."""
+        if given:
+            return ("the queue policy is the one given in the request",)
+        if ref[2] == "*" or ref[2] in self.broker.namespaces.get(Namespace(ref[1], ref[0]), {}):
+            return ()
+        return (f"the queue {ref[2]} does not exist in account {ref[1]}, region {ref[0]}: it has no queue policy",)
+
     def _denied(self, identity: Identity, decision: Decision, request_id: str) -> None:
+        """Count the denial and log its line: who, what, on what, what decided, every policy evaluated."""
         self.denied[decision.action] = self.denied.get(decision.action, 0) + 1
         if self.logger.isEnabledFor(logging.INFO):
+            explanation = decision.explanation
             fields = {
                 "denied": decision.action,
                 "identity": decision.principal,
                 "access_key_id": identity.access_key_id,
                 "resource": decision.resource,
                 "decided_by": decision.deciding,
+                "evaluated": explanation.text() if explanation is not None else None,
+                "notes": "; ".join(explanation.notes) if explanation is not None and explanation.notes else None,
                 "request_id": request_id,
             }
-            self.logger.info(logfmt(fields))
+            self.logger.info(logfmt(fields, EXPLAINED_CHARS))
 
     # ------------------------------------------------------------------------------------ explained: the admin API
 

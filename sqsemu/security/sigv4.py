@@ -76,13 +76,14 @@ TIMESTAMP_FORMAT = "%Y%m%dT%H%M%SZ"
 Scope = MutableMapping[str, Any]
 
 
-def botocore_missing() -> str | None:
-    """None when botocore can be imported, else the message telling how to install it."""
+def botocore_missing(mode: str = "sigv4") -> str | None:
+    """None when botocore can be imported, else the message telling how to install it: ``auth "<mode>"`` (the mode
+    asked for, ``sigv4`` or ``iam``) needs sqsemu's ``auth`` extra."""
     if importlib.util.find_spec("botocore") is not None:
         return None
     return (
-        "--auth sigv4 verifies signatures with botocore, which is not installed: "
-        "pip install botocore (or sqsemu's auth extra)"
+        f'auth "{mode}" verifies signatures with botocore, which is not installed: install sqsemu\'s auth extra, '
+        "pip install 'sqsemu[auth]' (from a checkout: pip install '.[auth]')"
     )
 
 
@@ -214,7 +215,7 @@ class SigV4Verifier:
     """Verifies requests against ``config.credentials`` (module docstring); ``now`` is the wall clock (epoch s)."""
 
     def __init__(self, config: Config, now: Callable[[], float] = time.time) -> None:
-        missing = botocore_missing()
+        missing = botocore_missing(config.auth)
         if missing:
             raise RuntimeError(missing)
         from botocore.auth import SigV4Auth, SigV4QueryAuth
@@ -277,6 +278,23 @@ class SigV4Verifier:
                 raise MissingAuthenticationToken()
             parts, expires = _query_parts(params)
             presigned = True
+        try:
+            return self._verified(scope, body, query, parts, presigned, expires, service)
+        except (InvalidClientTokenId, SignatureDoesNotMatch, RequestExpired) as exc:
+            exc.access_key_id = parts.access_key_id  # the refusal's log line names it (sqsemu.http.app)
+            raise
+
+    def _verified(
+        self,
+        scope: Scope,
+        body: bytes,
+        query: list[tuple[str, str]],
+        parts: _Parts,
+        presigned: bool,
+        expires: int,
+        service: str,
+    ) -> tuple[Namespace, str]:
+        """Checks 3 to 6 of the module docstring, once the signature's parts are read."""
         credential = self._credentials.get(parts.access_key_id)
         if credential is None:
             raise InvalidClientTokenId()

@@ -192,7 +192,7 @@ def test_banner_lines_at_start(tmp_path: Path) -> None:
     assert lines[0].startswith("sqsemu ")
     assert lines[0].endswith(f" serving SQS at {endpoint} (region eu-west-1, default account {ACCOUNT})")
     assert lines[1:] == [
-        "clock manual, fidelity relaxed, data in memory",
+        "clock manual, fidelity relaxed, data in memory, auth none (any credentials)",
         "queues: 0 restored, 2 declared",
         f"metrics at {endpoint}/metrics; console at {endpoint}/_sqsemu/ui/",
         f"build: {compiled.status()}",  # the server's environment is this one's: the same build
@@ -209,7 +209,7 @@ def test_banner_of_a_durable_server_in_json(tmp_path: Path) -> None:
         entries = [json.loads(line) for line in _log_lines(server)]
     banner = [e for e in entries if e["logger"] == "sqsemu.banner"]
     assert [e["message"] for e in banner][1:] == [
-        f"clock system, fidelity relaxed, data durable in {data.resolve()} (fsync normal)",
+        f"clock system, fidelity relaxed, data durable in {data.resolve()} (fsync normal), auth none (any credentials)",
         "queues: 1 restored, 0 declared",
         f"metrics off (--no-metrics); console at {server.endpoint_url}/_sqsemu/ui/",
         f"build: {compiled.status()}",

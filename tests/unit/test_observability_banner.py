@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from sqsemu import compiled
-from sqsemu.config import Config, QueueDeclaration
+from sqsemu.config import Config, Credential, QueueDeclaration
 from sqsemu.observability import banner as banner_module
 from sqsemu.observability.banner import Banner, endpoint_url
 
@@ -16,7 +16,7 @@ def test_banner_of_the_defaults() -> None:
     banner = Banner.of(Config(), "1.2.3", 9324, restored=0)
     assert banner.lines() == [
         "sqsemu 1.2.3 serving SQS at http://127.0.0.1:9324 (region us-east-1, default account 000000000000)",
-        "clock system, fidelity relaxed, data in memory",
+        "clock system, fidelity relaxed, data in memory, auth none (any credentials)",
         "queues: 0 restored, 0 declared",
         "metrics at http://127.0.0.1:9324/metrics; console at http://127.0.0.1:9324/_sqsemu/ui/",
         f"build: {compiled.status()}",
@@ -36,7 +36,7 @@ def test_banner_of_a_durable_server_with_declared_queues() -> None:
     banner = Banner.of(config, "1.2.3", 9999, restored=5, data_dir="/srv/data")
     assert banner.lines() == [
         "sqsemu 1.2.3 serving SQS at http://127.0.0.1:9999 (region eu-west-1, default account 123456789012)",
-        "clock manual, fidelity strict, data durable in /srv/data (fsync full)",
+        "clock manual, fidelity strict, data durable in /srv/data (fsync full), auth none (any credentials)",
         "queues: 5 restored, 2 declared",
         "metrics at http://127.0.0.1:9999/metrics; console at http://127.0.0.1:9999/_sqsemu/ui/",
         f"build: {compiled.status()}",
@@ -55,6 +55,8 @@ def test_banner_of_a_durable_server_with_declared_queues() -> None:
         "metrics_url": "http://127.0.0.1:9999/metrics",
         "console_url": "http://127.0.0.1:9999/_sqsemu/ui/",
         "build": compiled.status(),
+        "auth": "none",
+        "identities": 0,
     }
 
 
@@ -76,6 +78,16 @@ def test_banner_names_the_console_when_built_and_the_admin_token(monkeypatch: py
     off = Banner.of(Config(admin=False), "1", 9324, restored=0)
     assert off.lines()[3] == "metrics at http://127.0.0.1:9324/metrics; console off"
     assert off.console_url is None
+
+
+def test_banner_states_the_auth_mode_and_the_number_of_identities() -> None:
+    keys = tuple(Credential(f"AKIDBANNER{n}", "secret", "111111111111") for n in range(3))
+    sigv4 = Banner.of(Config(auth="sigv4", credentials=keys), "1", 9324, restored=0)
+    assert sigv4.lines()[1] == "clock system, fidelity relaxed, data in memory, auth sigv4 (3 credentials)"
+    assert (sigv4.fields()["auth"], sigv4.fields()["identities"]) == ("sigv4", 3)
+    iam = Banner.of(Config(auth="iam", credentials=keys[:1]), "1", 9324, restored=0)
+    assert iam.lines()[1] == "clock system, fidelity relaxed, data in memory, auth iam (1 identity)"
+    assert (iam.fields()["auth"], iam.fields()["identities"]) == ("iam", 1)
 
 
 def test_endpoint_url_of_an_ipv6_host() -> None:

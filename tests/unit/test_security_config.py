@@ -140,3 +140,31 @@ def test_cli_refuses_sigv4_without_credentials_and_bad_values() -> None:
 def test_a_value_only_config_can_check_is_a_usage_error_not_a_traceback() -> None:
     code, output, _ = invoke(["--region", "BAD"])
     assert code == 2 and "region must be lower-case" in output
+
+
+@pytest.fixture
+def without_botocore(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plain ``pip install .``: the ``auth`` extra (botocore) is not installed."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *more: None if name == "botocore" else real(name, *more)
+    )
+
+
+@pytest.mark.usefixtures("without_botocore")
+def test_a_missing_auth_extra_names_the_mode_asked_for_where_and_the_extra(tmp_path: Path) -> None:
+    path = write(tmp_path, '[server]\nauth = "iam"\n' + CREDENTIALS)
+    code, output, _ = invoke(["--config", path])
+    assert code == 2, output
+    flat = " ".join(output.split())  # click wraps the message
+    assert f'config file {path!r}: [server] auth "iam" verifies signatures with botocore' in flat, flat
+    assert "pip install 'sqsemu[auth]'" in flat and "pip install '.[auth]'" in flat
+    assert "sigv4" not in flat and "'--auth'" not in flat  # neither a mode nor a flag that was never given
+    code, output, _ = invoke(["--config", path], {"SQSEMU_AUTH": "sigv4"})
+    flat = " ".join(output.split())
+    assert code == 2 and "(env var: 'SQSEMU_AUTH')" in flat and 'auth "sigv4" verifies' in flat, flat
+    code, output, _ = invoke(["--config", path, "--auth", "iam"])
+    flat = " ".join(output.split())
+    assert code == 2 and "Invalid value for '--auth'" in flat and 'auth "iam" verifies' in flat, flat
