@@ -5,8 +5,9 @@ SQS API permissions: Actions and resource reference".
   messages: "... is not authorized to perform: sqs:sendmessage ..." for a SendMessageBatch call);
 - ``StartMessageMoveTask`` needs ``sqs:StartMessageMoveTask``, ``sqs:ReceiveMessage``, ``sqs:DeleteMessage`` and
   ``sqs:GetQueueAttributes`` on the source (the dead-letter queue) and ``sqs:SendMessage`` on the destination when
-  one is given; ``CancelMessageMoveTask`` and ``ListMessageMoveTasks`` their own action plus the same three on the
-  source;
+  one is given; ``CancelMessageMoveTask`` its own action plus the same three on the source; ``ListMessageMoveTasks``
+  (showing a task's status) only ``sqs:ListMessageMoveTasks`` and ``sqs:GetQueueAttributes`` on the source, as the
+  reference's row and the SQS Developer Guide's dead-letter queue redrive troubleshooting page have it;
 - ``ListQueues`` addresses no queue: its resource is ``arn:aws:sqs:<region>:<account>:*`` of the caller's account.
 
 :data:`REQUIRED` maps an API action to ``(iam action, role)`` pairs; the role names the queue the action is on:
@@ -51,6 +52,6 @@ REQUIRED.update(
             ("sqs:StartMessageMoveTask", "source"), *_MOVE_SOURCE, ("sqs:SendMessage", "destination"),
         ),
         "CancelMessageMoveTask": (("sqs:CancelMessageMoveTask", "source"), *_MOVE_SOURCE),
-        "ListMessageMoveTasks": (("sqs:ListMessageMoveTasks", "source"), *_MOVE_SOURCE),
+        "ListMessageMoveTasks": (("sqs:ListMessageMoveTasks", "source"), ("sqs:GetQueueAttributes", "source")),
     }
 )  # fmt: skip

@@ -17,7 +17,17 @@ evaluation logic" and "IAM JSON policy elements: Principal":
 5. across accounts, both must allow: the caller's identity-based policies (or the caller being its account's root
    user) and the queue policy (naming the caller, its account, or everyone);
 6. a service principal (``sns.amazonaws.com``, only in hypothetical calls of ``POST /_sqsemu/authorize``) is allowed
-   by a queue policy statement naming the service.
+   by a queue policy statement naming the service;
+7. "Limitations of Amazon SQS custom policies" (SQS Developer Guide): cross-account permissions do not apply to
+   :data:`NOT_CROSS_ACCOUNT` (AddPermission, CancelMessageMoveTask, CreateQueue, DeleteQueue, ListMessageMoveTasks,
+   ListQueues, ListQueueTags, RemovePermission, SetQueueAttributes, StartMessageMoveTask, TagQueue, UntagQueue):
+   a queue policy's allow of one of these to a principal of another account is void, so the call is denied
+   whatever the policies say (reason :data:`CROSS_ACCOUNT`);
+8. "IAM JSON policy elements: NotPrincipal": a ``NotPrincipal`` statement leaves out only a principal it names
+   whole: an IAM user or role only when both its own ARN and its account (``arn:aws:iam::<account>:root`` or the
+   account id) are named, an account's root user when its account is named, a service when the service is named.
+   A ``Deny`` naming a user and its account denies every other user and role of that account; one naming only the
+   user denies the user too (AWS "might validate the account first and then the user": sqsemu always does).
 
 A denial's message follows AWS's recorded form ("User: <arn> is not authorized to perform: sqs:sendmessage on
 resource: <queue arn> because no identity-based policy allows the sqs:sendmessage action"; "... because no
@@ -38,9 +48,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqsemu.cachebound import CacheBound, size_of
-from sqsemu.security.policy import Policy, Statement
+from sqsemu.security.policy import Policy, PrincipalSet, Statement
 
 __all__ = [
+    "CROSS_ACCOUNT",
+    "NOT_CROSS_ACCOUNT",
     "Context",
     "Decision",
     "Explanation",
@@ -51,6 +63,18 @@ __all__ = [
     "explain",
     "principal_for",
 ]
+
+NOT_CROSS_ACCOUNT = frozenset(
+    f"sqs:{name}".lower()
+    for name in (
+        "AddPermission", "CancelMessageMoveTask", "CreateQueue", "DeleteQueue", "ListMessageMoveTasks", "ListQueues",
+        "ListQueueTags", "RemovePermission", "SetQueueAttributes", "StartMessageMoveTask", "TagQueue", "UntagQueue",
+    )
+)  # fmt: skip
+"""The IAM actions (lower case) of the calls to which "cross-account permissions don't apply" (SQS Developer Guide,
+"Limitations of Amazon SQS custom policies", section "Cross-account access"): each call's own action."""
+CROSS_ACCOUNT = "cross-account permissions do not apply"
+"""The :attr:`Decision.reason` of a call of :data:`NOT_CROSS_ACCOUNT` that a queue policy allows another account."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,8 +226,8 @@ class Explanation:
 @dataclass(slots=True)
 class Decision:
     """The outcome of :func:`evaluate`: ``allowed``; ``reason`` (``explicit deny``, ``allowed``, ``root user``,
-    ``no identity-based policy allows``, ``no resource-based policy allows``); the deciding ``policy``
-    (``identity policy <n>`` or ``queue policy``) and ``statement`` (its Sid or ``#n``) when one decided;
+    ``no identity-based policy allows``, ``no resource-based policy allows``, :data:`CROSS_ACCOUNT`); the deciding
+    ``policy`` (``identity policy <n>`` or ``queue policy``) and ``statement`` (its Sid or ``#n``) when one decided;
     ``explanation`` when one was asked for (:func:`explain`)."""
 
     allowed: bool
@@ -223,13 +247,14 @@ class Decision:
         return f"{self.policy} statement {self.statement}"
 
     def message(self) -> str:
-        """AWS's denial message (module docstring)."""
+        """AWS's denial message (module docstring); a :data:`CROSS_ACCOUNT` denial reads as "no resource-based
+        policy allows" (the queue policy's allow does not count; AWS's own wording for it is not recorded)."""
         action = self.action.lower()
         head = f"User: {self.principal} is not authorized to perform: {action} on resource: {self.resource}"
         if self.reason == "explicit deny":
             kind = "a resource-based" if self.policy == "queue policy" else "an identity-based"
             return f"{head} with an explicit deny in {kind} policy"
-        kind = "resource-based" if self.reason == "no resource-based policy allows" else "identity-based"
+        kind = "identity-based" if self.reason == "no identity-based policy allows" else "resource-based"
         return f"{head} because no {kind} policy allows the {action} action"
 
     def as_dict(self) -> dict[str, object]:
@@ -304,10 +329,22 @@ def _named(statement: Statement, principal: Principal) -> str | None:
     principals = statement.principals
     if principals is None:
         return None
-    how = principals.match(principal.arn, principal.account, principal.service)
     if statement.not_principal:
-        return None if how is not None else "not"
-    return how
+        return None if _left_out(principals, principal) else "not"
+    return principals.match(principal.arn, principal.account, principal.service)
+
+
+def _left_out(principals: PrincipalSet, principal: Principal) -> bool:
+    """Whether a ``NotPrincipal`` element naming ``principals`` leaves ``principal`` out (rule 8 of the module
+    docstring, "IAM JSON policy elements: NotPrincipal"): everyone for ``*``; a service by its name; the root user
+    by its account; an IAM user or role by its own ARN **and** its account."""
+    if principals.everyone:
+        return True
+    if principal.kind == "service":
+        return principal.arn in principals.services
+    if principal.account not in principals.accounts:
+        return False
+    return principal.kind == "root" or principal.arn in principals.arns
 
 
 def evaluate(
@@ -345,6 +382,9 @@ def evaluate(
             else:
                 direct = direct or statement
     same_account = principal.account == resource_account and principal.kind != "service"
+    if not same_account and principal.kind != "service" and action.lower() in NOT_CROSS_ACCOUNT:
+        if direct is not None or by_account is not None:
+            return Decision(False, CROSS_ACCOUNT, principal.arn, action, resource)
     identity_ok = identity_allow is not None or principal.kind == "root"
     resource_ok = direct is not None or (by_account is not None and not same_account)
     if same_account and principal.kind == "root":

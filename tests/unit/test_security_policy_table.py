@@ -29,7 +29,8 @@ from typing import Any
 
 import pytest
 
-from sqsemu.security.evaluate import Context, evaluate, principal_for
+from sqsemu.security.actions import REQUIRED
+from sqsemu.security.evaluate import CROSS_ACCOUNT, NOT_CROSS_ACCOUNT, Context, evaluate, principal_for
 from sqsemu.security.policy import parse_policy
 
 OWNER, OTHER, THIRD = "444455556666", "111122223333", "777788889999"
@@ -177,6 +178,7 @@ class Case:
 NONE_ID = "no identity-based policy allows"
 NONE_RES = "no resource-based policy allows"
 ROOT = "root user"
+CROSS = CROSS_ACCOUNT
 
 
 def qs(sid: str) -> str:
@@ -286,9 +288,13 @@ add(
     Case("cross-account", BASIC, OTHER_ROOT, "sqs:DeleteMessage", QUEUE1, False, NONE_RES, queue=TWO_PERMISSIONS),
 )  # fmt: skip
 for action in ("sqs:SendMessage", "sqs:PurgeQueue", "sqs:TagQueue", "sqs:ListQueueTags", "sqs:DeleteQueue"):
+    # "sqs:*" to other accounts grants only what cross-account permissions apply to ("Limitations of Amazon SQS
+    # custom policies": not TagQueue, ListQueueTags, DeleteQueue)
+    limited = action.lower() in NOT_CROSS_ACCOUNT
+    deciding = CROSS if limited else qs("Queue1_AllActions")
     add(
-        Case("action-wildcard", BASIC, OTHER_ROOT, action, QUEUE1, True, qs("Queue1_AllActions"), queue=ALL_TO_TWO),
-        Case("action-wildcard", BASIC, f"arn:aws:iam::{THIRD}:root", action, QUEUE1, True, qs("Queue1_AllActions"),
+        Case("action-wildcard", BASIC, OTHER_ROOT, action, QUEUE1, not limited, deciding, queue=ALL_TO_TWO),
+        Case("action-wildcard", BASIC, f"arn:aws:iam::{THIRD}:root", action, QUEUE1, not limited, deciding,
              queue=ALL_TO_TWO),
         Case("cross-account", BASIC, "arn:aws:iam::999999999999:root", action, QUEUE1, False, NONE_RES,
              queue=ALL_TO_TWO),
@@ -411,12 +417,104 @@ for name, allowed in (("orders", True), ("secret-keys", False), ("secret", True)
     add(Case("not-resource", ELEMENTS, OWNER_USER, "sqs:SendMessage", f"arn:aws:sqs:us-east-1:{OWNER}:{name}",
              allowed, ids("not-secret") if allowed else NONE_ID, (NOT_RESOURCE,)))  # fmt: skip
 add(
-    Case("not-principal", ELEMENTS, OWNER_USER, "sqs:SendMessage", QUEUE1, True, ids("all-sqs"), (ALLOW_ALL_SQS,),
+    # naming the user without its account does not leave the user out: "you must also specify the account ARN of
+    # the not-denied principal. Otherwise, the policy might deny access to the entire account" (sqsemu: it does)
+    Case("not-principal", ELEMENTS, OWNER_USER, "sqs:SendMessage", QUEUE1, False, qs("only-alice"), (ALLOW_ALL_SQS,),
          NOT_PRINCIPAL),
     Case("not-principal", ELEMENTS, OWNER_ROLE, "sqs:SendMessage", QUEUE1, False, qs("only-alice"), (ALLOW_ALL_SQS,),
          NOT_PRINCIPAL),
     Case("not-principal", ELEMENTS, OWNER_ROOT, "sqs:SendMessage", QUEUE1, False, qs("only-alice"), (),
          NOT_PRINCIPAL),
+)  # fmt: skip
+
+# --- IAM "IAM JSON policy elements: NotPrincipal": a Deny leaves out only the principals it names whole (a user or
+# role with its account, a root user by its account); the page's example "IAM user in the same or a different
+# account" (Bob and his account 444455556666 there; bob of account 111122223333 here), its role example, and variants
+NOTP = "IAM 'IAM JSON policy elements: NotPrincipal'"
+ALLOW_OTHER_SEND = {"Sid": "other-may-send", "Effect": "Allow", "Principal": {"AWS": OTHER}, "Action": "sqs:*",
+                    "Resource": QUEUE1}  # fmt: skip
+
+
+def not_principal(*names: str, also: tuple[dict[str, Any], ...] = ()) -> str:
+    """A queue policy whose statement ``all-but`` denies ``sqs:*`` on queue1 to all principals but ``names``."""
+    deny = {"Sid": "all-but", "Effect": "Deny", "NotPrincipal": {"AWS": list(names)}, "Action": "sqs:*",
+            "Resource": QUEUE1}  # fmt: skip
+    return doc(deny, *also)
+
+
+BOB_AND_ACCOUNT = not_principal(OTHER_USER, OTHER_ROOT, also=(ALLOW_OTHER_SEND,))
+ALICE_AND_ACCOUNT = not_principal(OWNER_USER, f"arn:aws:iam::{OWNER}:root")
+ALICE_AND_ACCOUNT_ID = not_principal(OWNER_USER, OWNER)
+ACCOUNT_ONLY_NOT = not_principal(f"arn:aws:iam::{OWNER}:root")
+ROLE_AND_ACCOUNT = not_principal(OTHER_ROLE, OTHER_ROOT, also=(ALLOW_OTHER_SEND,))
+NOT_EVERYONE = doc({"Sid": "all-but", "Effect": "Deny", "NotPrincipal": "*", "Action": "sqs:*", "Resource": QUEUE1})
+NOT_SNS = doc(
+    {"Sid": "all-but", "Effect": "Deny", "NotPrincipal": {"Service": "sns.amazonaws.com"}, "Action": "sqs:SendMessage",
+     "Resource": QUEUE1},
+    {"Sid": "sns", "Effect": "Allow", "Principal": {"Service": "sns.amazonaws.com"}, "Action": "sqs:SendMessage",
+     "Resource": QUEUE1},
+)  # fmt: skip
+EVE = f"arn:aws:iam::{OTHER}:user/eve"
+ALL = (ALLOW_ALL_SQS,)
+for who, identity, policy, allowed, deciding in (
+    (OTHER_USER, ALL, BOB_AND_ACCOUNT, True, ids("all-sqs")),  # bob: left out, allowed by both
+    (OTHER_ROLE, ALL, BOB_AND_ACCOUNT, False, qs("all-but")),  # another principal of bob's account
+    (EVE, ALL, BOB_AND_ACCOUNT, False, qs("all-but")),
+    (OTHER_ROOT, (), BOB_AND_ACCOUNT, True, qs("other-may-send")),  # the account itself is named
+    (THIRD_USER, ALL, BOB_AND_ACCOUNT, False, qs("all-but")),
+    (OWNER_USER, ALL, BOB_AND_ACCOUNT, False, qs("all-but")),  # the queue's own account is not left out
+    (OWNER_ROOT, (), BOB_AND_ACCOUNT, False, qs("all-but")),
+    (OWNER_USER, ALL, ALICE_AND_ACCOUNT, True, ids("all-sqs")),  # same account
+    (OWNER_ROLE, ALL, ALICE_AND_ACCOUNT, False, qs("all-but")),
+    (f"arn:aws:iam::{OWNER}:user/mallory", ALL, ALICE_AND_ACCOUNT, False, qs("all-but")),
+    (OWNER_ROOT, (), ALICE_AND_ACCOUNT, True, ROOT),
+    (OTHER_USER, ALL, ALICE_AND_ACCOUNT, False, qs("all-but")),
+    (OWNER_USER, ALL, ALICE_AND_ACCOUNT_ID, True, ids("all-sqs")),  # the account as a bare id
+    (OWNER_ROLE, ALL, ALICE_AND_ACCOUNT_ID, False, qs("all-but")),
+    (OWNER_ROOT, (), NOT_PRINCIPAL, False, qs("only-alice")),  # the user alone: the account is denied
+    (OWNER_ROOT, (), ACCOUNT_ONLY_NOT, True, ROOT),  # the account alone: its root user only
+    (OWNER_USER, ALL, ACCOUNT_ONLY_NOT, False, qs("all-but")),
+    (OWNER_ROLE, ALL, ACCOUNT_ONLY_NOT, False, qs("all-but")),
+    (OTHER_ROLE, ALL, ROLE_AND_ACCOUNT, True, ids("all-sqs")),  # the page's role example
+    (OTHER_USER, ALL, ROLE_AND_ACCOUNT, False, qs("all-but")),
+    (OWNER_USER, ALL, NOT_EVERYONE, True, ids("all-sqs")),  # "*" leaves everyone out
+    (OTHER_USER, ALL, NOT_EVERYONE, False, NONE_RES),
+    ("sns.amazonaws.com", (), NOT_SNS, True, qs("sns")),  # a service by its name
+    (OWNER_USER, ALL, NOT_SNS, False, qs("all-but")),
+):
+    add(Case("not-principal", NOTP, who, "sqs:SendMessage", QUEUE1, allowed, deciding, identity, policy))
+add(
+    Case("not-principal", NOTP, OTHER_USER, "sqs:ReceiveMessage", QUEUE1, True, ids("all-sqs"), ALL, BOB_AND_ACCOUNT),
+    Case("not-principal", NOTP, OTHER_ROLE, "sqs:ReceiveMessage", QUEUE1, False, qs("all-but"), ALL, BOB_AND_ACCOUNT),
+)  # fmt: skip
+
+# --- SQS "Limitations of Amazon SQS custom policies" (Cross-account access): "Cross-account permissions don't apply
+# to the following actions", whatever the queue policy and the caller's own policies allow
+LIMITS = "SQS 'Limitations of Amazon SQS custom policies'"
+SQS_TO_OTHER = doc({"Sid": "other-all", "Effect": "Allow", "Principal": {"AWS": [OTHER_USER, OTHER_ROLE, OTHER]},
+                    "Action": "sqs:*", "Resource": "*"})  # fmt: skip
+LIMITED_CALLS = ("AddPermission", "CancelMessageMoveTask", "CreateQueue", "DeleteQueue", "ListMessageMoveTasks",
+                 "ListQueues", "ListQueueTags", "RemovePermission", "SetQueueAttributes", "StartMessageMoveTask",
+                 "TagQueue", "UntagQueue")  # fmt: skip
+for call in LIMITED_CALLS:
+    action = f"sqs:{call}"
+    add(
+        Case("cross-account-limits", LIMITS, OTHER_USER, action, QUEUE1, False, CROSS, ALL, SQS_TO_OTHER),
+        Case("cross-account-limits", LIMITS, OTHER_ROOT, action, QUEUE1, False, CROSS, (), SQS_TO_OTHER),
+        Case("cross-account-limits", LIMITS, OWNER_USER, action, QUEUE1, True, ids("all-sqs"), ALL, SQS_TO_OTHER),
+    )
+for call in ("SendMessage", "ReceiveMessage", "DeleteMessage", "ChangeMessageVisibility", "GetQueueAttributes",
+             "GetQueueUrl", "ListDeadLetterSourceQueues", "PurgeQueue"):  # fmt: skip
+    add(Case("cross-account-limits", LIMITS, OTHER_USER, f"sqs:{call}", QUEUE1, True, ids("all-sqs"), ALL,
+             SQS_TO_OTHER))  # fmt: skip
+add(
+    # an explicit deny still decides first; without the queue policy's allow the usual reasons stand
+    Case("cross-account-limits", LIMITS, OTHER_USER, "sqs:DeleteQueue", QUEUE1, False, qs("no-delete"), ALL,
+         doc(json.loads(SQS_TO_OTHER)["Statement"][0], json.loads(ROOT_DENY)["Statement"][0])),
+    Case("cross-account-limits", LIMITS, OTHER_USER, "sqs:DeleteQueue", QUEUE1, False, NONE_RES, ALL),
+    Case("cross-account-limits", LIMITS, OTHER_USER, "sqs:deletequeue", QUEUE1, False, CROSS, ALL, SQS_TO_OTHER),
+    Case("cross-account-limits", LIMITS, "sns.amazonaws.com", "sqs:SetQueueAttributes", QUEUE1, False, NONE_RES, (),
+         SQS_TO_OTHER),
 )  # fmt: skip
 
 # --- action and resource wildcards
@@ -547,7 +645,61 @@ add(
          {"aws:SourceArn": f"arn:aws:sns:us-east-2:{OWNER}:orders"}),
 )  # fmt: skip
 
-RULE_COUNTS = Counter(case.rule for case in CASES)
+
+# --- the actions each move-task call needs (SQS "Amazon SQS API permissions: Actions and resource reference" and the
+# dead-letter queue redrive troubleshooting page): a role allowed exactly those actions, on the dead-letter queue
+# (source) and the destination, with each needed action taken away in turn
+REFERENCE = "SQS 'Amazon SQS API permissions: Actions and resource reference'"
+DLQ = f"arn:aws:sqs:us-east-2:{OWNER}:queue1-dlq"
+
+
+@dataclass(frozen=True)
+class MoveCase:
+    """A move-task ``call`` by the owner's role allowed ``actions`` (an identity policy on ``*``; ``denied``:
+    actions an identity policy denies) -> the first IAM action denied among the call's checks, None when all pass."""
+
+    call: str
+    actions: tuple[str, ...]
+    first_denied: str | None
+    denied: tuple[str, ...] = ()
+    destination: bool = True
+    rule: str = "move-task-permissions"
+
+    def first_denial(self) -> str | None:
+        allow = {"Sid": "a", "Effect": "Allow", "Action": list(self.actions), "Resource": "*"}
+        statements = [allow] + ([{"Sid": "d", "Effect": "Deny", "Action": list(self.denied), "Resource": "*"}]
+                                if self.denied else [])  # fmt: skip
+        policies = (("identity policy 1", parse_policy(doc(*statements), False)),)
+        principal = principal_for(OWNER_ROLE, OWNER)
+        for action, role in REQUIRED[self.call]:
+            if role == "destination" and not self.destination:
+                continue
+            resource = QUEUE1 if role == "destination" else DLQ
+            decision = evaluate(principal, action, resource, OWNER, policies, None, Context({}, lambda: NOON_2009))
+            if not decision.allowed:
+                return action
+        return None
+
+
+LIST_ACTIONS = ("sqs:ListMessageMoveTasks", "sqs:GetQueueAttributes")
+SOURCE_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
+START_ACTIONS = ("sqs:StartMessageMoveTask", *SOURCE_ACTIONS, "sqs:SendMessage")
+CANCEL_ACTIONS = ("sqs:CancelMessageMoveTask", *SOURCE_ACTIONS)
+MOVE_CASES: list[MoveCase] = [
+    MoveCase("ListMessageMoveTasks", LIST_ACTIONS, None),
+    MoveCase("ListMessageMoveTasks", LIST_ACTIONS, None, denied=("sqs:ReceiveMessage", "sqs:DeleteMessage")),
+    MoveCase("ListMessageMoveTasks", ("sqs:ListMessageMoveTasks",), "sqs:GetQueueAttributes"),
+    MoveCase("ListMessageMoveTasks", ("sqs:GetQueueAttributes",), "sqs:ListMessageMoveTasks"),
+    MoveCase("StartMessageMoveTask", START_ACTIONS, None),
+    MoveCase("StartMessageMoveTask", START_ACTIONS[:-1], None, destination=False),
+    MoveCase("CancelMessageMoveTask", CANCEL_ACTIONS, None),
+]
+for needed in START_ACTIONS:
+    MOVE_CASES.append(MoveCase("StartMessageMoveTask", tuple(a for a in START_ACTIONS if a != needed), needed))
+for needed in CANCEL_ACTIONS:
+    MOVE_CASES.append(MoveCase("CancelMessageMoveTask", tuple(a for a in CANCEL_ACTIONS if a != needed), needed))
+
+RULE_COUNTS = Counter(case.rule for case in CASES) + Counter(case.rule for case in MOVE_CASES)
 
 
 def _id(case: Case) -> str:
@@ -564,7 +716,12 @@ def test_case(case: Case) -> None:
     assert (decision.allowed, decision.deciding) == (case.allowed, case.deciding), case
 
 
+@pytest.mark.parametrize("case", MOVE_CASES, ids=[f"{c.call}-{c.first_denied or 'allowed'}" for c in MOVE_CASES])
+def test_move_task_permissions(case: MoveCase) -> None:
+    assert case.first_denial() == case.first_denied, case
+
+
 if __name__ == "__main__":
     for rule, count in sorted(RULE_COUNTS.items()):
         print(f"{rule:24} {count}")
-    print(f"{'total':24} {len(CASES)}")
+    print(f"{'total':24} {len(CASES) + len(MOVE_CASES)}")
