@@ -7,7 +7,7 @@ SQS API permissions: Actions and resource reference".
   ``sqs:GetQueueAttributes`` on the source (the dead-letter queue) and ``sqs:SendMessage`` on the destination when
   one is given; ``CancelMessageMoveTask`` its own action plus the same three on the source; ``ListMessageMoveTasks``
   (showing a task's status) only ``sqs:ListMessageMoveTasks`` and ``sqs:GetQueueAttributes`` on the source, as the
-  reference's row and the SQS Developer Guide's dead-letter queue redrive troubleshooting page have it;
+  reference's row for it has it (docs/behaviour.md 11.9);
 - ``ListQueues`` addresses no queue: its resource is ``arn:aws:sqs:<region>:<account>:*`` of the caller's account.
 
 :data:`REQUIRED` maps an API action to ``(iam action, role)`` pairs; the role names the queue the action is on:

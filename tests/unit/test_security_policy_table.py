@@ -15,7 +15,10 @@ The policies are AWS's own examples, as they stand but for the marked changes:
   ``Null``), "Single-valued vs. multivalued context keys" (``ForAnyValue:``/``ForAllValues:``), "Policy evaluation
   logic" / "Cross-account policy evaluation logic" (same-account union, cross-account intersection, explicit deny,
   the root user), "IAM JSON policy elements: Principal" (account principals delegate), "IAM JSON policy elements:
-  NotPrincipal", "NotAction", "NotResource".
+  NotPrincipal" (its examples: a user or role left out only with its account), "NotAction", "NotResource";
+- SQS Developer Guide, "Limitations of Amazon SQS custom policies" (the twelve calls cross-account permissions do not
+  apply to) and "Amazon SQS API permissions: Actions and resource reference" (what each move-task call needs:
+  :class:`MoveCase`, checked through :data:`sqsemu.security.actions.REQUIRED`).
 
 ``RULE_COUNTS`` (printed by ``python -m tests.unit.test_security_policy_table``) counts the cases by rule.
 """
@@ -456,7 +459,7 @@ NOT_SNS = doc(
 )  # fmt: skip
 EVE = f"arn:aws:iam::{OTHER}:user/eve"
 ALL = (ALLOW_ALL_SQS,)
-for who, identity, policy, allowed, deciding in (
+NOT_PRINCIPAL_ROWS: tuple[tuple[str | None, tuple[str, ...], str, bool, str], ...] = (
     (OTHER_USER, ALL, BOB_AND_ACCOUNT, True, ids("all-sqs")),  # bob: left out, allowed by both
     (OTHER_ROLE, ALL, BOB_AND_ACCOUNT, False, qs("all-but")),  # another principal of bob's account
     (EVE, ALL, BOB_AND_ACCOUNT, False, qs("all-but")),
@@ -481,8 +484,9 @@ for who, identity, policy, allowed, deciding in (
     (OTHER_USER, ALL, NOT_EVERYONE, False, NONE_RES),
     ("sns.amazonaws.com", (), NOT_SNS, True, qs("sns")),  # a service by its name
     (OWNER_USER, ALL, NOT_SNS, False, qs("all-but")),
-):
-    add(Case("not-principal", NOTP, who, "sqs:SendMessage", QUEUE1, allowed, deciding, identity, policy))
+)
+for caller_arn, identity, policy, allowed, deciding in NOT_PRINCIPAL_ROWS:
+    add(Case("not-principal", NOTP, caller_arn, "sqs:SendMessage", QUEUE1, allowed, deciding, identity, policy))
 add(
     Case("not-principal", NOTP, OTHER_USER, "sqs:ReceiveMessage", QUEUE1, True, ids("all-sqs"), ALL, BOB_AND_ACCOUNT),
     Case("not-principal", NOTP, OTHER_ROLE, "sqs:ReceiveMessage", QUEUE1, False, qs("all-but"), ALL, BOB_AND_ACCOUNT),
