@@ -68,7 +68,8 @@ class Credential:
       else the server's ``account_id`` (the same rule as without authentication).
     - ``principal`` (``auth = "iam"``): the IAM user or role ARN the key belongs to
       (``arn:aws:iam::111111111111:role/orders-service``); ``None``: the account's root user. Its account is the
-      key's account (``account`` may be left out, or must agree).
+      key's account, as in AWS an identity acts in the account its ARN names: ``account`` may be left out, and
+      one that disagrees is refused (``Config`` raises ValueError, whatever ``auth`` is).
     - ``policies`` (``auth = "iam"``): the principal's identity-based policy documents, each inline JSON text or
       the path of a JSON file (``sqsemu.security.identity``); a root user has none.
     """
@@ -80,11 +81,27 @@ class Credential:
     policies: tuple[str, ...] = ()
 
     def account_for(self, default: str) -> str:
-        """The account this key acts as, ``default`` being the server's ``account_id``."""
+        """The account this key acts as, ``default`` being the server's ``account_id``: ``account``, else the
+        account of ``principal``'s ARN, else the key id when it is 12 digits, else ``default``."""
         if self.account is not None:
             return self.account
+        named = principal_account(self.principal)
+        if named is not None:
+            return named
         key = self.access_key_id
         return key if ACCOUNT_RE.match(key) else default
+
+
+def principal_account(principal: str | None) -> str | None:
+    """The 12-digit account an IAM ARN names (``arn:aws:iam::111111111111:role/x`` -> ``111111111111``); None for
+    None or a text that is not such an ARN (``sqsemu.security.evaluate.principal_for`` says what is wrong with it
+    under ``auth = "iam"``)."""
+    if not isinstance(principal, str):
+        return None
+    parts = principal.split(":", 5)
+    if len(parts) == 6 and parts[0] == "arn" and parts[2] == "iam" and ACCOUNT_RE.fullmatch(parts[4]):
+        return parts[4]
+    return None
 
 
 @dataclass(frozen=True)
@@ -398,6 +415,13 @@ class Config:
                 not isinstance(credential.account, str) or not ACCOUNT_RE.fullmatch(credential.account)
             ):
                 raise ValueError(f"credentials: the account of {key!r} must be 12 digits, got {credential.account!r}")
+            named = principal_account(credential.principal)
+            if credential.account is not None and named is not None and named != credential.account:
+                raise ValueError(
+                    f"credentials: {key!r} has account {credential.account} but its principal "
+                    f"{credential.principal} is in account {named}: an identity acts in its principal's account "
+                    "(leave account out, or give the principal's)"
+                )
         if self.auth in ("sigv4", "iam") and not self.credentials:
             raise ValueError(
                 f'auth "{self.auth}" needs at least one access key: declare [[credentials]] in the configuration '

@@ -97,7 +97,10 @@ def build(config: Config) -> tuple[ASGIApp, Broker, Clock]:
         store = SQLiteStore.open(config.data_dir, fsync=config.fsync)
     try:
         if store is not None:
+            from sqsemu.security.iam import check_restored
+
             store.restore(broker)
+            check_restored(broker, config)  # a queue policy that does not parse: never served open
             restored = len(broker.all_queues())
             store.attach(broker)
         apply_declarations(broker, config)

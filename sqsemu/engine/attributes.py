@@ -125,7 +125,17 @@ def _json_object(name: str, value: str) -> dict[str, object]:
 
 
 def _policy(value: str) -> str:
+    """A ``Policy`` value: a JSON object (:func:`_json_object`) that is a queue policy by the IAM policy grammar
+    (:func:`sqsemu.security.policy.parse_policy`), checked for every caller whatever ``--auth`` says, as SQS checks
+    it (docs/behaviour.md 11.4). Raises InvalidAttributeValue ``Invalid value for the parameter Policy. Reason:
+    <rule>``."""
+    from sqsemu.security.policy import PolicyError, parse_policy
+
     _json_object("Policy", value)
+    try:
+        parse_policy(value, True)
+    except PolicyError as exc:
+        raise _bad("Policy", str(exc)) from None
     return value
 
 

@@ -844,7 +844,8 @@ class SQSApp:
         if self.faults.rules:
             await self._inject(action, _addressed(request, queue_path, caller))
         base = url_base(config, scope.get("scheme", "http"), call.url_host())
-        ctx = Context(self.broker, caller, base, queue_path, call.trace, watch_disconnect)
+        sender = None if self.access_control is None else self.access_control.senders.get(call.access_key_id or "")
+        ctx = Context(self.broker, caller, base, queue_path, call.trace, watch_disconnect, sender)
         if operation.is_async:
             result = await operation.handler(ctx, request)  # type: ignore[misc]
         else:

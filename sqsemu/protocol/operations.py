@@ -40,13 +40,15 @@ class Context:
     ``caller`` is the caller's namespace (``urls.caller_namespace``); ``url_base`` is ``scheme://host`` for queue
     URLs; ``path_queue`` is ``(account, name)`` when a Query request was sent to a queue URL; ``trace_header`` is
     the ``X-Amzn-Trace-Id`` header; ``watch_disconnect`` starts watching for the client going away and returns a
-    future resolved when it does (for long polls).
+    future resolved when it does (for long polls); ``sender_id`` is the ``SenderId`` of the messages the caller
+    sends (``--auth iam``: an IAM user's or role's, :meth:`sqsemu.security.iam.AccessControl.sender_id`), the
+    caller's account id when None.
 
     A plain class, not a dataclass: one is made per call, and compiled (mypyc) a dataclass's ``__init__`` is the
     interpreted one the dataclasses module writes, where this one is compiled.
     """
 
-    __slots__ = ("broker", "caller", "url_base", "path_queue", "trace_header", "watch_disconnect")
+    __slots__ = ("broker", "caller", "url_base", "path_queue", "trace_header", "watch_disconnect", "sender_id")
 
     def __init__(
         self,
@@ -56,6 +58,7 @@ class Context:
         path_queue: tuple[str, str] | None = None,
         trace_header: str | None = None,
         watch_disconnect: Callable[[], asyncio.Future[None]] | None = None,
+        sender_id: str | None = None,
     ) -> None:
         self.broker = broker
         self.caller = caller
@@ -63,6 +66,7 @@ class Context:
         self.path_queue = path_queue
         self.trace_header = trace_header
         self.watch_disconnect = watch_disconnect
+        self.sender_id = sender_id if sender_id is not None else caller.account_id
 
     def queue_url(self, queue: Queue) -> str:
         """The URL of ``queue`` as this request sees it."""
@@ -234,8 +238,8 @@ def _send_result(message: Message) -> Response:
 
 def send_message(ctx: Context, req: s.SendMessageRequest) -> Response:
     """SendMessage → ``{MD5OfMessageBody, MD5OfMessageAttributes?, MD5OfMessageSystemAttributes?, MessageId,
-    SequenceNumber?}``; ``X-Amzn-Trace-Id`` becomes ``SendEntry.trace_header``; the sender id is the caller's
-    account."""
+    SequenceNumber?}``; ``X-Amzn-Trace-Id`` becomes ``SendEntry.trace_header``; the sender id is
+    ``ctx.sender_id`` (the caller's account, or its IAM user's or role's id)."""
     queue = ctx.resolve(req.queue_url)
     entry = SendEntry(
         body=req.message_body,
@@ -246,7 +250,7 @@ def send_message(ctx: Context, req: s.SendMessageRequest) -> Response:
         deduplication_id=req.message_deduplication_id,
         trace_header=ctx.trace_header,
     )
-    return _send_result(ctx.broker.send_message(queue, entry, ctx.caller.account_id))
+    return _send_result(ctx.broker.send_message(queue, entry, ctx.sender_id))
 
 
 def _failed(entry_id: str, error: SQSError) -> Response:
@@ -272,7 +276,7 @@ def send_message_batch(ctx: Context, req: s.SendMessageBatchRequest) -> Response
     if ctx.trace_header is not None:
         for entry in req.entries:
             entry.trace_header = ctx.trace_header
-    outcomes = ctx.broker.send_message_batch(queue, req.entries, ctx.caller.account_id)
+    outcomes = ctx.broker.send_message_batch(queue, req.entries, ctx.sender_id)
     successful: list[Response] = []
     failed: list[Response] = []
     for entry, outcome in zip(req.entries, outcomes, strict=False):

@@ -52,6 +52,7 @@ from sqsemu.security.policy import Policy, PrincipalSet, Statement
 
 __all__ = [
     "CROSS_ACCOUNT",
+    "UNPARSABLE",
     "NOT_CROSS_ACCOUNT",
     "Context",
     "Decision",
@@ -75,6 +76,10 @@ NOT_CROSS_ACCOUNT = frozenset(
 "Limitations of Amazon SQS custom policies", section "Cross-account access"): each call's own action."""
 CROSS_ACCOUNT = "cross-account permissions do not apply"
 """The :attr:`Decision.reason` of a call of :data:`NOT_CROSS_ACCOUNT` that a queue policy allows another account."""
+UNPARSABLE = "the queue policy does not parse"
+"""The reason (followed by ``: <rule>``) of a fail-closed denial: a queue whose ``Policy`` does not parse denies
+every call, the root user's included (``sqsemu.security.iam``); its message is that of an explicit deny in a
+resource-based policy (sqsemu's choice: SQS never holds such a policy, so AWS has no message for it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +256,7 @@ class Decision:
         policy allows" (the queue policy's allow does not count; AWS's own wording for it is not recorded)."""
         action = self.action.lower()
         head = f"User: {self.principal} is not authorized to perform: {action} on resource: {self.resource}"
-        if self.reason == "explicit deny":
+        if self.reason == "explicit deny" or self.reason.startswith(UNPARSABLE):  # fail closed: as a deny
             kind = "a resource-based" if self.policy == "queue policy" else "an identity-based"
             return f"{head} with an explicit deny in {kind} policy"
         kind = "identity-based" if self.reason == "no identity-based policy allows" else "resource-based"

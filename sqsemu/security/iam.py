@@ -12,9 +12,22 @@ the action, the resource, the deciding statement and every policy evaluated with
 (:func:`sqsemu.security.evaluate.explain`; ``notes``: no identity-based policies, a queue that does not exist), and
 counts ``sqsemu_access_denied_total{action}``.
 
-An allowed ``SetQueueAttributes`` or ``CreateQueue`` carrying a ``Policy`` has its grammar checked
-(:mod:`sqsemu.security.policy`): a bad one is ``InvalidAttributeValue`` ``Invalid value for the parameter Policy.
-Reason: <rule>`` (AWS's message for each grammar rule is not recorded: docs/behaviour.md).
+Fail closed: a queue policy that does not parse never counts as no policy. Every way one enters checks its grammar
+(:mod:`sqsemu.security.policy`): ``SetQueueAttributes`` and ``CreateQueue`` for every caller, whatever ``--auth``
+says (``sqsemu.engine.attributes``: ``InvalidAttributeValue`` ``Invalid value for the parameter Policy. Reason:
+<rule>``; AWS's message for each grammar rule is not recorded: docs/behaviour.md 11.4), so does a ``[[queues]]``
+declaration (it is created through the same validation: the start fails naming the queue and the rule). A queue
+restored from ``--data-dir`` with one (saved by an older sqsemu, which stored any JSON object without ``--auth
+iam``) makes an ``--auth iam`` start fail (:func:`check_restored`, ``StoreError``: exit status 1) naming the queue
+and the rule; without ``--auth iam`` nothing is enforced, so the queue is served and a WARNING says the policy must
+be fixed. Failing the start, rather than serving that queue with every call denied, because: a start that
+succeeds promises that every policy it holds is enforced as written, the same promise a bad ``[[queues]]``
+declaration is held to; a queue denying everything would look like a policy bug to a test suite that never reads
+the log, and the only way to fix it would be a call the queue itself denies; starting once without ``--auth iam``
+and setting the ``Policy`` (or removing it with an empty string) repairs the data folder with an ordinary SQS call.
+Should a policy that does not parse be met anyway, every call on that queue is denied (the root user's too) and
+logged at WARNING (``fail_closed=<queue arn> ... reason=<rule>``), with the message of an explicit deny in a
+resource-based policy.
 
 The request context ("AWS global condition context keys"): ``aws:PrincipalArn``, ``aws:PrincipalAccount``,
 ``aws:PrincipalType`` (``User``, ``AssumedRole``, ``Account``), ``aws:userid`` (the access key id; for a role
@@ -45,11 +58,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqsemu.cachebound import CacheBound, size_of
 from sqsemu.engine.broker import Broker, Namespace
-from sqsemu.engine.errors import AccessDenied, InvalidAttributeValue
+from sqsemu.engine.errors import AccessDenied
 from sqsemu.observability.accesslog import ACCESS_LOGGER, logfmt
 from sqsemu.protocol.urls import parse_queue_url
 from sqsemu.security.actions import REQUIRED
-from sqsemu.security.evaluate import Context, Decision, Principal, evaluate, explain, principal_for
+from sqsemu.security.evaluate import UNPARSABLE, Context, Decision, Principal, evaluate, explain, principal_for
 from sqsemu.security.identity import Identity, identities
 from sqsemu.security.policy import Policy, PolicyError, parse_policy
 
@@ -59,7 +72,7 @@ if TYPE_CHECKING:
     from sqsemu.clock import Clock
     from sqsemu.config import Config
 
-__all__ = ["AUTHORIZE_PATH", "AccessControl"]
+__all__ = ["AUTHORIZE_PATH", "AccessControl", "check_restored", "sender_id", "unparsable_policies"]
 
 AUTHORIZE_PATH = "/_sqsemu/authorize"
 
@@ -109,14 +122,62 @@ def _task_source(handle: str | None) -> QueueRef | None:
 
 
 def _policy_of(text: str | None) -> Policy | None:
-    """The parsed queue policy of a ``Policy`` attribute, None when it has none (or, never expected since it was
-    checked when set, one that does not parse: then no statement of it applies)."""
+    """The parsed queue policy of a ``Policy`` attribute, None when it has none. Raises :class:`PolicyError` for
+    one that does not parse (never expected: every way in checks it), which the caller turns into a denial."""
     if not text:
         return None
-    try:
-        return parse_policy(text, True)
-    except PolicyError:
-        return None
+    return parse_policy(text, True)
+
+
+def sender_id(identity: Identity) -> str | None:
+    """The ``SenderId`` of the messages ``identity`` sends, as SQS gives it ("ReceiveMessage", API Reference: "For a
+    user, returns the user ID ... For an IAM role, returns the IAM role ID", ``<role id>:<session name>``): the
+    caller's ``aws:userid`` (docs/behaviour.md 11.5; sqsemu has no unique ids: the access key id stands for the
+    user's, ``<key>:<role name>`` for a role's); None for a root user (the account id, the default)."""
+    principal = identity.principal
+    if principal.kind == "user":
+        return identity.access_key_id
+    if principal.kind == "role":
+        return f"{identity.access_key_id}:{principal.name}"
+    return None
+
+
+def unparsable_policies(broker: Broker) -> list[tuple[str, str]]:
+    """``(queue ARN, reason)`` of each queue of ``broker`` whose ``Policy`` does not parse (a restored one: every
+    other way in refuses it), in the broker's order."""
+    found: list[tuple[str, str]] = []
+    for queue in broker.all_queues():
+        try:
+            _policy_of(queue.attributes.get("Policy"))
+        except PolicyError as exc:
+            found.append((queue.arn, str(exc)))
+    return found
+
+
+def check_restored(broker: Broker, config: Config) -> None:
+    """After a restore from ``--data-dir``: under ``--auth iam`` raise ``StoreError`` naming the first queue whose
+    ``Policy`` does not parse and why (module docstring, "Fail closed"); otherwise log each one at WARNING."""
+    from sqsemu.persistence import StoreError
+
+    found = unparsable_policies(broker)
+    if not found:
+        return
+    if config.auth == "iam":
+        arn, reason = found[0]
+        more = f" ({len(found) - 1} more queue(s) too)" if len(found) > 1 else ""
+        raise StoreError(
+            f"the queue {arn} restored from {config.data_dir} has a Policy that does not parse ({reason}){more}: "
+            "--auth iam will not serve it as if it had none. Start once without --auth iam and replace or remove "
+            "it (SetQueueAttributes with a valid Policy, or Policy set to an empty string), then restart"
+        )
+    for arn, reason in found:
+        logging.getLogger(ACCESS_LOGGER).warning(
+            "the queue %s restored from %s has a Policy that does not parse (%s): --auth iam would refuse to "
+            "start; replace or remove it (SetQueueAttributes)",
+            arn,
+            config.data_dir,
+            reason,
+        )
 
 
 class AccessControl:
@@ -124,6 +185,10 @@ class AccessControl:
 
     def __init__(self, config: Config, broker: Broker, clock: Clock) -> None:
         self.identities: dict[str, Identity] = identities(config.credentials, config.account_id)
+        self.senders: dict[str, str] = {
+            key: sender for key, identity in self.identities.items() if (sender := sender_id(identity)) is not None
+        }
+        """The ``SenderId`` of the messages each IAM user's or role's key sends (:func:`sender_id`)."""
         self.broker = broker
         self.clock = clock
         self.region = config.region
@@ -147,7 +212,8 @@ class AccessControl:
     ) -> None:
         """Allow the call ``action`` (an SQS API action) decoded as ``request`` on the queue ``addressed``
         (``(account, name)``, None when none) by the key ``access_key_id`` acting as ``caller``; raise
-        ``AccessDenied`` (logged, counted) when denied, ``InvalidAttributeValue`` for a bad ``Policy``."""
+        ``AccessDenied`` (logged, counted) when denied. (A bad ``Policy`` in the call is the engine's
+        ``InvalidAttributeValue``, for every caller: ``sqsemu.engine.attributes``.)"""
         identity = self.identities.get(access_key_id or "")
         needs = REQUIRED.get(action)
         if identity is None or needs is None:
@@ -162,27 +228,16 @@ class AccessControl:
         if decision is not None and not decision.allowed:
             self._denied(identity, decision, request_id)
             raise AccessDenied(decision.message())
-        if action in ("SetQueueAttributes", "CreateQueue"):
-            text = (getattr(request, "attributes", None) or {}).get("Policy")
-            if text:
-                try:
-                    parse_policy(text, True)
-                except PolicyError as exc:
-                    raise InvalidAttributeValue(f"Invalid value for the parameter Policy. Reason: {exc}") from None
 
     def _fixed_context(self, identity: Identity, region: str) -> dict[str, Sequence[str]]:
         """The context keys of ``identity``'s calls in ``region`` (those of the request itself, TLS and the source
         IP, are read from the scope by :class:`~sqsemu.security.evaluate.Context` when a condition asks)."""
         principal = identity.principal
-        key = identity.access_key_id
         fixed: dict[str, Sequence[str]] = {
             "aws:principalarn": (principal.arn,),
             "aws:principalaccount": (principal.account,),
             "aws:principaltype": (_PRINCIPAL_TYPES[principal.kind],),
-            "aws:userid": (
-                principal.account if principal.kind == "root" else f"{key}:{principal.name}"
-                if principal.kind == "role" else key,
-            ),
+            "aws:userid": (sender_id(identity) or principal.account,),  # the SenderId of its messages too
             "aws:requestedregion": (region,),
         }  # fmt: skip
         if principal.kind == "user":
@@ -214,7 +269,7 @@ class AccessControl:
         queue = self.broker.namespaces.get(Namespace(ref[1], ref[0]), {}).get(ref[2])
         if queue is None:
             return None, {}
-        return _policy_of(queue.attributes.get("Policy")), queue.tags
+        return _policy_of(queue.attributes.get("Policy")), queue.tags  # PolicyError: _decide denies
 
     def _decide(
         self,
@@ -242,16 +297,20 @@ class AccessControl:
             ref = queues.get(role)
             if ref is None:
                 continue
-            queue_policy, tags = self._queue_state(ref)
-            if queue_policy_text is not None and role in ("queue", "source"):
-                queue_policy = _policy_of(queue_policy_text)
-            context = Context(fixed, self._now, scope, tags)
-            decision = evaluate(principal, iam_action, _arn(ref), ref[1], policies, queue_policy, context)
-            if checks is not None or not decision.allowed:  # explained: a denial, POST /_sqsemu/authorize
-                notes = self._queue_notes(ref, queue_policy_text is not None and role in ("queue", "source"))
-                decision.explanation = explain(
-                    principal, iam_action, decision.resource, policies, queue_policy, context, notes=notes
-                )
+            try:
+                queue_policy, tags = self._queue_state(ref)
+                if queue_policy_text is not None and role in ("queue", "source"):
+                    queue_policy = _policy_of(queue_policy_text)
+            except PolicyError as exc:  # fail closed: never as if the queue had no policy
+                decision = self._unparsable(principal, iam_action, ref, exc)
+            else:
+                context = Context(fixed, self._now, scope, tags)
+                decision = evaluate(principal, iam_action, _arn(ref), ref[1], policies, queue_policy, context)
+                if checks is not None or not decision.allowed:  # explained: a denial, POST /_sqsemu/authorize
+                    notes = self._queue_notes(ref, queue_policy_text is not None and role in ("queue", "source"))
+                    decision.explanation = explain(
+                        principal, iam_action, decision.resource, policies, queue_policy, context, notes=notes
+                    )
             if checks is not None:
                 checks.append(decision)
             if not decision.allowed:
@@ -266,6 +325,14 @@ class AccessControl:
         if ref[2] == "*" or ref[2] in self.broker.namespaces.get(Namespace(ref[1], ref[0]), {}):
             return ()
         return (f"the queue {ref[2]} does not exist in account {ref[1]}, region {ref[0]}: it has no queue policy",)
+
+    def _unparsable(self, principal: Principal, iam_action: str, ref: QueueRef, error: PolicyError) -> Decision:
+        """The denial of every call on a queue whose ``Policy`` does not parse (fail closed: the root user's calls
+        too), logged at WARNING on ``sqsemu.access`` with the queue and the reason each time."""
+        self.logger.warning(
+            logfmt({"fail_closed": _arn(ref), "action": iam_action, "identity": principal.arn, "reason": str(error)})
+        )
+        return Decision(False, f"{UNPARSABLE}: {error}", principal.arn, iam_action, _arn(ref), "queue policy")
 
     def _denied(self, identity: Identity, decision: Decision, request_id: str) -> None:
         """Count the denial and log its line: who, what, on what, what decided, every policy evaluated."""
