@@ -18,6 +18,16 @@ another caller's Get, Update or Delete of its UUID is ``ResourceNotFoundExceptio
 path under ``/2015-03-31/`` is 404 ``UnknownOperationException``. In durable mode a change is answered once written
 (``registry``). A browser's cross-site request is refused (403 ``AccessDeniedException``) by the same rule as SQS
 calls (``--cors-origins``).
+
+With ``--auth iam`` each operation is authorized, once the signature is verified and before it runs, as the IAM
+action ``lambda:<Operation>`` against the signing identity's identity-based policies (``sqsemu.security.iam``,
+:meth:`~sqsemu.security.iam.AccessControl.decide_as`), on the resources the IAM page "Actions, resources, and
+condition keys for AWS Lambda" gives: ``arn:aws:lambda:<region>:<account>:event-source-mapping:<UUID>`` for Get,
+Update and Delete, ``*`` for Create and List (actions with no resource type), with the condition key
+``lambda:FunctionArn`` (the function the request names, else the mapping's). A denial is 403
+``AccessDeniedException`` "User: <principal ARN> is not authorized to perform: lambda:<Operation> on resource:
+<resource> because no identity-based policy allows the lambda:<Operation> action" (or "with an explicit deny in an
+identity-based policy"), logged and counted as an SQS call's denial is.
 """
 
 from __future__ import annotations
@@ -32,12 +42,15 @@ from urllib.parse import parse_qs, unquote
 from sqsemu.engine.errors import SQSError
 from sqsemu.engine.queue import Namespace
 from sqsemu.eventsource.errors import InvalidParameterValue, LambdaError
+from sqsemu.eventsource.mapping import function_arn, function_name
 from sqsemu.eventsource.registry import EventSources
 from sqsemu.protocol.urls import caller_namespace, credential_from_authorization
 from sqsemu.security.crosssite import CrossSitePolicy
 from sqsemu.security.errors import CrossSiteRefused
 
 if TYPE_CHECKING:
+    from sqsemu.security.evaluate import Decision
+    from sqsemu.security.iam import AccessControl
     from sqsemu.security.sigv4 import SigV4Verifier
 
 Scope = MutableMapping[str, Any]
@@ -59,7 +72,8 @@ class UnknownOperation(LambdaError):
 
 
 class AccessDenied(LambdaError):
-    """A browser's cross-site request (``sqsemu.security.crosssite``), refused as the SQS endpoint refuses it."""
+    """A browser's cross-site request (``sqsemu.security.crosssite``), refused as the SQS endpoint refuses it, or a
+    call ``--auth iam`` denies (:func:`denial_message`)."""
 
     code = "AccessDeniedException"
     status = 403
@@ -87,6 +101,18 @@ AUTH_CODES = {
 """The SigV4 verifier's error shapes (SQS's names) -> the codes of a REST-JSON AWS API such as Lambda."""
 
 
+def denial_message(decision: Decision) -> str:
+    """Lambda's AccessDeniedException message for a denied ``decision`` (module docstring): the IAM form of "User:
+    <arn> is not authorized to perform: <action> on resource: <resource>" with the reason, the action spelled as
+    the policy names it (``lambda:CreateEventSourceMapping``, not in lower case as SQS writes its own)."""
+    head = (
+        f"User: {decision.principal} is not authorized to perform: {decision.action} on resource: {decision.resource}"
+    )
+    if decision.reason == "explicit deny":
+        return f"{head} with an explicit deny in an identity-based policy"
+    return f"{head} because no identity-based policy allows the {decision.action} action"
+
+
 class LambdaAPI:
     """The ASGI app of the Lambda REST API over one :class:`EventSources`; a browser's request (``Origin`` or
     ``Sec-Fetch-Site``) goes through the server's cross-site rule first (``cross_site``, None: none)."""
@@ -96,19 +122,21 @@ class LambdaAPI:
         sources: EventSources,
         cross_site: CrossSitePolicy | None = None,
         verifier: SigV4Verifier | None = None,
+        access: AccessControl | None = None,
     ) -> None:
         self.sources = sources
         self.cross_site = cross_site
         self.verifier = verifier
+        self.access = access
 
-    def _caller(self, scope: Scope, headers: dict[str, str], body: bytes) -> Namespace:
-        """The caller's account and region: verified with ``--auth sigv4`` (service ``lambda``), else read from the
-        credential. Raises :class:`NotAuthenticated`."""
+    def _caller(self, scope: Scope, headers: dict[str, str], body: bytes) -> tuple[Namespace, str]:
+        """The caller's account and region, and the access key id that signed: verified with ``--auth sigv4`` or
+        ``iam`` (service ``lambda``), else read from the credential. Raises :class:`NotAuthenticated`."""
         if self.verifier is None:
             credential = credential_from_authorization(headers.get("authorization", ""))
-            return caller_namespace(credential, self.sources.config)
+            return caller_namespace(credential, self.sources.config), ""
         try:
-            return self.verifier.verify(scope, body, service="lambda")
+            return self.verifier.verify_key(scope, body, service="lambda")
         except SQSError as exc:
             code = AUTH_CODES.get(type(exc).shape, "AccessDeniedException")
             raise NotAuthenticated(code, exc.message) from None
@@ -130,8 +158,8 @@ class LambdaAPI:
                 except CrossSiteRefused as refused:
                     raise AccessDenied(refused.message) from None
             body = await _read(receive)
-            caller = self._caller(scope, headers, body)
-            status, answer = self._dispatch(scope, body, caller)
+            caller, key = self._caller(scope, headers, body)
+            status, answer = self._dispatch(scope, body, caller, Authorizer(self.access, key, scope, request_id))
         except LambdaError as exc:
             status, answer = exc.status, exc.body()
             extra = [(b"x-amzn-errortype", exc.code.encode())]
@@ -152,14 +180,19 @@ class LambdaAPI:
         await send({"type": "http.response.start", "status": status, "headers": response_headers})
         await send({"type": "http.response.body", "body": payload})
 
-    def _dispatch(self, scope: Scope, body: bytes, caller: Namespace) -> tuple[int, dict[str, Any]]:
+    def _dispatch(
+        self, scope: Scope, body: bytes, caller: Namespace, authorize: Authorizer
+    ) -> tuple[int, dict[str, Any]]:
         method = scope["method"]
         path: str = scope["path"].rstrip("/")
         sources = self.sources
         if path == MAPPINGS_PATH:
             if method == "POST":
-                return 202, sources.create(_json(body), caller)
+                params = _json(body)
+                authorize("CreateEventSourceMapping", "*", caller, _named_function(params, caller))
+                return 202, sources.create(params, caller)
             if method == "GET":
+                authorize("ListEventSourceMappings", "*", caller, None)
                 query = {k: v[-1] for k, v in parse_qs(scope.get("query_string", b"").decode("latin-1")).items()}
                 max_items: Any = query.get("MaxItems")
                 if max_items is not None:
@@ -172,13 +205,64 @@ class LambdaAPI:
                 )
         elif path.startswith(MAPPINGS_PATH + "/") and "/" not in path[len(MAPPINGS_PATH) + 1 :]:
             mapping_id = unquote(path[len(MAPPINGS_PATH) + 1 :])
+            resource = f"arn:aws:lambda:{caller.region}:{caller.account_id}:event-source-mapping:{mapping_id}"
+            mapping = sources.mappings.get(mapping_id)
+            current = None
+            if mapping is not None and (mapping.account, mapping.region) == (caller.account_id, caller.region):
+                current = mapping.function_arn
             if method == "GET":
+                authorize("GetEventSourceMapping", resource, caller, current)
                 return 200, sources.get(mapping_id, caller)
             if method == "PUT":
-                return 202, sources.update(mapping_id, _json(body), caller)
+                params = _json(body)
+                authorize("UpdateEventSourceMapping", resource, caller, _named_function(params, caller) or current)
+                return 202, sources.update(mapping_id, params, caller)
             if method == "DELETE":
+                authorize("DeleteEventSourceMapping", resource, caller, current)
                 return 202, sources.delete(mapping_id, caller)
         raise UnknownOperation(f"No Lambda operation is served at {method} {scope['path']}.")
+
+
+class Authorizer:
+    """One request's ``--auth iam`` check (nothing without ``--auth iam``, or for a key with no identity)."""
+
+    __slots__ = ("access", "key", "scope", "request_id")
+
+    def __init__(self, access: AccessControl | None, key: str, scope: Scope, request_id: str) -> None:
+        self.access = access
+        self.key = key
+        self.scope = scope
+        self.request_id = request_id
+
+    def __call__(self, operation: str, resource: str, caller: Namespace, function: str | None) -> None:
+        """Allow ``lambda:<operation>`` on ``resource`` (``function``: the ``lambda:FunctionArn`` condition key's
+        value, None: absent), or raise :class:`AccessDenied` (logged and counted)."""
+        access = self.access
+        if access is None:
+            return
+        identity = access.identities.get(self.key)
+        if identity is None:
+            return
+        context = {"lambda:FunctionArn": function} if function is not None else None
+        decision = access.decide_as(
+            identity.principal, identity.policies, f"lambda:{operation}", resource, caller.region, context, self.scope
+        )
+        if not decision.allowed:
+            access.denied_call(self.key, decision, self.request_id)
+            raise AccessDenied(denial_message(decision))
+
+
+def _named_function(params: dict[str, Any], caller: Namespace) -> str | None:
+    """The ARN of the function a request's ``FunctionName`` names (in the caller's account and region, as the
+    mapping's ``FunctionArn``), None when it names none or is not a valid name (the operation then refuses it)."""
+    value = params.get("FunctionName")
+    if value is None:
+        return None
+    try:
+        name = function_name(value)
+    except InvalidParameterValue:
+        return None
+    return function_arn(caller.region, caller.account_id, name)  # as the mapping's FunctionArn is made
 
 
 async def _read(receive: Receive) -> bytes:

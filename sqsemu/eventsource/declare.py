@@ -14,6 +14,12 @@
     [functions.process-orders]            # where a function is invoked (else --lambda-endpoint)
     endpoint = "http://127.0.0.1:9001"
     function_name = "function"            # the name to invoke there (the runtime interface emulator's)
+    role = "arn:aws:iam::000000000000:role/orders-consumer"   # the execution role (--auth iam)
+    policies = ["consumer-policy.json"]   # the role's identity-based policies (JSON text or file path)
+
+A function's ``role`` is the IAM role ARN it runs as and ``policies`` that role's identity-based policies (each
+inline JSON text or the path of a JSON file, as ``[[credentials]]`` ``policies``); with ``--auth iam`` its mappings
+poll and delete as that role (``sqsemu.eventsource.registry``). A table gives ``endpoint``, ``role`` or both.
 
 :func:`check_document` checks both tables when ``sqsemu.declare`` reads the file; :func:`load_declarations`
 reads them again when the server starts. Errors are ``ValueError`` naming the entry.
@@ -22,7 +28,7 @@ reads them again when the server starts. Errors are ``ValueError`` naming the en
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqsemu.eventsource.functions import Endpoint
@@ -43,7 +49,7 @@ MAPPING_KEYS = {
     "filter_patterns": list,
     "enabled": bool,
 }
-FUNCTION_KEYS = {"endpoint": str, "function_name": str}
+FUNCTION_KEYS = {"endpoint": str, "function_name": str, "role": str, "policies": list}
 
 
 @dataclass(frozen=True)
@@ -79,11 +85,21 @@ class DeclaredMapping:
 
 
 @dataclass(frozen=True)
+class DeclaredRole:
+    """A function's execution role: ``arn`` (``arn:aws:iam::<account>:role/<name>``) and its identity-based
+    ``policies`` (``(label, JSON text)``; the label ``identity policy <n>`` or the file's name)."""
+
+    arn: str
+    policies: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class Declarations:
-    """The file's mappings and function endpoints."""
+    """The file's mappings, function endpoints and functions' execution roles."""
 
     mappings: tuple[DeclaredMapping, ...]
     endpoints: dict[str, Endpoint]
+    roles: dict[str, DeclaredRole] = field(default_factory=dict)
 
 
 def _typed(entry: Mapping[str, Any], keys: Mapping[str, type], where: str) -> None:
@@ -122,14 +138,47 @@ def check_document(document: Mapping[str, Any]) -> Declarations:
     if not isinstance(raw_functions, dict):
         raise ValueError("functions must be a table of tables ([functions.NAME])")
     endpoints = {}
+    roles = {}
     for name, entry in raw_functions.items():
         where = f"[functions.{name}]"
         _typed(entry, FUNCTION_KEYS, where)
         url = entry.get("endpoint")
+        if "role" in entry:
+            roles[name] = _role(entry["role"], entry.get("policies", []), where)
+        elif "policies" in entry:
+            raise ValueError(f"{where}: policies are the execution role's: give role (an IAM role ARN) too")
+        if url is None and "role" in entry and "function_name" not in entry:
+            continue  # an in-process function or --lambda-endpoint, run as this role
         if not url or not url.startswith(("http://", "https://")):
             raise ValueError(f"{where}: endpoint must be an http:// or https:// URL")
         endpoints[name] = Endpoint(url, entry.get("function_name"))
-    return Declarations(tuple(mappings), endpoints)
+    return Declarations(tuple(mappings), endpoints, roles)
+
+
+def _role(arn: str, policies: list[Any], where: str) -> DeclaredRole:
+    """A function's execution role checked: an IAM role ARN, and policies that parse. Raises ``ValueError``."""
+    from sqsemu.security.evaluate import principal_for
+    from sqsemu.security.identity import load_policy
+    from sqsemu.security.policy import PolicyError, parse_policy
+
+    try:
+        kind = principal_for(arn, "").kind
+    except ValueError as exc:
+        raise ValueError(f"{where}: role: {exc}") from None
+    if kind != "role":
+        raise ValueError(f"{where}: role must be an IAM role ARN (arn:aws:iam::<account>:role/<name>), got {arn!r}")
+    texts = []
+    for n, source in enumerate(policies, 1):
+        if not isinstance(source, str):
+            raise ValueError(f"{where}: policies must be a list of JSON texts or file paths")
+        text, file_name = load_policy(source)
+        label = f"identity policy {file_name or n}"
+        try:
+            parse_policy(text, False)
+        except PolicyError as exc:
+            raise ValueError(f"{where}: {label}: {exc}") from None
+        texts.append((label, text))
+    return DeclaredRole(arn, tuple(texts))
 
 
 def _check_parameters(declared: DeclaredMapping, where: str) -> None:

@@ -62,3 +62,10 @@ class ResourceInUse(LambdaError):
 
 NOT_FOUND_MESSAGE = "The resource you requested does not exist."
 """Lambda's message for a mapping UUID that names nothing."""
+
+
+def role_refusal(action: str) -> str:
+    """Lambda's message for an execution role that may not call the SQS ``action`` (``ReceiveMessage``) on the
+    queue, as CreateEventSourceMapping's InvalidParameterValueException gives it (a recorded AWS answer: "The provided
+    execution role does not have permissions to call ReceiveMessage on SQS")."""
+    return f"The provided execution role does not have permissions to call {action} on SQS"

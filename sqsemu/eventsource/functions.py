@@ -37,6 +37,9 @@ from urllib.parse import quote
 if TYPE_CHECKING:
     import httpx
 
+    from sqsemu.security.evaluate import Principal
+    from sqsemu.security.policy import Policy
+
 logger = logging.getLogger("sqsemu.eventsource")
 
 Handler = Callable[[dict[str, Any], Any], Any]
@@ -60,6 +63,16 @@ class Endpoint:
 
     url: str
     function_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionRole:
+    """The role a function runs as ("Defining Lambda function permissions with an execution role"): its
+    ``principal`` (an IAM role) and identity-based ``policies`` (``(label, policy)``). With ``--auth iam`` a
+    mapping of the function polls and deletes as this role."""
+
+    principal: Principal
+    policies: tuple[tuple[str, Policy], ...]
 
 
 @dataclass(slots=True)
@@ -106,6 +119,7 @@ class Functions:
         self.default_endpoint = default_endpoint.rstrip("/")
         self.endpoints: dict[str, Endpoint] = dict(endpoints or {})
         self.handlers: dict[str, Handler] = {}
+        self.roles: dict[str, ExecutionRole] = {}
         self._client: httpx.AsyncClient | None = None
 
     def register(self, name: str, handler: Handler) -> None:

@@ -45,6 +45,7 @@ from sqsemu.engine.delivery import Received
 from sqsemu.engine.errors import SQSError
 from sqsemu.engine.message import ReceiptEntry
 from sqsemu.engine.queue import Queue
+from sqsemu.eventsource.errors import role_refusal
 from sqsemu.eventsource.event import record, sqs_event
 from sqsemu.eventsource.filters import RecordFilter
 from sqsemu.eventsource.functions import INVALID, Functions, Outcome
@@ -94,6 +95,9 @@ class Invocation:
 
 
 Observer = Callable[[Invocation], None]
+RoleCheck = Callable[[str, str, Queue], bool]
+"""``(function, SQS action, queue) -> denied``: whether ``--auth iam`` refuses the function's execution role the
+action on the queue (``EventSources.role_denies``)."""
 
 
 def item_failures(payload: Any, ids: Sequence[str]) -> set[str] | None:
@@ -138,9 +142,16 @@ class Runner:
     """The workers of one mapping; :meth:`sync` after every change of the mapping, :meth:`close` to stop."""
 
     def __init__(
-        self, mapping: Mapping, broker: Broker, clock: Clock, functions: Functions, observer: Observer
+        self,
+        mapping: Mapping,
+        broker: Broker,
+        clock: Clock,
+        functions: Functions,
+        observer: Observer,
+        role_denies: RoleCheck | None = None,
     ) -> None:
         self.mapping = mapping
+        self.role_denies = role_denies
         self.broker = broker
         self.clock = clock
         self.functions = functions
@@ -228,6 +239,9 @@ class Runner:
             self.mapping.last_processing_result = "PROBLEM: Source queue does not exist"
             await self._sleep(MISSING_QUEUE_RETRY_S)
             return
+        if self._refused("ReceiveMessage", queue):
+            await self._sleep(MISSING_QUEUE_RETRY_S)
+            return
         try:
             batch = await self._gather(queue)
         except SQSError as exc:
@@ -236,6 +250,23 @@ class Runner:
             return
         if batch:
             await self._deliver(queue, batch)
+
+    def _refused(self, action: str, queue: Queue) -> bool:
+        """Whether the function's execution role may not call ``action`` on ``queue`` now (``--auth iam``); if so
+        ``LastProcessingResult`` says so (and the log, when it did not say so already)."""
+        if self.role_denies is None or not self.role_denies(self.mapping.function, action, queue):
+            return False
+        problem = f"PROBLEM: {role_refusal(action)}"
+        if self.mapping.last_processing_result != problem:
+            logger.warning(
+                "event source mapping %s: the execution role of %s may not call %s on %s; messages stay in the queue",
+                self.mapping.uuid,
+                self.mapping.function,
+                action,
+                queue.arn,
+            )
+            self.mapping.last_processing_result = problem
+        return True
 
     def _restarted(self, exc: BaseException) -> None:
         """A worker's step raised ``exc`` (not a function's failure: those are outcomes): count the restart, log
@@ -351,11 +382,12 @@ class Runner:
             outcome = Outcome("function_error", error=f"{type(exc).__name__}: {exc}".split("\n", 1)[0][:300])
         duration = perf_counter() - started
         label, failed = self._judge(outcome, ids)
-        self._delete(queue, [b for b, i in zip(batch, ids, strict=True) if i not in failed])
+        deleted = self._delete(queue, [b for b, i in zip(batch, ids, strict=True) if i not in failed])
         error = outcome.error
         if label == INVALID_RESPONSE and not error:
             error = "Invalid partial batch response"
-        mapping.last_processing_result = "OK" if label in (SUCCESS, PARTIAL) else f"PROBLEM: {error}"
+        if deleted:
+            mapping.last_processing_result = "OK" if label in (SUCCESS, PARTIAL) else f"PROBLEM: {error}"
         self.observer(Invocation(mapping, label, ids, [i for i in ids if i in failed], duration, error, at_ms))
         if label in (SUCCESS, PARTIAL):
             self.failures = 0
@@ -395,7 +427,11 @@ class Runner:
             return INVALID_RESPONSE, everything
         return (PARTIAL if failed else SUCCESS), failed
 
-    def _delete(self, queue: Queue, batch: Sequence[Received]) -> None:
+    def _delete(self, queue: Queue, batch: Sequence[Received]) -> bool:
+        """Delete ``batch`` from ``queue`` as the function's execution role; False (nothing deleted: the messages
+        come back after their visibility timeout) when the role may not (``LastProcessingResult`` says so)."""
+        if batch and self._refused("DeleteMessage", queue):
+            return False
         for start in range(0, len(batch), RECEIVE_MAX):
             chunk = batch[start : start + RECEIVE_MAX]
             entries = [ReceiptEntry(str(n), handle) for n, (_message, handle) in enumerate(chunk)]
@@ -403,4 +439,5 @@ class Runner:
                 self.broker.delete_message_batch(queue, entries)
             except SQSError as exc:  # the queue went away meanwhile
                 logger.warning("event source mapping %s: delete failed: %s", self.mapping.uuid, exc.message)
-                return
+                return True
+        return True

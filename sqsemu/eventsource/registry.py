@@ -9,6 +9,16 @@ mappings are restored; a ``event-source-mappings.json`` file of an earlier versi
 migrated into the store (and renamed ``event-source-mappings.json.migrated``), which the log says. The config
 file's ``[[event_source_mappings]]`` are applied after that: a declared mapping (its UUID derived from its queue
 and function) is created, or set to the declared settings when it exists.
+
+``--auth iam`` (:attr:`EventSources.access` set): a mapping acts as its function's execution role (the config
+file's ``[functions.NAME] role`` and ``policies``), as Lambda does ("Using Lambda with Amazon SQS", execution role
+permissions): CreateEventSourceMapping (and an UpdateEventSourceMapping that changes the function) is refused with
+``InvalidParameterValueException`` "The provided execution role does not have permissions to call <Action> on SQS"
+unless the role may ``sqs:ReceiveMessage``, ``sqs:DeleteMessage`` and ``sqs:GetQueueAttributes`` on the queue, by
+its policies and the queue's policy (so another account's queue can be mapped when its policy grants the role); a
+function with no declared role has no permissions. Each poll and each delete of the workers is decided as the role
+again (``sqsemu.eventsource.poller``). Without ``--auth iam`` roles are not looked at, and a mapping reads only its
+own account's queues.
 """
 
 from __future__ import annotations
@@ -20,7 +30,7 @@ import logging
 import os
 import uuid as uuidlib
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqsemu.clock import Clock
 from sqsemu.config import Config
@@ -31,11 +41,17 @@ from sqsemu.eventsource.errors import (
     ResourceConflict,
     ResourceInUse,
     ResourceNotFound,
+    role_refusal,
 )
-from sqsemu.eventsource.functions import Functions, Handler
+from sqsemu.eventsource.functions import ExecutionRole, Functions, Handler
 from sqsemu.eventsource.mapping import Mapping, apply_parameters, function_name
 from sqsemu.eventsource.poller import Invocation, Runner
 from sqsemu.observability.accesslog import logfmt
+
+if TYPE_CHECKING:
+    from sqsemu.engine.queue import Queue
+    from sqsemu.eventsource.declare import DeclaredRole
+    from sqsemu.security.iam import AccessControl
 
 logger = logging.getLogger("sqsemu.eventsource")
 access_logger = logging.getLogger("sqsemu.access.lambda")
@@ -51,6 +67,20 @@ RECENT = 10
 BATCH_SIZE_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 
 MIGRATED_SUFFIX = ".migrated"
+
+ROLE_ACTIONS = ("ReceiveMessage", "DeleteMessage", "GetQueueAttributes")
+"""What a function's execution role must be allowed on an SQS event source ("Using Lambda with Amazon SQS",
+execution role permissions; the AWSLambdaSQSQueueExecutionRole managed policy), checked in this order."""
+
+
+def execution_role(declared: DeclaredRole) -> ExecutionRole:
+    """The :class:`ExecutionRole` of a ``[functions.NAME]`` ``role`` and ``policies`` (checked when the file was
+    read; raises ``ValueError`` if one no longer parses)."""
+    from sqsemu.security.evaluate import principal_for
+    from sqsemu.security.policy import parse_policy
+
+    principal = principal_for(declared.arn, "")
+    return ExecutionRole(principal, tuple((label, parse_policy(text, False)) for label, text in declared.policies))
 
 
 class MappingStore(Protocol):
@@ -89,6 +119,10 @@ class EventSources:
             declared = load_declarations(config.config)
         self.declared = declared.mappings if declared is not None else ()
         self.functions = Functions(config.lambda_endpoint, declared.endpoints if declared is not None else None)
+        for name, role in (declared.roles if declared is not None else {}).items():
+            self.functions.roles[name] = execution_role(role)
+        self.access: AccessControl | None = None
+        """``--auth iam``'s enforcement (the app sets it): mappings act as their functions' execution roles."""
         self.mappings: dict[str, Mapping] = {}
         self.runners: dict[str, Runner] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -174,16 +208,17 @@ class EventSources:
         name = function_name(params.get("FunctionName"))
         arn = params.get("EventSourceArn")
         queue = self._source_queue(arn)
-        if queue.namespace.account_id != caller.account_id or queue.namespace.region != caller.region:
-            # Lambda reads the queue with the function's execution role, of the caller's account: sqsemu has no
-            # cross-account grants for it, so another account's (or region's) queue is refused as a queue the
-            # role cannot read.
-            raise InvalidParameterValue(
-                "The provided execution role does not have permissions to call ReceiveMessage on SQS"
-            )
+        if queue.namespace.region != caller.region or (
+            self.access is None and queue.namespace.account_id != caller.account_id
+        ):
+            # Lambda reads the queue with the function's execution role, of the caller's account: without --auth iam
+            # there are no grants to another account, so another account's (or region's) queue is refused as a
+            # queue the role cannot read.
+            raise InvalidParameterValue(role_refusal("ReceiveMessage"))
         mapping = Mapping(str(uuidlib.uuid4()), caller.account_id, caller.region, queue.arn, name)
         if not self.functions.known(name):
             raise ResourceNotFound(f"Function not found: {mapping.function_arn}")
+        self._check_role(name, queue)
         apply_parameters(mapping, params, queue.fifo)
         self._check_unique(mapping)
         mapping.last_modified = self.clock.now_ms() / 1000
@@ -239,6 +274,8 @@ class EventSources:
             changed.function = function_name(params["FunctionName"])
             if not self.functions.known(changed.function):
                 raise ResourceNotFound(f"Function not found: {changed.function_arn}")
+            if changed.function != mapping.function:
+                self._check_role(changed.function, queue)
         apply_parameters(changed, params, queue.fifo)
         self._check_unique(changed)
         state = "Updating"
@@ -295,6 +332,26 @@ class EventSources:
             )
         return queue
 
+    def role_denies(self, function: str, action: str, queue: Queue) -> bool:
+        """Whether ``--auth iam`` refuses ``function``'s execution role the SQS ``action`` (``ReceiveMessage``) on
+        ``queue`` (by the role's policies and the queue's policy; a function with no role is refused everything).
+        Always False without ``--auth iam``."""
+        access = self.access
+        if access is None:
+            return False
+        role = self.functions.roles.get(function)
+        if role is None:
+            return True
+        decision = access.decide_as(role.principal, role.policies, f"sqs:{action}", queue.arn, queue.namespace.region)
+        return not decision.allowed
+
+    def _check_role(self, function: str, queue: Queue) -> None:
+        """Refuse a mapping of ``queue`` to ``function`` whose role lacks what Lambda needs (:data:`ROLE_ACTIONS`):
+        ``InvalidParameterValue`` naming the first action missing."""
+        for action in ROLE_ACTIONS:
+            if self.role_denies(function, action, queue):
+                raise InvalidParameterValue(role_refusal(action))
+
     def _check_unique(self, mapping: Mapping) -> None:
         for other in self.mappings.values():
             if (
@@ -310,7 +367,7 @@ class EventSources:
                 )
 
     def _run(self, mapping: Mapping) -> None:
-        runner = Runner(mapping, self.broker, self.clock, self.functions, self._observed)
+        runner = Runner(mapping, self.broker, self.clock, self.functions, self._observed, self.role_denies)
         runner.on_restart = self._worker_restarted
         self.runners[mapping.uuid] = runner
         runner.sync()

@@ -356,6 +356,7 @@ class SQSApp:
         from sqsemu.eventsource.registry import EventSources  # the Lambda API and event source mappings
 
         self.event_sources = EventSources(config, broker, clock, store)
+        self.event_sources.access = self.access_control  # --auth iam: mappings act as their functions' roles
         self._lambda_api: ASGIApp | None = None
         if self.metrics is not None:
             from sqsemu.eventsource.metrics import EventSourceCollector
@@ -397,7 +398,7 @@ class SQSApp:
         if self._lambda_api is None:
             from sqsemu.eventsource.api import LambdaAPI
 
-            self._lambda_api = LambdaAPI(self.event_sources, self.cross_site, self.verifier)
+            self._lambda_api = LambdaAPI(self.event_sources, self.cross_site, self.verifier, self.access_control)
         return self._lambda_api
 
     async def _admin(self, scope: Scope, receive: Receive, send: Send) -> None:

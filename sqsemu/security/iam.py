@@ -463,6 +463,51 @@ class AccessControl:
         """The prometheus-client collector of ``sqsemu_access_denied_total{action}``."""
         return _DeniedCollector(self)
 
+    # ------------------------------------------------------------------- other APIs and service-made calls
+
+    def decide_as(
+        self,
+        principal: Principal,
+        policies: Sequence[tuple[str, Policy]],
+        iam_action: str,
+        resource: str,
+        region: str,
+        context: Mapping[str, str] | None = None,
+        scope: Scope | None = None,
+    ) -> Decision:
+        """Whether ``principal`` with its identity-based ``policies`` may perform ``iam_action``
+        (``lambda:GetEventSourceMapping``, ``sqs:ReceiveMessage``) on ``resource`` in ``region``, by the rules SQS
+        calls are decided by (:func:`~sqsemu.security.evaluate.evaluate`): for a queue ARN with its queue's policy
+        and tags, for any other ARN (a Lambda event source mapping's or function's) or ``*`` (an action with no
+        resource type, "Actions, resources, and condition keys for AWS Lambda") with the identity-based policies
+        only, the resource's account being the ARN's (the principal's for ``*``). ``context``: more condition keys
+        (``lambda:FunctionArn``); ``scope``: the request's, for ``aws:SecureTransport`` and ``aws:SourceIp`` (None
+        for a call sqsemu makes itself, such as a mapping's poll). Raises nothing; a denial is not logged here (see
+        :meth:`denied_call`)."""
+        fixed: dict[str, Sequence[str]] = {
+            "aws:principalarn": (principal.arn,),
+            "aws:principalaccount": (principal.account,),
+            "aws:principaltype": (_PRINCIPAL_TYPES[principal.kind],),
+            "aws:requestedregion": (region,),
+        }
+        if principal.kind == "user":
+            fixed["aws:username"] = (principal.name,)
+        for name, value in (context or {}).items():
+            fixed[name.lower()] = (value,)
+        ref = _from_arn(resource)
+        queue_policy, tags = self._queue_state(ref) if ref is not None else (None, {})
+        parts = resource.split(":")
+        account = parts[4] if len(parts) > 4 and parts[4] else principal.account
+        return evaluate(principal, iam_action, resource, account, policies, queue_policy,
+                        Context(fixed, self._now, scope, tags))  # fmt: skip
+
+    def denied_call(self, access_key_id: str, decision: Decision, request_id: str) -> None:
+        """Log and count a denial :meth:`decide_as` made for a signed call of another API (the Lambda API), as an
+        SQS call's denial is (the access line, ``sqsemu_access_denied_total{action}``)."""
+        identity = self.identities.get(access_key_id)
+        if identity is not None:
+            self._denied(identity, decision, request_id)
+
 
 class _Hypothetical:
     """What ``_queues`` reads from a request, for a hypothetical call (its move task's source and destination)."""
