@@ -194,7 +194,7 @@ def parse_document(document: Mapping[str, Any], source: str, base_dir: Path | No
         from sqsemu.eventsource.declare import check_document
 
         try:
-            check_document(document)
+            check_document(document, base_dir)
         except ValueError as exc:
             raise ConfigFileError(f"{prefix}: {exc}") from None
     queues_raw = document.get("queues", [])

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqsemu.eventsource.functions import Endpoint
@@ -114,8 +115,9 @@ def _typed(entry: Mapping[str, Any], keys: Mapping[str, type], where: str) -> No
             raise ValueError(f"{where}: {key} must be a {kind.__name__}, got {value!r}")
 
 
-def check_document(document: Mapping[str, Any]) -> Declarations:
-    """The two tables of a parsed config file, checked. Raises ``ValueError``."""
+def check_document(document: Mapping[str, Any], base_dir: Path | None = None) -> Declarations:
+    """The two tables of a parsed config file, checked; a role's relative policy file paths start at ``base_dir``
+    (the config file's folder; None: the current folder). Raises ``ValueError``."""
     raw_mappings = document.get("event_source_mappings", [])
     if not isinstance(raw_mappings, list):
         raise ValueError("event_source_mappings must be an array of tables ([[event_source_mappings]])")
@@ -144,7 +146,7 @@ def check_document(document: Mapping[str, Any]) -> Declarations:
         _typed(entry, FUNCTION_KEYS, where)
         url = entry.get("endpoint")
         if "role" in entry:
-            roles[name] = _role(entry["role"], entry.get("policies", []), where)
+            roles[name] = _role(entry["role"], entry.get("policies", []), where, base_dir)
         elif "policies" in entry:
             raise ValueError(f"{where}: policies are the execution role's: give role (an IAM role ARN) too")
         if url is None and "role" in entry and "function_name" not in entry:
@@ -155,7 +157,7 @@ def check_document(document: Mapping[str, Any]) -> Declarations:
     return Declarations(tuple(mappings), endpoints, roles)
 
 
-def _role(arn: str, policies: list[Any], where: str) -> DeclaredRole:
+def _role(arn: str, policies: list[Any], where: str, base_dir: Path | None) -> DeclaredRole:
     """A function's execution role checked: an IAM role ARN, and policies that parse. Raises ``ValueError``."""
     from sqsemu.security.evaluate import principal_for
     from sqsemu.security.identity import load_policy
@@ -171,6 +173,8 @@ def _role(arn: str, policies: list[Any], where: str) -> DeclaredRole:
     for n, source in enumerate(policies, 1):
         if not isinstance(source, str):
             raise ValueError(f"{where}: policies must be a list of JSON texts or file paths")
+        if base_dir is not None and not source.lstrip().startswith("{") and not Path(source).is_absolute():
+            source = str(base_dir / source)
         text, file_name = load_policy(source)
         label = f"identity policy {file_name or n}"
         try:
@@ -201,7 +205,7 @@ def load_declarations(path: str) -> Declarations:
     if path.endswith(".conf"):
         return check_document({})
     with open(path, "rb") as source:
-        return check_document(tomllib.load(source))
+        return check_document(tomllib.load(source), Path(path).parent)
 
 
 def declared_arn(declared: DeclaredMapping, config: Any) -> str:

@@ -60,8 +60,10 @@ def _config(tmp: Path) -> Path:
         lines.append(f'account = "{account}"\n')
         if principal:
             lines.append(f'principal = "{principal}"\npolicies = {json.dumps(policies)}\n')
+    (tmp / "worker.json").write_text(FUNCTIONS["worker"][1][0])  # a policy file, named from the config's folder
     for name, (role, policies) in FUNCTIONS.items():
-        lines.append(f'[functions.{name}]\nrole = "{role}"\npolicies = {json.dumps(policies)}\n')
+        texts = ["worker.json"] if name == "worker" else policies
+        lines.append(f'[functions.{name}]\nrole = "{role}"\npolicies = {json.dumps(texts)}\n')
     path = tmp / "sqsemu.toml"
     path.write_text("".join(lines))
     return path
