@@ -44,6 +44,7 @@ from sqsemu.engine.queue import Namespace
 from sqsemu.eventsource.errors import InvalidParameterValue, LambdaError
 from sqsemu.eventsource.mapping import function_arn, function_name
 from sqsemu.eventsource.registry import EventSources
+from sqsemu.observability.accesslog import ACCESS_LOGGER, logfmt
 from sqsemu.protocol.urls import caller_namespace, credential_from_authorization
 from sqsemu.security.crosssite import CrossSitePolicy
 from sqsemu.security.errors import CrossSiteRefused
@@ -58,6 +59,7 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 logger = logging.getLogger("sqsemu.eventsource")
+_refusals = logging.getLogger(ACCESS_LOGGER)  # signature refusals, as the SQS path logs them (docs/security.md)
 
 MAPPINGS_PATH = "/2015-03-31/event-source-mappings"
 MAX_BODY_BYTES = 6 * 1024 * 1024
@@ -101,6 +103,21 @@ AUTH_CODES = {
 """The SigV4 verifier's error shapes (SQS's names) -> the codes of a REST-JSON AWS API such as Lambda."""
 
 
+def _operation(scope: Scope) -> str:
+    """The Lambda operation a request names by its method and path (``lambda:ListEventSourceMappings``), or ``-``:
+    what a signature refusal's log line names as its action."""
+    method = scope.get("method")
+    path = str(scope.get("path", "")).rstrip("/")
+    if path == MAPPINGS_PATH:
+        name = {"POST": "CreateEventSourceMapping", "GET": "ListEventSourceMappings"}.get(str(method))
+    elif path.startswith(MAPPINGS_PATH + "/"):
+        name = {"GET": "GetEventSourceMapping", "PUT": "UpdateEventSourceMapping"}.get(str(method))
+        name = name or ("DeleteEventSourceMapping" if method == "DELETE" else None)
+    else:
+        name = None
+    return f"lambda:{name}" if name else "-"
+
+
 def denial_message(decision: Decision) -> str:
     """Lambda's AccessDeniedException message for a denied ``decision`` (module docstring): the IAM form of "User:
     <arn> is not authorized to perform: <action> on resource: <resource>" with the reason, the action spelled as
@@ -139,6 +156,10 @@ class LambdaAPI:
             return self.verifier.verify_key(scope, body, service="lambda")
         except SQSError as exc:
             code = AUTH_CODES.get(type(exc).shape, "AccessDeniedException")
+            key = getattr(exc, "access_key_id", None)
+            if key is not None and _refusals.isEnabledFor(logging.INFO):  # as the SQS path logs its refusals
+                fields = {"refused": code, "access_key_id": key, "action": _operation(scope), "protocol": "rest-json"}
+                _refusals.info(logfmt(fields))
             raise NotAuthenticated(code, exc.message) from None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

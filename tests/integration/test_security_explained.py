@@ -207,3 +207,37 @@ def test_signature_refusals_log_the_key_offered_and_the_action(
             assert [line.split(" ", 1)[0] for line in access] == ["action=SendMessage", "action=GetQueueAttributes"]
         else:
             assert access == []
+
+
+def test_lambda_api_signature_refusals_log_the_key_offered_and_the_operation(caplog: pytest.LogCaptureFixture) -> None:
+    """The Lambda API refuses as the SQS endpoint does, and logs it the same way (docs/security.md): the code it
+    answers, the key id offered and the operation the request names."""
+    import boto3
+    from botocore.config import Config as BotoConfig
+
+    caplog.set_level(logging.INFO, logger="sqsemu")
+    config = Config(auth="sigv4", credentials=(Credential(ROOT[0], ROOT[1], A),))
+    with ServerThread(config) as server:
+
+        def lambda_client(key: str, secret: str) -> Any:
+            return boto3.client(
+                "lambda",
+                endpoint_url=server.endpoint_url,
+                region_name="us-east-1",
+                aws_access_key_id=key,
+                aws_secret_access_key=secret,
+                config=BotoConfig(retries={"max_attempts": 1}),
+            )
+
+        code, _, _ = error_of(lambda: lambda_client("AKIDNOSUCHKEY", "whatever").list_event_source_mappings())
+        assert code == "UnrecognizedClientException"
+        code, _, _ = error_of(lambda: lambda_client(ROOT[0], "not-the-secret").get_event_source_mapping(UUID="0" * 36))
+        assert code == "InvalidSignatureException"
+        [unknown] = _lines(caplog, "refused=UnrecognizedClientException", "")
+        assert unknown.startswith(
+            "refused=UnrecognizedClientException access_key_id=AKIDNOSUCHKEY action=lambda:ListEventSourceMappings"
+        )
+        [mismatch] = _lines(caplog, "refused=InvalidSignatureException", "")
+        assert mismatch.startswith(
+            f"refused=InvalidSignatureException access_key_id={ROOT[0]} action=lambda:GetEventSourceMapping"
+        )
