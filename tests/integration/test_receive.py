@@ -274,3 +274,48 @@ def test_long_poll_on_one_queue_is_not_woken_by_another_queue(manual_sqs, manual
         assert manual_sqs.receive_message(QueueUrl=other)["Messages"][0]["Body"] == "elsewhere"
     finally:
         release(manual_server, receiver)
+
+
+# --- MessageAttributeNames: the filter's names are not held to the attribute-name rules ----------------------------
+# The API reference lists the attribute-name rules under ReceiveMessage's MessageAttributeNames, but AWS was recorded
+# answering a receive filtered by "AWS." and by "..foo" with the message and no attributes (HTTP 200), on both
+# protocols (docs/behaviour.md 4.7). The digests below are the ones AWS returned for these three attributes.
+
+RECORDED_ATTRIBUTES = {
+    "Help.Me": {"DataType": "String", "StringValue": "Me"},
+    "Hello": {"DataType": "String", "StringValue": "There"},
+    "General": {"DataType": "String", "StringValue": "Kenobi"},
+}
+
+
+@pytest.mark.parametrize(
+    ("names", "selected", "digest"),
+    [
+        (["All"], {"Help.Me", "Hello", "General"}, "4c360f3fdafd970e05fae2f149d997f5"),
+        ([".*"], {"Help.Me", "Hello", "General"}, "4c360f3fdafd970e05fae2f149d997f5"),
+        (["*"], {"Help.Me", "Hello", "General"}, "4c360f3fdafd970e05fae2f149d997f5"),
+        (["Hello", "General"], {"Hello", "General"}, "fca026605781cb4126a1e9044df24232"),
+        (["Foo", "Hello"], {"Hello"}, "a311262e065454b75da111d535b8dacd"),
+        (["Hel.*"], {"Hello", "Help.Me"}, "83fee93c1bcd8b9a5a923ffacdc636c7"),
+        (["AWS."], set(), None),
+        (["..foo"], set(), None),
+        (["aws.Hello"], set(), None),
+        (["aMaZoN.x", "AMAZON.Hello"], set(), None),
+        (["Hello."], set(), None),
+        ([".Hello"], set(), None),
+        (["Help..Me"], set(), None),
+        (["x" * 257], set(), None),
+        (["x" * 256], set(), None),
+        (["AWS.", "..foo", "Hello"], {"Hello"}, "a311262e065454b75da111d535b8dacd"),
+    ],
+)
+def test_message_attribute_names_filter_as_recorded_on_aws(sqs, make_queue, names, selected, digest):
+    url = make_queue(VisibilityTimeout="0")
+    sent = sqs.send_message(QueueUrl=url, MessageBody="msg", MessageAttributes=RECORDED_ATTRIBUTES)
+    assert sent["MD5OfMessageAttributes"] == "4c360f3fdafd970e05fae2f149d997f5"
+    got = sqs.receive_message(QueueUrl=url, MessageAttributeNames=names)
+    assert got["ResponseMetadata"]["HTTPStatusCode"] == 200
+    (message,) = got["Messages"]
+    assert message["Body"] == "msg"
+    assert set(message.get("MessageAttributes", {})) == selected
+    assert message.get("MD5OfMessageAttributes") == digest

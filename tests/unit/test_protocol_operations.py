@@ -32,6 +32,16 @@ def _message() -> Message:
         (["Other", "Missing"], {"Other"}),
         (["AWS."], set()),
         (["..foo"], set()),
+        # Not held to the attribute-name rules (AWS answered "AWS." and "..foo" with 200; docs/behaviour.md 4.7):
+        # each breaks one rule and is taken as an exact name that matches nothing, alone or beside a valid one.
+        (["aws.Hello", "Aws.Hello", "AMAZON.Hello", "amazon.Hello"], set()),
+        (["Hello."], set()),
+        ([".Hello"], set()),
+        (["Help..Me"], set()),
+        (["x" * 256], set()),
+        (["x" * 257], set()),
+        (["AWS.", "x" * 257, "Hello"], {"Hello"}),
+        (["aws.*", "Help.*"], {"Help.Me"}),
     ],
 )
 def test_attribute_filter(names: list[str], expected: set[str]) -> None:
