@@ -593,26 +593,30 @@ class Broker:
         if wait == 0:
             queue.check_in_flight_quota()
         realism = queue.realism
+        moving: list[Message] = []  # set aside for the dead-letter queue: moved last, once nothing else can fail
         if wait == 0 and realism is not None and realism.samples:
-            got = realism.receive(queue, now, max_number, visibility, now, short_poll=True)
+            got = realism.receive(queue, now, max_number, visibility, now, moving, short_poll=True)
         else:
-            got = queue.receive(now, max_number, visibility, now)
+            got = queue.receive(now, max_number, visibility, now, moving)
         fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
         try:
             self._flush(now)
             if fault is not None:
                 fault("receive.flushed")
-            if got or wait == 0 or queue.deleted or self.stopping:
+            answer = bool(got) or wait == 0 or queue.deleted or self.stopping
+            if answer:
                 queue.record_attempt(receive_request_attempt_id, got, now)
                 if fault is not None:
                     fault("receive.recorded")
-                if self.journal is not None:
-                    self.journal.messages_received(queue, len(got))
-                return got
+            queue.move_dead_lettered(moving, now)
         except BaseException:
-            queue.give_back(got, now)  # the answer never leaves: as if not received
+            queue.give_back(got, now, moving)  # the answer never leaves: as if not received, nothing moved
             queue.forget_attempt(receive_request_attempt_id)
             raise
+        if answer:
+            if self.journal is not None:
+                self.journal.messages_received(queue, len(got))
+            return got
         if callable(disconnected):
             disconnected = disconnected()
         future: asyncio.Future[list[Received]] = asyncio.get_running_loop().create_future()

@@ -6,6 +6,7 @@ nothing else of the queue (docs/architecture.md, principle 13).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from sqsemu.engine.message import Message
@@ -31,8 +32,13 @@ class DeliverySteps(Protocol):
         """Take the next candidate off the queue's receive order (send order; on a fair queue quiet tenants
         first), or None when none is left. It may no longer be visible: the caller checks ``message.state``."""
 
-    def dead_letter_if_due(self, message: Message, now_ms: int) -> bool:
-        """Move ``message`` to the dead-letter queue if this receive would exceed maxReceiveCount; True if moved."""
+    def dead_letter_if_due(self, message: Message, now_ms: int, moving: list[Message]) -> bool:
+        """Whether this receive would exceed ``message``'s maxReceiveCount: True sets it aside in ``moving`` (out of
+        the receive order, moved to the dead-letter queue when the receive's call succeeds)."""
+
+    def give_back(self, received: Sequence[Received], now_ms: int, moving: list[Message]) -> None:
+        """Undo a receive that failed: ``received`` visible again with the receive counts they had, ``moving`` back
+        in the receive order unmoved (see ``Queue.give_back``)."""
 
     def deliver(self, message: Message, now_ms: int, visibility_timeout: int, request_ms: int) -> str:
         """Put a visible ``message`` in flight for ``visibility_timeout`` seconds; returns its new receipt handle."""

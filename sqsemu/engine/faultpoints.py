@@ -14,7 +14,12 @@ The points, in the order a call passes them (``tests/unit/test_engine_all_or_not
 - a send (SendMessage, each SendMessageBatch entry): ``send.numbered``, ``send.stored``, ``send.aged``,
   ``send.placed``, ``send.tenant``, ``send.woken``; on FIFO queues then ``send.deduplicated``;
 - a receive: ``receive.delivered`` after each message put in flight, ``receive.flushed`` after the broker served
-  other long polls, ``receive.recorded`` after the receive attempt was recorded (FIFO);
+  other long polls, ``receive.recorded`` after the receive attempt was recorded (FIFO); with realism on, instead of
+  ``receive.delivered``: ``realism.delivered`` after each message put in flight, ``realism.marked`` after its
+  realism marks (reordered, duplicate pending) were set; then the dead-letter moves it decided, each a delete
+  (``delete.counted``, ``delete.unlisted``), last;
+- the hand-off of messages to a waiting long poll (a send, a visibility change or a timer makes them visible):
+  the receive's points, then ``handoff.received`` before its dead-letter moves and the answer;
 - a delete: ``delete.counted``, ``delete.unlisted``;
 - a visibility change: ``visibility.changed``, ``visibility.scheduled``.
 """

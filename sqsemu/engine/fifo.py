@@ -284,21 +284,29 @@ class FifoQueue(Queue):
 
     # ----------------------------------------------------------------- receive
 
-    def receive(self, now_ms: int, max_number: int, visibility_timeout: int, request_ms: int) -> list[Received]:
+    def receive(
+        self, now_ms: int, max_number: int, visibility_timeout: int, request_ms: int, moving: list[Message]
+    ) -> list[Received]:
         """Take up to ``max_number`` messages: from the first group in the rotation, its visible messages in order
         up to its first one in flight or delayed, then the same from the next groups. Each group taken from goes to
         the back of the rotation (SQS Developer Guide, "FIFO delivery logic")."""
         max_number = min(max_number, self.in_flight_limit - self.counts[IN_FLIGHT])
         out: list[Received] = []
         try:
-            self._receive_groups(now_ms, max_number, visibility_timeout, request_ms, out)
+            self._receive_groups(now_ms, max_number, visibility_timeout, request_ms, out, moving)
         except BaseException:
-            self.give_back(out, now_ms)
+            self.give_back(out, now_ms, moving)
             raise
         return out
 
     def _receive_groups(
-        self, now_ms: int, max_number: int, visibility_timeout: int, request_ms: int, out: list[Received]
+        self,
+        now_ms: int,
+        max_number: int,
+        visibility_timeout: int,
+        request_ms: int,
+        out: list[Received],
+        moving: list[Message],
     ) -> None:
         fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
         for group_id in list(self.available):
@@ -314,12 +322,10 @@ class FifoQueue(Queue):
                 message = group.messages[index]
                 if message.state is not VISIBLE:
                     break
-                if self._dead_letter(message, now_ms):
-                    if group_id not in self.groups:
-                        break
-                    continue  # the next message is now at the same index
-                out.append((message, self._deliver(message, now_ms, visibility_timeout, request_ms)))
                 index += 1
+                if self._dead_letter(message, now_ms, moving):
+                    continue  # set aside, still first in its group until moved: the next one may be received
+                out.append((message, self._deliver(message, now_ms, visibility_timeout, request_ms)))
                 if fault is not None:
                     fault("receive.delivered")
             if group_id in self.groups:

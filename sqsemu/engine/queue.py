@@ -868,22 +868,44 @@ class Queue:
         raw = f"{self.uid}:{message.message_id}:{message.receive_count}".encode()
         return binascii.b2a_base64(raw, newline=False).translate(_TO_URLSAFE).decode()
 
-    def _dead_letter(self, message: Message, now_ms: int) -> bool:
-        """Move ``message`` to the dead-letter queue if this receive would exceed maxReceiveCount.
-
-        The move keeps the message id, body, attributes, SentTimestamp and receive count and sets
-        DeadLetterQueueSourceArn (docs/behaviour.md 6.1). If the dead-letter queue no longer exists the message is
-        delivered normally (AWS does not document this case).
-        """
+    def _dead_letter_target(self, message: Message) -> Queue | None:
+        """The dead-letter queue ``message`` goes to if this receive would exceed maxReceiveCount, else None. If
+        the dead-letter queue no longer exists the message is delivered normally (AWS does not document this
+        case)."""
         redrive = self.redrive
         if redrive is None or message.receive_count < redrive[1]:
-            return False
+            return None
         target = self.host.resolve_arn(redrive[0])
         if target is None or target is self:
+            return None
+        return target
+
+    def _dead_letter(self, message: Message, now_ms: int, moving: list[Message]) -> bool:
+        """Whether this receive dead-letters ``message`` (True: it is set aside in ``moving``, still visible, out of
+        the receive order; ``move_dead_lettered`` moves it once the receive can no longer fail, ``give_back`` puts
+        it back in its place if the receive fails)."""
+        if self._dead_letter_target(message) is None:
             return False
-        self._remove(message, "dead_lettered")
-        target.add_dead_lettered(message.moved_copy(), self.arn, now_ms)
+        moving.append(message)
         return True
+
+    def move_dead_lettered(self, moving: Sequence[Message], now_ms: int) -> None:
+        """Move the messages a receive set aside (``moving``) to the dead-letter queue: the last step of a receive.
+        The move keeps the message id, body, attributes, SentTimestamp and receive count and sets
+        DeadLetterQueueSourceArn (docs/behaviour.md 6.1). A move that fails puts that message and the ones not
+        moved yet back in their places, and raises (the moves done stay done: each is whole)."""
+        for index, message in enumerate(moving):
+            try:
+                target = self._dead_letter_target(message) if message.state is VISIBLE else None
+                if target is None:  # the dead-letter queue went meanwhile: the message waits for the next receive
+                    self.requeue(message)
+                    continue
+                self._remove(message, "dead_lettered")
+            except BaseException:
+                for rest in moving[index:]:
+                    self.requeue(rest)
+                raise
+            target.add_dead_lettered(message.moved_copy(), self.arn, now_ms)
 
     def _deliver(self, message: Message, now_ms: int, visibility_timeout: int, request_ms: int) -> str:
         """Mark one visible message received; returns its new receipt handle."""
@@ -918,15 +940,20 @@ class Queue:
             return heapq.heappop(returned)[1]
         return ready.popleft() if ready else None
 
-    def receive(self, now_ms: int, max_number: int, visibility_timeout: int, request_ms: int) -> list[Received]:
+    def receive(
+        self, now_ms: int, max_number: int, visibility_timeout: int, request_ms: int, moving: list[Message]
+    ) -> list[Received]:
         """Take up to ``max_number`` visible messages, oldest (in send order) first, and put them in flight for
         ``visibility_timeout`` seconds; each gets a new receipt handle. ``request_ms`` is when the ReceiveMessage
         request arrived (the 12-hour maximum counts from it). Never more than the in-flight quota allows. On a fair
-        queue (messages with a MessageGroupId), quiet tenants' messages come before noisy tenants' (engine/fair.py)."""
+        queue (messages with a MessageGroupId), quiet tenants' messages come before noisy tenants' (engine/fair.py).
+        Messages due for the dead-letter queue are set aside in ``moving``: the caller moves them
+        (``move_dead_lettered``) when the whole call succeeded, or hands them to ``give_back`` when it failed. A
+        receive that raises has given back what it took."""
         if self.fair is not None:
             self.fair.begin(now_ms)
         if self.realism is not None:
-            return self.realism.receive(self, now_ms, max_number, visibility_timeout, request_ms)
+            return self.realism.receive(self, now_ms, max_number, visibility_timeout, request_ms, moving)
         max_number = min(max_number, self.in_flight_limit - self.counts[IN_FLIGHT])
         out: list[Received] = []
         again: list[Message] = []
@@ -937,7 +964,7 @@ class Queue:
                 if message is None:
                     break
                 message.queued = False
-                if message.state is not VISIBLE or self._dead_letter(message, now_ms):
+                if message.state is not VISIBLE or self._dead_letter(message, now_ms, moving):
                     continue
                 out.append((message, self._deliver(message, now_ms, visibility_timeout, request_ms)))
                 if not visibility_timeout:
@@ -947,15 +974,18 @@ class Queue:
             for message in again:
                 self._place(message)
         except BaseException:
-            self.give_back(out, now_ms)
+            self.give_back(out, now_ms, moving)
             raise
         return out
 
-    def give_back(self, received: Sequence[Received], now_ms: int) -> None:
+    def give_back(self, received: Sequence[Received], now_ms: int, moving: list[Message]) -> None:
         """Undo a receive that failed after putting ``received`` in flight (its answer never left): each message is
         visible again now, in its place, with the receive count it had (its new receipt handle is void); the
-        journal hears the restored state. A message the receive dead-lettered stays moved (that move does not
-        depend on the answer)."""
+        journal hears the restored state. The messages it set aside for the dead-letter queue (``moving``, emptied)
+        go back to their places unmoved."""
+        for message in moving:
+            self.requeue(message)
+        moving.clear()
         journal = self.journal
         for message, _handle in reversed(received):
             if message.state is DELETED:
@@ -980,9 +1010,9 @@ class Queue:
             message.queued = False
         return message
 
-    def dead_letter_if_due(self, message: Message, now_ms: int) -> bool:
+    def dead_letter_if_due(self, message: Message, now_ms: int, moving: list[Message]) -> bool:
         """``DeliverySteps.dead_letter_if_due``."""
-        return self._dead_letter(message, now_ms)
+        return self._dead_letter(message, now_ms, moving)
 
     def deliver(self, message: Message, now_ms: int, visibility_timeout: int, request_ms: int) -> str:
         """``DeliverySteps.deliver``: the message is in flight (or, with a timeout of 0, back in the order)."""
@@ -1050,7 +1080,16 @@ class Queue:
             waiter = waiters.first()
             if waiter is None:
                 return
-            got = self.receive(now_ms, waiter.max_messages, waiter.visibility_timeout, waiter.request_ms)
+            moving: list[Message] = []
+            got = self.receive(now_ms, waiter.max_messages, waiter.visibility_timeout, waiter.request_ms, moving)
+            fault = faultpoints.ARMED  # read once a hand-off: disarmed, each point below is a local None check
+            try:
+                if fault is not None:
+                    fault("handoff.received")
+                self.move_dead_lettered(moving, now_ms)  # the last step that can fail
+            except BaseException:
+                self.give_back(got, now_ms, moving)  # the waiter keeps waiting; the messages are where they were
+                raise
             if not got:
                 return
             waiters.remove(waiter)

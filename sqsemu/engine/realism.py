@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from sqsemu.engine import faultpoints
 from sqsemu.engine.delivery import DeliverySteps, Received
 from sqsemu.engine.message import Message, MessageState
 from sqsemu.realismspec import (
@@ -195,10 +196,14 @@ class QueueRealism:
         max_number: int,
         visibility_timeout: int,
         request_ms: int,
+        moving: list[Message],
         short_poll: bool = False,
     ) -> list[Received]:
         """``Queue.receive`` of a standard queue with ``reorder``, ``short_poll_sampling`` (only when
-        ``short_poll``) and ``duplicates`` applied; same arguments and result (see ``Queue.receive``)."""
+        ``short_poll``) and ``duplicates`` applied; same arguments and result (see ``Queue.receive``). All or
+        nothing: a receive that raises leaves the queue's order, the messages and their realism marks as they were
+        (the counts of effects injected excepted: they count attempts)."""
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
         spec = self.spec
         rng = self.rng
         sampling = spec.short_poll_sampling if short_poll else 0.0
@@ -221,35 +226,54 @@ class QueueRealism:
                     return True
             return False
 
-        while len(out) < max_number:
-            if not pending and not pull():
-                break
-            index = 0
-            if reorder and rng.random() < reorder:
-                while len(pending) < window and pull():
-                    pass
-                if len(pending) > 1:
-                    index = rng.randrange(1, len(pending))
-            message = pending.pop(index)
-            if sampling and rng.random() < sampling:
-                put_back.append(message)  # on a server this short poll did not sample
-                self.injected.sampled_out += 1
-                continue
-            if queue.dead_letter_if_due(message, now_ms):
-                continue
-            out.append((message, queue.deliver(message, now_ms, visibility_timeout, request_ms)))
-            if not visibility_timeout:
-                put_back.append(message)
-            mark = self.marks.get(message.message_id)
-            if index:
-                mark = mark or self._mark(message.message_id)
-                mark.reordered = True
-                self.injected.reordered += 1
-            elif mark is not None:
-                mark.reordered = False
-            if spec.duplicates and (mark is None or not (mark.pending or mark.copy)):
-                if rng.random() < spec.duplicates:
-                    (mark or self._mark(message.message_id)).pending = True
+        marked: list[tuple[Message, Mark | None, bool, bool]] = []  # each mark touched, as it was before
+        try:
+            while len(out) < max_number:
+                if not pending and not pull():
+                    break
+                index = 0
+                if reorder and rng.random() < reorder:
+                    while len(pending) < window and pull():
+                        pass
+                    if len(pending) > 1:
+                        index = rng.randrange(1, len(pending))
+                message = pending.pop(index)
+                if sampling and rng.random() < sampling:
+                    put_back.append(message)  # on a server this short poll did not sample
+                    self.injected.sampled_out += 1
+                    continue
+                if queue.dead_letter_if_due(message, now_ms, moving):
+                    continue
+                out.append((message, queue.deliver(message, now_ms, visibility_timeout, request_ms)))
+                if not visibility_timeout:
+                    put_back.append(message)
+                if fault is not None:
+                    fault("realism.delivered")
+                mark = self.marks.get(message.message_id)
+                marked.append(
+                    (message, mark, False, False) if mark is None else (message, mark, mark.reordered, mark.pending)
+                )
+                if index:
+                    mark = mark or self._mark(message.message_id)
+                    mark.reordered = True
+                    self.injected.reordered += 1
+                elif mark is not None:
+                    mark.reordered = False
+                if spec.duplicates and (mark is None or not (mark.pending or mark.copy)):
+                    if rng.random() < spec.duplicates:
+                        (mark or self._mark(message.message_id)).pending = True
+                if fault is not None:
+                    fault("realism.marked")
+        except BaseException:
+            for message, before, reordered, duplicate in reversed(marked):
+                if before is None:
+                    self.marks.pop(message.message_id, None)
+                else:
+                    before.reordered, before.pending = reordered, duplicate
+            queue.give_back(out, now_ms, moving)
+            for message in pending + put_back:
+                queue.requeue(message)
+            raise
         for message in pending:
             queue.requeue(message)
         for message in put_back:
