@@ -146,11 +146,20 @@ class Functions:
             return endpoint.url
         return self.default_endpoint or "none"
 
-    async def invoke(self, name: str, arn: str, event: dict[str, Any], timeout_s: float) -> Outcome:
-        """Invoke ``name`` with ``event``; never raises for the function's own failures (see :class:`Outcome`)."""
+    async def invoke(
+        self,
+        name: str,
+        arn: str,
+        event: dict[str, Any],
+        timeout_s: float,
+        expired: asyncio.Future[None] | None = None,
+    ) -> Outcome:
+        """Invoke ``name`` with ``event``, waiting ``timeout_s`` seconds at most (an in-process handler also until
+        ``expired``, the deadline on the server's clock, is done); never raises for the function's own failures
+        (see :class:`Outcome`; a timeout is a function error)."""
         handler = self.handlers.get(name)
         if handler is not None:
-            return await _call_python(handler, name, arn, event, timeout_s)
+            return await _call_python(handler, name, arn, event, timeout_s, expired)
         endpoint = self.endpoints.get(name)
         if endpoint is None and self.default_endpoint:
             endpoint = Endpoint(self.default_endpoint)
@@ -226,18 +235,43 @@ def _first_line(exc: BaseException) -> str:
     return text[:300] or type(exc).__name__
 
 
-async def _call_python(handler: Handler, name: str, arn: str, event: dict[str, Any], timeout_s: float) -> Outcome:
+async def _call_python(
+    handler: Handler,
+    name: str,
+    arn: str,
+    event: dict[str, Any],
+    timeout_s: float,
+    expired: asyncio.Future[None] | None = None,
+) -> Outcome:
     """The handler called with a fresh copy of the event (as a runtime decodes it), its result passed through JSON
-    as a runtime encodes it; an exception (or a result JSON cannot encode) is a function error."""
+    as a runtime encodes it; an exception (or a result JSON cannot encode) is a function error. A handler still
+    running after ``timeout_s`` seconds (wall-clock), or when ``expired`` (the same deadline on the server's clock)
+    is done, is abandoned: a function error, ``Task timed out after N seconds`` (Lambda's timeout message,
+    "Troubleshoot invocation issues in Lambda"). A coroutine is cancelled; a plain function's thread cannot be
+    stopped, so it runs on and what it returns or raises is ignored."""
     fresh = json.loads(json.dumps(event))
     context = LambdaContext(name, arn, time.monotonic() + timeout_s)
+    if inspect.iscoroutinefunction(handler):
+        call: asyncio.Future[Any] = asyncio.ensure_future(handler(fresh, context))
+    else:
+        call = asyncio.ensure_future(asyncio.to_thread(handler, fresh, context))
+    waits: set[asyncio.Future[Any]] = {call}
+    if expired is not None:
+        waits.add(expired)
+    await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    if not call.done():
+        call.cancel()  # a coroutine stops; a thread runs on, its outcome unread
+        call.add_done_callback(_forget)
+        return Outcome("function_error", error=f"Task timed out after {timeout_s:.2f} seconds")
     try:
-        if inspect.iscoroutinefunction(handler):
-            result = await handler(fresh, context)
-        else:
-            result = await asyncio.to_thread(handler, fresh, context)
-        payload = json.loads(json.dumps(result))
+        payload = json.loads(json.dumps(call.result()))
     except Exception as exc:  # noqa: BLE001 - the function's own failure is its outcome
         first_line = str(exc).strip().split("\n", 1)[0]
         return Outcome("function_error", error=f"{type(exc).__name__}: {first_line}")
     return Outcome("ok", payload)
+
+
+def _forget(call: asyncio.Future[Any]) -> None:
+    """Read an abandoned call's outcome so that asyncio does not report it (it was a timeout already)."""
+    if not call.cancelled():
+        call.exception()

@@ -33,6 +33,7 @@ after a back-off; its batch comes back after its visibility timeout. A batch hol
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 from collections.abc import Callable, Sequence
@@ -59,6 +60,11 @@ BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
 MISSING_QUEUE_RETRY_S = 10.0
 MIN_INVOKE_TIMEOUT_S = 60.0
+MAX_EVENT_BYTES = 6 * 1024 * 1024
+"""Largest event a batch makes (bytes of its JSON): Lambda's synchronous invocation payload limit ("Lambda quotas",
+6 MB; "CreateEventSourceMapping", ``BatchSize``: "up to the payload limit for synchronous invocation (6 MB)")."""
+_EVENT_OVERHEAD = len(json.dumps({"Records": []}).encode())
+_SEPARATOR = ", "  # between two records, as json.dumps writes them
 
 # Outcome labels (the metric's ``outcome`` label and the access line's).
 SUCCESS = "success"
@@ -133,6 +139,11 @@ def _distinct(batch: list[Received]) -> list[Received]:
     return list(latest.values())
 
 
+def _record_bytes(queue: Queue, received: Received) -> int:
+    """The bytes ``received``'s record adds to an event's JSON (as :func:`sqs_event` writes it)."""
+    return len(json.dumps(record(queue, received)).encode())
+
+
 def _resolve(future: asyncio.Future[None], _due: int) -> None:
     if not future.done():
         future.set_result(None)
@@ -167,6 +178,8 @@ class Runner:
         self.on_restart: Callable[[], None] | None = None
         self.restarts = 0
         self.logged: set[str] = set()  # the kinds of worker failure logged with a traceback already
+        self.turn = asyncio.Lock()  # held by the worker gathering a batch with a window
+        self.carried: list[Received] = []  # received, but past the last batch's 6 MB: the next batch's first
 
     # ------------------------------------------------------------------ life cycle
 
@@ -346,19 +359,58 @@ class Runner:
                 stop.set_result(None)
 
     async def _gather(self, queue: Queue) -> list[Received]:
-        """A batch: the first receive waits for messages; with a batching window, more receives until the batch is
-        full or the window has passed."""
+        """A batch ("Using Lambda with Amazon SQS", batching; "CreateEventSourceMapping", ``BatchSize``): the first
+        receive waits for messages; with a batching window, more receives (10 messages at most each) until the batch
+        holds ``BatchSize`` messages, its event would pass Lambda's 6 MB synchronous payload limit
+        (:data:`MAX_EVENT_BYTES`), or the window, counted from the batch's first message, has passed. With a window
+        one worker of the mapping gathers at a time (the others wait their turn), so messages arriving one send at a
+        time fill one batch instead of one per waiting worker; a message that would pass 6 MB starts the next
+        batch."""
+        if self.mapping.batching_window_s == 0 and not self.carried:
+            return await self._receive(queue, min(RECEIVE_MAX, self.mapping.batch_size), None)
+        await self._take_turn()
+        try:
+            if not self._target():
+                return []
+            return await self._gather_window(queue)
+        finally:
+            self.turn.release()
+
+    async def _take_turn(self) -> None:
+        """Wait until no other worker of the mapping is gathering a batch (a wait, as far as :meth:`quiet` is
+        concerned)."""
+        self.parked += 1  # no suspension (nothing seen) when the turn is free
+        try:
+            await self.turn.acquire()
+        finally:
+            self.parked -= 1
+
+    async def _gather_window(self, queue: Queue) -> list[Received]:
         mapping = self.mapping
         wanted = mapping.batch_size
-        got = await self._receive(queue, min(RECEIVE_MAX, wanted), None)
-        if not got or mapping.batching_window_s == 0:
-            return got
-        deadline = self.clock.now_ms() + mapping.batching_window_s * 1000
-        while len(got) < wanted and not self.broker.stopping and not self.closed:
-            more = await self._receive(queue, min(RECEIVE_MAX, wanted - len(got)), deadline)
-            if not more and (self.clock.now_ms() >= deadline or not self._target()):
+        got: list[Received] = []
+        size = _EVENT_OVERHEAD
+        carried, self.carried = self.carried, []
+        deadline: int | None = None
+        if carried:
+            deadline = self.clock.now_ms() + mapping.batching_window_s * 1000
+        pending = carried
+        while True:
+            for received in pending:
+                room = _record_bytes(queue, received) + (len(_SEPARATOR) if got else 0)
+                if len(got) >= wanted or (got and size + room > MAX_EVENT_BYTES):
+                    self.carried.append(received)  # the next batch starts with it
+                    continue
+                got.append(received)
+                size += room
+            if self.carried or len(got) >= wanted or self.broker.stopping or self.closed:
                 break
-            got.extend(more)
+            if got and deadline is None:
+                deadline = self.clock.now_ms() + mapping.batching_window_s * 1000
+            pending = await self._receive(queue, min(RECEIVE_MAX, wanted - len(got)), deadline)
+            if not pending:
+                if not got or self.clock.now_ms() >= (deadline or 0) or not self._target():
+                    break
         return _distinct(got)
 
     async def _deliver(self, queue: Queue, batch: list[Received]) -> None:
@@ -376,10 +428,17 @@ class Runner:
         at_ms = self.clock.now_ms()
         timeout = max(float(queue.visibility_timeout), MIN_INVOKE_TIMEOUT_S)
         event = sqs_event(records)
+        expired: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.broker.schedule(at_ms + int(timeout * 1000), _resolve, expired)  # the timeout on the server's clock
         try:
-            outcome: Outcome = await self.functions.invoke(mapping.function, mapping.function_arn, event, timeout)
+            outcome: Outcome = await self.functions.invoke(
+                mapping.function, mapping.function_arn, event, timeout, expired
+            )
         except Exception as exc:  # noqa: BLE001 - whatever invoking raised is a function error for the batch
             outcome = Outcome("function_error", error=f"{type(exc).__name__}: {exc}".split("\n", 1)[0][:300])
+        finally:
+            if not expired.done():
+                expired.set_result(None)
         duration = perf_counter() - started
         label, failed = self._judge(outcome, ids)
         deleted = self._delete(queue, [b for b, i in zip(batch, ids, strict=True) if i not in failed])

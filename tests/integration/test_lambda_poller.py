@@ -440,3 +440,108 @@ def test_metrics_count_invocations(world: World) -> None:
         text = response.read().decode()
     assert f'sqsemu_lambda_invocations_total{{function="{name}",outcome="partial_failure"}} 1.0' in text
     assert "sqsemu_lambda_batch_size_bucket" in text
+
+
+def _sends_to_waiting_pollers(world: World, url: str, count: int) -> None:
+    """``count`` messages sent ten at a time while the mapping's workers wait in their long polls."""
+    world.send(url, *[f"m{n}" for n in range(count)])
+
+
+def test_window_gathers_one_batch_from_sends_that_reach_waiting_pollers(world: World) -> None:
+    # issue 42's first example: BatchSize 100, a 3 s window, 30 messages: one invocation of 30 at 3 s
+    url, arn = world.queue("gather")
+    fn = Recorder()
+    world.map(arn, fn, BatchSize=100, MaximumBatchingWindowInSeconds=3)
+    _sends_to_waiting_pollers(world, url, 30)
+    world.advance(2.99)
+    assert fn.events == []  # the window stops the batch, not each receive
+    world.advance(0.01)
+    assert [len(b) for b in fn.bodies()] == [30]
+    assert world.states(url) == {}
+
+
+def test_batch_size_stops_the_batch_before_the_window(world: World) -> None:
+    # issue 42's second example: BatchSize 20, a 10 s window, 30 messages: 20 at once, the other 10 at 10 s
+    url, arn = world.queue("full20")
+    fn = Recorder()
+    world.map(arn, fn, BatchSize=20, MaximumBatchingWindowInSeconds=10)
+    _sends_to_waiting_pollers(world, url, 30)
+    assert [len(b) for b in fn.bodies()] == [20]
+    world.advance(9.99)
+    assert [len(b) for b in fn.bodies()] == [20]
+    world.advance(0.01)
+    assert [len(b) for b in fn.bodies()] == [20, 10]
+    assert sorted(b for batch in fn.bodies() for b in batch) == sorted(f"m{n}" for n in range(30))
+
+
+def test_six_mb_stops_the_batch_and_the_rest_starts_the_next(world: World) -> None:
+    url, arn = world.queue("sixmb")
+    fn = Recorder()
+    big = "x" * 250_000
+    world.map(arn, fn, BatchSize=100, MaximumBatchingWindowInSeconds=300)
+    for n in range(30):  # one at a time (a batch request holds 1 MiB at most)
+        world.sqs.send_message(QueueUrl=url, MessageBody=f"{n:02d}{big}")
+    world.server.settle()
+    sizes = [len(json.dumps(e).encode()) for e in fn.events]
+    assert len(fn.events) == 1  # full at 6 MB: invoked at once, not after the 300 s window
+    assert sizes[0] <= 6 * 1024 * 1024 < sizes[0] + 250_500
+    first = len(fn.events[0]["Records"])
+    assert first == 25
+    world.advance(300)
+    assert [len(e["Records"]) for e in fn.events] == [first, 30 - first]
+    assert sorted(b[:2] for batch in fn.bodies() for b in batch) == [f"{n:02d}" for n in range(30)]
+    assert world.states(url) == {}
+
+
+def test_partial_failures_and_dead_letters_on_a_large_batch(world: World) -> None:
+    dlq_url, dlq_arn = world.queue("large-dlq")
+    policy = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 1})
+    url, arn = world.queue("large", VisibilityTimeout=30, RedrivePolicy=policy)
+    failing = {"m3", "m17", "m28"}
+    fn = Recorder(
+        lambda event: {
+            "batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"] if r["body"] in failing]
+        }
+    )
+    world.map(
+        arn, fn, BatchSize=50, MaximumBatchingWindowInSeconds=1, FunctionResponseTypes=["ReportBatchItemFailures"]
+    )
+    _sends_to_waiting_pollers(world, url, 30)
+    world.advance(1)
+    assert [len(b) for b in fn.bodies()] == [30]
+    assert set(world.states(url)) == failing  # the other 27 are deleted
+    world.advance(30)  # their second receive passes maxReceiveCount 1: the dead-letter queue, no invocation
+    assert len(fn.events) == 1
+    assert world.states(url) == {}
+    assert set(world.states(dlq_url)) == failing
+
+
+def test_a_python_function_past_its_timeout_is_abandoned_and_the_workers_go_on(world: World) -> None:
+    # the invocation's timeout is the queue's visibility timeout (60 s at least), here 120 s on the manual clock
+    url, arn = world.queue("hangs", VisibilityTimeout=120)
+    release = threading.Event()
+    hung = threading.Semaphore(0)
+    calls: list[str] = []
+
+    def handler(event: dict[str, Any], context: Any) -> None:
+        calls.append(event["Records"][0]["body"])
+        if len(calls) <= 2:  # the first two invocations hang (both workers of the mapping)
+            hung.release()
+            release.wait(timeout=30)
+
+    try:
+        uid = world.map(arn, handler, BatchSize=1, ScalingConfig={"MaximumConcurrency": 2})
+        for body in ("a", "b"):
+            world.sqs.send_message(QueueUrl=url, MessageBody=body)
+        assert hung.acquire(timeout=10) and hung.acquire(timeout=10)  # both running, neither returns
+        world.server.advance(120)  # their timeout: both abandoned, each a function error
+        world.server.settle()
+        problem = world.lam.get_event_source_mapping(UUID=uid)["LastProcessingResult"]
+        assert problem == "PROBLEM: Task timed out after 120.00 seconds"
+        assert world.states(url) == {"a": "visible", "b": "visible"}  # the whole batches come back
+        world.advance(2)  # the back-off (1 s, then 2 s: two failures) ends: the same workers invoke again, and succeed
+        assert sorted(calls[2:]) == ["a", "b"]
+        assert world.states(url) == {}
+        assert world.lam.get_event_source_mapping(UUID=uid)["LastProcessingResult"] == "OK"
+    finally:
+        release.set()
