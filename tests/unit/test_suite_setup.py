@@ -68,3 +68,17 @@ def test_spark_jvms_get_the_quick_compiler_unless_the_caller_set_their_options(c
     controller.setenv("SPARK_SUBMIT_OPTS", "-Xmx2g")
     suite.pytest_configure(_Config())  # type: ignore[arg-type]
     assert os.environ["SPARK_SUBMIT_OPTS"] == "-Xmx2g"
+
+
+def test_a_run_says_why_each_test_was_skipped(tmp_path: Path) -> None:
+    """The README's test command ends with one line per skipped test and its reason (``-rs`` in the project's
+    pytest options), so "N skipped" never stands alone."""
+    (tmp_path / "test_skips.py").write_text(
+        "import pytest\n\n\ndef test_needs_a_tool() -> None:\n    pytest.skip('no frobnicator here: install it')\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    argv = [sys.executable, "-m", "pytest", "-c", str(root / "pyproject.toml"), "--rootdir", str(tmp_path)]
+    argv += ["-n", "0", "-p", "no:cacheprovider", str(tmp_path / "test_skips.py")]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "SKIPPED [1]" in result.stdout and "no frobnicator here: install it" in result.stdout, result.stdout
