@@ -42,12 +42,19 @@ def _say(message: str) -> None:
     print(f"sqsemu build: {message}", file=sys.stderr, flush=True)
 
 
-def _compiled_list() -> tuple[tuple[str, ...], str]:
-    """``(MODULES, PURE_ENV)`` from sqsemu/compiled.py (standard library only, so it loads on its own)."""
+def _compiled_module() -> Any:
+    """sqsemu/compiled.py, loaded on its own (standard library only): ``MODULES``, ``PURE_ENV``, ``install_file``,
+    ``record_sources``."""
     spec = importlib.util.spec_from_file_location("_sqsemu_compiled_list", os.path.join(HERE, "sqsemu", "compiled.py"))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def _compiled_list() -> tuple[tuple[str, ...], str]:
+    """``(MODULES, PURE_ENV)`` from sqsemu/compiled.py."""
+    module = _compiled_module()
     return tuple(module.MODULES), str(module.PURE_ENV)
 
 
@@ -149,7 +156,14 @@ def _store_in_cache(built: list[tuple[str, str]]) -> None:
 
 
 class _OptionalBuildExt(build_ext):
-    """build_ext that installs the pure package when compiling or linking fails, saying so."""
+    """build_ext that installs the pure package when compiling or linking fails, saying so.
+
+    Every compiled file it puts in place (in the build folder, or beside the sources for an editable install) is
+    written to a new file and renamed over the old one (``sqsemu.compiled.install_file``): a server running from
+    the same checkout keeps the file it has mapped, where copying over it in place crashes it (SIGSEGV). Beside
+    the compiled files it records the digests of the sources they were compiled from (``compiled-sources.txt``),
+    which the run-time check compares. It always compiles (``force``): an up-to-date-looking ``build/`` folder
+    never stands in for a compile of changed sources (the build cache is what skips a compile, by content)."""
 
     def initialize_options(self) -> None:
         super().initialize_options()
@@ -159,18 +173,35 @@ class _OptionalBuildExt(build_ext):
         super().finalize_options()
         if self.parallel is None:  # the generated C files of separate extensions compile side by side
             self.parallel = os.cpu_count() or 1
+        self.force = True
+
+    def copy_file(self, infile: Any, outfile: Any, *args: Any, **kwargs: Any) -> tuple[str, bool]:
+        """Copy a built extension beside the sources (``--inplace``, editable installs): renamed into place."""
+        if os.path.isdir(outfile):
+            outfile = os.path.join(outfile, os.path.basename(infile))
+        _compiled_module().install_file(infile, outfile)
+        return outfile, True
+
+    def _record_sources(self) -> None:
+        """Write the compiled sources' digests beside the compiled package (build folder, and sources in place)."""
+        record = _compiled_module().record_sources
+        package = os.path.join(HERE, "sqsemu")
+        record(package, os.path.join(self.build_lib, "sqsemu"))
+        if self.inplace:
+            record(package, package)
 
     def run(self) -> None:
         cached = [ext for ext in self.extensions if hasattr(ext, "sqsemu_cached")]
         if cached:
             for ext in cached:
-                target = self.get_ext_fullpath(ext.name)
-                os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-                shutil.copy(ext.sqsemu_cached, target)  # not copy2: built now, as far as the staleness check goes
+                _compiled_module().install_file(ext.sqsemu_cached, self.get_ext_fullpath(ext.name))
+            self._record_sources()
             return
         try:
             super().run()
             _store_in_cache([(ext.name, self.get_ext_fullpath(ext.name)) for ext in self.extensions])
+            if self.extensions:
+                self._record_sources()
         except Exception as error:  # noqa: BLE001 - any compile or link failure: the pure package still works
             _say(f"compiling failed ({error}); building the pure-Python package instead")
             self.extensions = []

@@ -8,25 +8,48 @@ compiled modules are protocol and engine code, never a subclass of a dependency'
 how to build and check either way.
 
 At run time the compiled modules are used when all of them are installed and current; else the pure sources run and
-:func:`status` says why. ``SQSEMU_PURE_PYTHON=1`` in the environment forces the pure sources even where compiled
-modules are installed (as it forces a pure build at install time). :func:`activate` makes that choice once, before
-any listed module is imported (``sqsemu/__init__.py`` calls it); :func:`status` answers the start-up banner's and
-``GET /health``'s ``build`` field: ``compiled (mypyc)`` or ``pure Python: <reason>``.
+:func:`status` says why. Current is decided by content: the build records a SHA-256 of each compiled module's source
+in :data:`SOURCES_FILE` beside the package's modules (:func:`record_sources`), and a start hashes the sources again
+(about a millisecond): a source rewritten with the same bytes, or an extension older than its source, is still
+current; a source whose bytes differ is stale. A stale or incomplete compile is also logged as a warning at start
+(:func:`warn_if_stale`). ``setup.py`` installs each compiled file with :func:`install_file` (a new file renamed into
+place), so that a reinstall never rewrites a file a running server has mapped.
+
+``SQSEMU_PURE_PYTHON=1`` in the environment forces the pure sources even where compiled modules are installed (as
+it forces a pure build at install time). :func:`activate` makes that choice once, before any listed module is
+imported (``sqsemu/__init__.py`` calls it); :func:`status` answers the start-up banner's and ``GET /health``'s
+``build`` field: ``compiled (mypyc)`` or ``pure Python: <reason>``.
 
 This module imports only the standard library: ``setup.py`` reads :data:`MODULES` from it without importing sqsemu.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.machinery
 import importlib.util
+import logging
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 
-__all__ = ["COMPILED", "MODULES", "PURE_ENV", "activate", "is_compiled", "status"]
+__all__ = [
+    "COMPILED",
+    "MODULES",
+    "PURE_ENV",
+    "SOURCES_FILE",
+    "activate",
+    "install_file",
+    "is_compiled",
+    "record_sources",
+    "source_digests",
+    "status",
+    "warn_if_stale",
+]
 
 MODULES: tuple[str, ...] = (
     # the wire protocols
@@ -70,7 +93,74 @@ PURE_ENV = "SQSEMU_PURE_PYTHON"
 COMPILED = "compiled (mypyc)"
 """What :func:`status` answers when the compiled modules run."""
 
+SOURCES_FILE = "compiled-sources.txt"
+"""The build's record of what it compiled, in the package's folder: one ``<sha256 of the source> <module>`` a line."""
+
 _state: dict[str, str] = {}
+
+
+def source_digests(package_dir: str) -> dict[str, str]:
+    """``{module: SHA-256 hex of its .py source}`` for each listed module whose source is in ``package_dir`` (the
+    ``sqsemu`` package's folder)."""
+    digests: dict[str, str] = {}
+    for module in MODULES:
+        path = os.path.join(package_dir, *module.split(".")[1:]) + ".py"
+        try:
+            with open(path, "rb") as f:
+                digests[module] = hashlib.sha256(f.read()).hexdigest()
+        except OSError:
+            continue
+    return digests
+
+
+def install_file(source: str, target: str) -> None:
+    """Copy ``source`` to ``target`` by writing a new file beside ``target`` and renaming it into place: a process
+    that has ``target`` loaded (a running server's compiled modules, mapped in memory) keeps the old file, where
+    copying over it in place would change the pages under it and crash it. The mode is copied, the times are not."""
+    folder = os.path.dirname(os.path.abspath(target))
+    os.makedirs(folder, exist_ok=True)
+    fd, partial = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "wb") as out, open(source, "rb") as original:
+            shutil.copyfileobj(original, out)
+        shutil.copymode(source, partial)
+        os.replace(partial, target)
+    except BaseException:
+        if os.path.exists(partial):
+            os.unlink(partial)
+        raise
+
+
+def record_sources(package_dir: str, target_dir: str) -> None:
+    """Write :data:`SOURCES_FILE` into ``target_dir``: the digests of the sources in ``package_dir`` that this build
+    compiles (written to a new file and renamed into place, as :func:`install_file` does)."""
+    text = "".join(f"{digest} {module}\n" for module, digest in sorted(source_digests(package_dir).items()))
+    os.makedirs(target_dir, exist_ok=True)
+    fd, partial = tempfile.mkstemp(dir=target_dir, prefix=f".{SOURCES_FILE}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.chmod(partial, 0o644)
+        os.replace(partial, os.path.join(target_dir, SOURCES_FILE))
+    except BaseException:
+        if os.path.exists(partial):
+            os.unlink(partial)
+        raise
+
+
+def _recorded() -> dict[str, str] | None:
+    """The digests :data:`SOURCES_FILE` records, or None when the build left no record."""
+    try:
+        with open(os.path.join(_package_dir(), SOURCES_FILE)) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    recorded: dict[str, str] = {}
+    for line in lines:
+        digest, _, module = line.strip().partition(" ")
+        if module:
+            recorded[module] = digest
+    return recorded
 
 
 def _forced_pure() -> bool:
@@ -89,29 +179,20 @@ def _paths(module: str) -> tuple[str, list[str]]:
     return base + ".py", extensions
 
 
-def _in_checkout() -> bool:
-    """Whether sqsemu runs from a source checkout (an editable install), where sources change after a build."""
-    return os.path.isfile(os.path.join(os.path.dirname(_package_dir()), "pyproject.toml"))
-
-
 def _decide() -> str:
     """``""`` when the compiled modules should run; else the reason the pure sources run."""
     if _forced_pure():
         return f"{PURE_ENV} is set"
-    missing: list[str] = []
-    stale: list[str] = []
-    checkout = _in_checkout()
-    for module in MODULES:
-        source, extensions = _paths(module)
-        if not extensions:
-            missing.append(module)
-        elif checkout and os.path.isfile(source):
-            if os.path.getmtime(source) > max(os.path.getmtime(e) for e in extensions):
-                stale.append(module)
+    missing = [module for module in MODULES if not _paths(module)[1]]
     if len(missing) == len(MODULES):
         return "not compiled at install (no mypyc or no C compiler then, or a pure build was asked for)"
     if missing:
         return f"compiled build incomplete ({', '.join(missing)} not compiled): reinstall"
+    recorded = _recorded()
+    if recorded is None:
+        return f"the build left no record of the sources it compiled ({SOURCES_FILE}): reinstall (pip install -e .)"
+    current = source_digests(_package_dir())
+    stale = [module for module in MODULES if module in current and current[module] != recorded.get(module)]
     if stale:
         return f"sources changed since the build ({', '.join(stale)}): reinstall (pip install -e .) to compile"
     return ""
@@ -163,3 +244,20 @@ def status() -> str:
     if not reason and not is_compiled():
         reason = "a listed module was imported from source before the build was chosen"
     return f"pure Python: {reason}" if reason else COMPILED
+
+
+_NOT_ASKED = ("not compiled at install", f"{PURE_ENV} is set")
+
+
+def warn_if_stale(logger: logging.Logger | None = None) -> bool:
+    """Log a warning (to ``sqsemu.compiled`` unless ``logger`` is given) when compiled modules are installed but the
+    pure sources run because they are stale or incomplete; returns whether it warned. A build that compiled nothing,
+    or ``SQSEMU_PURE_PYTHON``, is said by the banner's ``build`` line alone."""
+    activate()
+    reason = _state["reason"]
+    if not reason or reason.startswith(_NOT_ASKED):
+        return False
+    (logger or logging.getLogger("sqsemu.compiled")).warning(
+        "the compiled modules are not used, the pure-Python sources run (slower): %s", reason
+    )
+    return True

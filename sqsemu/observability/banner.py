@@ -137,7 +137,9 @@ class Banner:
         return facts
 
     def log(self, logger: logging.Logger | None = None) -> None:
-        """Log the lines at INFO (to ``sqsemu.banner`` unless ``logger`` is given); the first carries ``fields``."""
+        """Log the lines at INFO (to ``sqsemu.banner`` unless ``logger`` is given); the first carries ``fields``. A
+        stale or incomplete compile is then logged as a warning (:func:`sqsemu.compiled.warn_if_stale`)."""
         logger = logger or logging.getLogger(BANNER_LOGGER)
         for index, line in enumerate(self.lines()):
             logger.info(line, extra={"fields": self.fields()} if index == 0 else None)
+        compiled.warn_if_stale()  # a stale or incomplete compile: said as a warning too, not only in ``build``

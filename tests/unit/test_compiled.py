@@ -85,33 +85,57 @@ def test_under_ci_a_machine_with_a_c_compiler_runs_the_compiled_build() -> None:
 
 
 def test_stale_or_missing_compiled_modules_leave_the_sources_running(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """In a checkout, a source newer than its compiled module (an edit or a merge after ``pip install -e .``) must
-    not run the old compiled code: the sources run, and the status says why."""
+    """Staleness is decided by content: a source whose bytes differ from what the build recorded must not run the
+    old compiled code (the sources run, the status says why, a warning is logged); a source rewritten with the same
+    bytes, or an extension older than its source (a build that found ``build/`` up to date), is current."""
     package = tmp_path / "sqsemu"
     (package / "engine").mkdir(parents=True)
-    (tmp_path / "pyproject.toml").write_text("")
     monkeypatch.setattr(compiled, "_package_dir", lambda: str(package))
     monkeypatch.setattr(compiled, "MODULES", ("sqsemu.engine.a", "sqsemu.engine.b"))
     monkeypatch.delenv(compiled.PURE_ENV, raising=False)
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     assert compiled._decide().startswith("not compiled at install")
     for name in ("a", "b"):
-        (package / "engine" / f"{name}.py").write_text("")
-    past = time.time() - 60
-    os.utime(package / "engine" / "a.py", (past, past))
-    os.utime(package / "engine" / "b.py", (past, past))
+        (package / "engine" / f"{name}.py").write_text(f"X = {name!r}\n")
     (package / "engine" / f"a{suffix}").write_text("")
     assert compiled._decide() == "compiled build incomplete (sqsemu.engine.b not compiled): reinstall"
     (package / "engine" / f"b{suffix}").write_text("")
+    assert compiled._decide().startswith("the build left no record of the sources it compiled")
+    compiled.record_sources(str(package), str(package))
+    past = time.time() - 60
     for name in ("a", "b"):
-        os.utime(package / "engine" / f"{name}{suffix}", (past + 10, past + 10))  # built after the sources
+        os.utime(package / "engine" / f"{name}{suffix}", (past, past))  # built before the sources' times
     assert compiled._decide() == ""
-    os.utime(package / "engine" / "b.py", (past + 20, past + 20))  # edited after the build
+    (package / "engine" / "b.py").write_text("X = 'b'\n")  # the same bytes again: a checkout, a merge
+    assert compiled._decide() == ""
+    (package / "engine" / "b.py").write_text("X = 'changed'\n")
     assert compiled._decide().startswith("sources changed since the build (sqsemu.engine.b)")
+    monkeypatch.setattr(compiled, "_state", {})
+    with caplog.at_level("WARNING", logger="sqsemu.compiled"):
+        assert compiled.warn_if_stale()
+    assert "sources changed since the build (sqsemu.engine.b)" in caplog.text
     monkeypatch.setenv(compiled.PURE_ENV, "1")
     assert compiled._decide() == "SQSEMU_PURE_PYTHON is set"
+    monkeypatch.setattr(compiled, "_state", {})
+    assert not compiled.warn_if_stale()  # asked for: the banner's build line says it
+
+
+def test_install_file_renames_a_new_file_into_place(tmp_path: Path) -> None:
+    """What setup.py puts each compiled module in place with: the old file (a running server's mapped module)
+    is left whole under its inode, the new one takes the name, with the source's mode."""
+    target, source = tmp_path / "m.so", tmp_path / "new.so"
+    target.write_bytes(b"old")
+    source.write_bytes(b"new")
+    source.chmod(0o755)
+    with target.open("rb") as held:
+        before = os.fstat(held.fileno()).st_ino
+        compiled.install_file(str(source), str(target))
+        assert held.read() == b"old" and os.fstat(held.fileno()).st_ino == before
+    assert target.read_bytes() == b"new" and target.stat().st_ino != before
+    assert target.stat().st_mode & 0o777 == 0o755
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.so", "new.so"]
 
 
 def test_the_unit_suite_passes_on_the_pure_python_sources() -> None:
