@@ -545,3 +545,31 @@ def test_a_python_function_past_its_timeout_is_abandoned_and_the_workers_go_on(w
         assert world.lam.get_event_source_mapping(UUID=uid)["LastProcessingResult"] == "OK"
     finally:
         release.set()
+
+
+def test_fair_queue_mapping_favours_the_noisy_tenant_with_fewer_in_flight(world: World) -> None:
+    # "How Amazon SQS fair queues work": with several noisy tenants, a consumer gets messages first from the one
+    # with the fewest messages in flight; a mapping's ReceiveMessage is such a consumer (docs/behaviour.md 12.11).
+    url, arn = world.queue(f"fair-{next(_names)}", VisibilityTimeout=600)
+    for tenant in ("A", "B"):
+        world.send(url, *(f"{tenant}-{i}" for i in range(100)), MessageGroupId=tenant)
+    handles: dict[str, list[str]] = {"A": [], "B": []}
+    while len(handles["A"]) + len(handles["B"]) < 100:  # a direct consumer: A 30, B 30, then one each in turn
+        got = world.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=600)
+        for m in got["Messages"]:
+            handles[m["Body"][0]].append(m["ReceiptHandle"])
+    assert (len(handles["A"]), len(handles["B"])) == (50, 50)
+    for handle in handles["B"][:15]:  # B now holds 35 in flight, A 50: both noisy, B has fewer
+        world.sqs.delete_message(QueueUrl=url, ReceiptHandle=handle)
+
+    def keep_in_flight(event: dict[str, Any]) -> None:
+        raise RuntimeError("keep the batch in flight")
+
+    recorder = Recorder(keep_in_flight)
+    world.map(arn, recorder, BatchSize=10, ScalingConfig={"MaximumConcurrency": 2})
+    received = [body[0] for batch in recorder.bodies() for body in batch]
+    # B is served until it holds as many in flight as A (15), then one each in turn (a tie: A's older message)
+    assert (received.count("A"), received.count("B")) == (3, 17)
+    in_flight = [body for body, state in world.states(url).items() if state != "visible"]
+    assert sum(b.startswith("A") for b in in_flight) == 53
+    assert sum(b.startswith("B") for b in in_flight) == 52
