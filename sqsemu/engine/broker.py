@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -38,6 +39,8 @@ from sqsemu.engine.realism import REALISM_TAG, Realism, check_tags
 from sqsemu.engine.redrive import MoveTasks
 from sqsemu.engine.timerwheel import TimerCallback, TimerWheel
 from sqsemu.engine.waiters import Waiter
+
+logger = logging.getLogger("sqsemu.engine")
 
 __all__ = ["Broker", "Namespace", "Queue", "Received"]
 
@@ -83,6 +86,8 @@ class Broker:
         self._in_timers = False  # inside run_due: no catch-up from a timer callback
         self.namespaces: dict[Namespace, dict[str, Queue]] = {}
         self._dirty: set[Queue] = set()
+        self.handoff_failures = 0
+        """Hand-offs to waiting long polls that failed and were contained (``_flush``): each logged once."""
         self._deleted_at: dict[tuple[Namespace, str], int] = {}
         self.move_tasks = MoveTasks(
             clock.now_ms, self.schedule, self.resolve_arn, self.is_dead_letter_queue, limits=limits
@@ -239,13 +244,29 @@ class Broker:
         return self.namespaces.get(parsed[0], {}).get(parsed[1])
 
     def _flush(self, now_ms: int) -> None:
-        """Serve long polls of every queue where messages became visible during this operation."""
+        """Serve long polls of every queue where messages became visible during this operation.
+
+        A hand-off that fails (``Queue.dispatch`` raised) is contained here, not passed to the caller: the hand-off
+        is the waiting long poll's receive, not part of the operation that made the messages visible (a send, a
+        visibility change, a timer), which is whole and journaled by then; undoing a journaled send because
+        another caller's receive failed would make that send both answered-failed and durable-then-gone. The
+        failed hand-off itself changed nothing (``dispatch`` gives back what it took): the messages stay visible
+        for the next receive, the waiter keeps waiting. The failure is logged once with its traceback and counted
+        (``handoff_failures``), and the queue is served again at the end of the next operation (not again in
+        this flush, though the give-back marks it available: a failure that repeats must not spin)."""
+        failed: set[Queue] = set()
         while self._dirty:
             dirty = self._dirty
             self._dirty = set()
             for queue in dirty:
-                if not queue.deleted:
-                    queue.dispatch(now_ms)
+                if not queue.deleted and queue not in failed:
+                    try:
+                        queue.dispatch(now_ms)
+                    except Exception:
+                        self.handoff_failures += 1
+                        logger.exception("hand-off to a waiting long poll failed on queue %s", queue.arn)
+                        failed.add(queue)
+        self._dirty = failed  # empty but for these: served again at the end of the next operation
 
     # ----------------------------------------------------------------- queues
 

@@ -19,7 +19,8 @@ The points, in the order a call passes them (``tests/unit/test_engine_all_or_not
   realism marks (reordered, duplicate pending) were set; then the dead-letter moves it decided, each a delete
   (``delete.counted``, ``delete.unlisted``), last;
 - the hand-off of messages to a waiting long poll (a send, a visibility change or a timer makes them visible):
-  the receive's points, then ``handoff.received`` before its dead-letter moves and the answer;
+  the receive's points, then ``handoff.received`` before its dead-letter moves and the answer (a hand-off that
+  fails is undone and contained by ``Broker._flush``: the operation that made the messages visible succeeds);
 - a delete: ``delete.counted``, ``delete.unlisted``;
 - a visibility change: ``visibility.changed``, ``visibility.scheduled``.
 """

@@ -11,6 +11,7 @@ deadlines) and deduplication IDs; after every timer has run, the same holds.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -373,3 +374,90 @@ def test_disarmed_fault_points_cost_a_none_check() -> None:
         assert json.dumps(engine.counts(queue)) == "[1, 0, 0]"
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("kind", ["standard", "cold", "fair", "fifo"])
+def test_send_to_a_waiting_long_poll(kind: str) -> None:
+    """A send whose hand-off to a waiting long poll fails (issue 42) is whole: a failure in the send itself leaves
+    nothing, a failure in the hand-off is contained (``Broker._flush``): the send is answered, the message is stored,
+    journaled and visible, the waiter still waits, and the next operation hands the message over."""
+
+    def make() -> tuple[Scene, asyncio.Task[Any]]:
+        scene = _scene(kind)
+        receive = scene.engine.broker.receive_message(scene.queue, max_number_of_messages=10, wait_time_seconds=20)
+        waiter = scene.engine.loop.create_task(receive)
+        scene.engine.run(asyncio.sleep(0))
+        assert not waiter.done() and scene.queue.waiters.first() is not None
+        return scene, waiter
+
+    def send(scene: Scene, body: str) -> Any:
+        return scene.engine.broker.send_message(scene.queue, _entry(kind, body, group=body), "000000000000")
+
+    def settle(scene: Scene) -> None:
+        for _ in range(3):
+            scene.engine.run(asyncio.sleep(0))
+
+    scene, waiter = make()
+    points: list[str] = []
+    faultpoints.arm(points.append)
+    try:
+        send(scene, "m0")
+    finally:
+        faultpoints.disarm()
+    settle(scene)
+    assert waiter.done() and [m.body for m, _ in waiter.result()] == ["m0"]
+    scene.engine.close()
+    assert "handoff.received" in points and "send.stored" in points, points
+    for index, name in enumerate(points):
+        scene, waiter = make()
+        try:
+            before = _state(scene)
+            faultpoints.arm(_fail_at(index))
+            try:
+                sent = send(scene, "m0")
+            except faultpoints.FaultInjected:
+                faultpoints.disarm()
+                assert not name.startswith(("handoff.", "receive.")), f"the hand-off's failure at {name} left the send"
+                assert _state(scene) == before, f"failed at {name} ({index}), the send changed the queues"
+                assert getattr(scene.engine.broker, "handoff_failures", 0) == 0
+                send(scene, "m0")  # the caller's retry
+            else:
+                faultpoints.disarm()
+                assert [m.message_id for m in scene.queue.peek_visible(10)] == [sent.message_id], name
+                assert scene.engine.counts(scene.queue) == (1, 0, 0), name
+                assert scene.engine.broker.handoff_failures == 1, name
+                settle(scene)
+                assert not waiter.done(), f"the waiter was answered though the hand-off failed at {name}"
+                _check(scene)
+                send(scene, "m1")  # the next operation serves the queue again
+            settle(scene)
+            assert waiter.done() and "m0" in [m.body for m, _ in waiter.result()], name
+            _check(scene)
+            _check_after_timers(scene)
+        finally:
+            faultpoints.disarm()
+            scene.engine.close()
+
+
+def test_a_hand_off_that_always_fails_does_not_spin() -> None:
+    """A hand-off that fails every time is tried once per operation: the send is answered, the message waits."""
+    scene = _scene("standard")
+    try:
+        receive = scene.engine.broker.receive_message(scene.queue, wait_time_seconds=20)
+        waiter = scene.engine.loop.create_task(receive)
+        scene.engine.run(asyncio.sleep(0))
+
+        def hook(name: str) -> None:
+            if name == "handoff.received":
+                raise faultpoints.FaultInjected(name)
+
+        faultpoints.arm(hook)
+        scene.engine.send(scene.queue, "m0")
+        scene.engine.send(scene.queue, "m1")
+        assert scene.engine.broker.handoff_failures == 2
+        assert scene.engine.counts(scene.queue) == (2, 0, 0) and not waiter.done()
+        faultpoints.disarm()
+        _check(scene)
+    finally:
+        faultpoints.disarm()
+        scene.engine.close()
