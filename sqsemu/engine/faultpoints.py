@@ -23,6 +23,7 @@ The points, in the order a call passes them (``tests/unit/test_engine_all_or_not
   fails is undone and contained by ``Broker._flush``: the operation that made the messages visible succeeds);
 - a delete: ``delete.counted``, ``delete.unlisted``;
 - a visibility change: ``visibility.changed``, ``visibility.scheduled``.
+- a purge: ``purge.unscheduled`` after each in-flight or delayed message's timer was let go;
 """
 
 from __future__ import annotations

@@ -450,9 +450,9 @@ class FifoQueue(Queue):
 
     # ----------------------------------------------------------------- purge
 
-    def purge(self, now_ms: int | None = None) -> None:
+    def _emptied(self, now_ms: int | None) -> None:
         """PurgeQueue also clears the deduplication history (docs/behaviour.md 2.14)."""
-        super().purge(now_ms)
+        super()._emptied(now_ms)
         self.groups.clear()
         self.available.clear()
         self.dedup.clear()

@@ -1327,12 +1327,31 @@ class Queue:
     # ----------------------------------------------------------------- purge / delete
 
     def purge(self, now_ms: int | None = None) -> None:
-        """PurgeQueue: delete every message, visible, in flight or delayed (and let their timers go)."""
-        self.cold.clear()
-        for message in self.stored():
-            if message.state is IN_FLIGHT or message.state is DELAYED:
-                self._unschedule(message.visible_at_ms, message)
+        """PurgeQueue: delete every message, visible, in flight or delayed (and let their timers go). All or
+        nothing: the one step that can fail, letting the timers go (fault point ``purge.unscheduled`` after each),
+        comes first and is undone if it fails (the timers let go are scheduled again); then the queue is emptied
+        by assignments and clears only (``_emptied``), which cannot fail halfway."""
+        fault = faultpoints.ARMED  # read once a call: disarmed, each point below is a local None check
+        stored = self.stored()
+        let_go: list[Message] = []
+        try:
+            for message in stored:
+                if message.state is IN_FLIGHT or message.state is DELAYED:
+                    self._unschedule(message.visible_at_ms, message)
+                    let_go.append(message)
+                    if fault is not None:
+                        fault("purge.unscheduled")
+        except BaseException:
+            for message in let_go:
+                self._schedule(message.visible_at_ms, self._due, message)
+            raise
+        for message in stored:
             message.state = DELETED
+        self._emptied(now_ms)
+
+    def _emptied(self, now_ms: int | None) -> None:
+        """The last step of a purge: every index of the queue forgets its messages (no step here can fail)."""
+        self.cold.clear()
         self.received.clear()
         self.ready.clear()
         self.returned.clear()

@@ -52,6 +52,7 @@ class ModelJournal:
 
     def queue_purged(self, queue: Queue) -> None:
         self.messages[queue.name] = {}
+        self.dedup.pop(queue.name, None)  # a FIFO queue's purge forgets its deduplication history
 
     def message_added(self, queue: Queue, message: Message, reason: str) -> None:
         self.messages.setdefault(queue.name, {})[message.message_id] = self._row(message)
@@ -461,3 +462,23 @@ def test_a_hand_off_that_always_fails_does_not_spin() -> None:
     finally:
         faultpoints.disarm()
         scene.engine.close()
+
+
+@pytest.mark.parametrize("kind", ["standard", "cold", "fair", "fifo"])
+def test_purge_queue(kind: str) -> None:
+    """A purge that fails changes nothing (issue 42): every message stays, in its state, with its timer."""
+
+    def make() -> Scene:
+        scene = _scene(kind, in_flight=2, visible=1)
+        if kind != "fifo":
+            scene.engine.broker.send_message(scene.queue, _entry(kind, "late", delay=60), "000000000000")
+        return scene
+
+    def call(scene: Scene) -> Any:
+        return scene.engine.broker.purge_queue(scene.queue)
+
+    def after(scene: Scene, _failed: Any, _retried: Any) -> None:
+        assert scene.queue.messages == {} and scene.engine.counts(scene.queue) == (0, 0, 0)
+        assert scene.journal.messages[scene.queue.name] == {}
+
+    _walk(make, call, after, {"purge.unscheduled"})
