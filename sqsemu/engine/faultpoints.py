@@ -24,6 +24,7 @@ The points, in the order a call passes them (``tests/unit/test_engine_all_or_not
 - a delete: ``delete.counted``, ``delete.unlisted``;
 - a visibility change: ``visibility.changed``, ``visibility.scheduled``.
 - a purge: ``purge.unscheduled`` after each in-flight or delayed message's timer was let go;
+- a message move task's tick: ``move.added`` after each redriven copy was stored, before the source lets go;
 """
 
 from __future__ import annotations

@@ -37,15 +37,18 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import logging
 import uuid
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, Generic, Protocol, TypeVar
 
-from sqsemu.engine import jsondoc
+from sqsemu.engine import faultpoints, jsondoc
 from sqsemu.engine.errors import InvalidParameterValue, MissingParameter, ResourceNotFound, SQSError, invalid_value
 from sqsemu.engine.limits import DEFAULT_LIMITS, Limits
 from sqsemu.engine.message import Message
+
+logger = logging.getLogger("sqsemu.engine")
 
 TICK_MS = 1_000
 LIST_DEFAULT_RESULTS = 1
@@ -210,6 +213,8 @@ class MoveTasks(Generic[Q]):
         self._tasks: dict[str, list[MoveTask[Q]]] = {}  # source ARN -> tasks, oldest first
         # told of every start, step and end, and of a finished task pruned from memory (``task.forgotten``)
         self.on_change: Callable[[MoveTask[Q]], None] | None = None
+        self.step_failures = 0
+        """Move steps that failed unexpectedly and were undone (``_step_failed``), each logged once."""
 
     def _changed(self, task: MoveTask[Q]) -> None:
         if self.on_change is not None:
@@ -401,6 +406,13 @@ class MoveTasks(Generic[Q]):
         self._prune(task.source_arn)
         self._changed(task)
 
+    def _step_failed(self, task: MoveTask[Q], source: Q) -> None:
+        """A move step failed unexpectedly (not an SQS error): it was undone (the message is in the source only),
+        the failure is logged once with its traceback and counted (``step_failures``); the tick ends here and the
+        task stays RUNNING, ticking on (no failure stops a task's scheduling)."""
+        self.step_failures += 1
+        logger.exception("message move task %s: a step failed on %s; retried next tick", task.task_id, source.arn)
+
     def _tick(self, task: MoveTask[Q], due_ms: int) -> None:
         """Timer: move up to ``task.rate`` visible messages, then finish or schedule the next tick 1 s later."""
         if task.status is not TaskStatus.RUNNING:
@@ -416,6 +428,7 @@ class MoveTasks(Generic[Q]):
             if fixed is None:
                 self._finish(task, TaskStatus.FAILED, NON_EXISTENT_QUEUE)
                 return
+        fault = faultpoints.ARMED  # read once a tick: disarmed, each point below is a local None check
         budget = min(task.rate, task.to_move - task.moved)
         for message in source.peek_visible(budget) if budget > 0 else []:
             destination = fixed
@@ -426,11 +439,21 @@ class MoveTasks(Generic[Q]):
                 self._finish(task, TaskStatus.FAILED, NON_EXISTENT_QUEUE)
                 return
             try:
-                destination.add_redriven(message, now)
+                copy = destination.add_redriven(message, now)
             except SQSError as error:
                 self._finish(task, TaskStatus.FAILED, error.shape)
                 return
-            source.remove_moved(message)
+            except Exception:
+                self._step_failed(task, source)
+                break
+            try:
+                if fault is not None:
+                    fault("move.added")
+                source.remove_moved(message)
+            except Exception:
+                destination.remove_moved(copy)  # no copy left behind: the message stays in the source only
+                self._step_failed(task, source)
+                break
             task.moved += 1
         if task.moved >= task.to_move or source.message_count() == 0:
             self._finish(task, TaskStatus.COMPLETED)

@@ -482,3 +482,44 @@ def test_purge_queue(kind: str) -> None:
         assert scene.journal.messages[scene.queue.name] == {}
 
     _walk(make, call, after, {"purge.unscheduled"})
+
+
+def test_a_move_task_step_that_fails_leaves_no_copy_and_goes_on() -> None:
+    """A move step that fails (issue 42) leaves the message in the source only, no copy in the destination; the
+    task stays RUNNING, counts the failure and moves the message at its next tick."""
+    scene = _scene("standard")
+    engine = scene.engine
+    try:
+        dlq = engine.queue("dlq")
+        policy = json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+        engine.queue("src", RedrivePolicy=policy)
+        for n in range(2):
+            engine.send(dlq, f"m{n}")
+        tasks = engine.broker.move_tasks
+        hits: list[str] = []
+
+        def hook(name: str) -> None:
+            if name != "move.added":
+                return
+            hits.append(name)
+            if len(hits) == 2:
+                raise faultpoints.FaultInjected(name)
+
+        faultpoints.arm(hook)
+        tasks.start(dlq.arn, scene.queue.arn, None, NS.account_id)
+        engine.clock.advance(0)
+        faultpoints.disarm()
+        assert hits == ["move.added", "move.added"]
+        assert [m.body for m in scene.queue.messages.values()] == ["m0"]
+        assert [m.body for m in dlq.messages.values()] == ["m1"]
+        assert tasks.step_failures == 1
+        (listed,) = tasks.list(dlq.arn, None, NS.account_id)
+        assert listed["Status"] == "RUNNING"
+        engine.clock.advance(1)
+        assert sorted(m.body for m in scene.queue.messages.values()) == ["m0", "m1"] and not dlq.messages
+        (listed,) = tasks.list(dlq.arn, None, NS.account_id)
+        assert listed["Status"] == "COMPLETED"
+        _check(scene)
+    finally:
+        faultpoints.disarm()
+        engine.close()
