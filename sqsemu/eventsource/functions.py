@@ -252,9 +252,10 @@ async def _call_python(
     fresh = json.loads(json.dumps(event))
     context = LambdaContext(name, arn, time.monotonic() + timeout_s)
     if inspect.iscoroutinefunction(handler):
+        # supervised: awaited below; what it raises is the outcome (a function error, counted by the mapping)
         call: asyncio.Future[Any] = asyncio.ensure_future(handler(fresh, context))
     else:
-        call = asyncio.ensure_future(asyncio.to_thread(handler, fresh, context))
+        call = asyncio.ensure_future(asyncio.to_thread(handler, fresh, context))  # supervised: as above
     waits: set[asyncio.Future[Any]] = {call}
     if expired is not None:
         waits.add(expired)

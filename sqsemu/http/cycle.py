@@ -16,8 +16,9 @@ What a cycle does, as an ASGI server does (ASGI HTTP spec, version 2.3):
   ``content-length`` when it is in one part, else chunked; a ``HEAD`` request's body is not written. A response
   that writes more than its declared ``content-length`` is an error; one that ends with less closes the
   connection. While the transport's write buffer is over its high-water mark, ``send`` waits until it drains.
-- What the app raises is logged once (``Exception in ASGI application``) and answered ``500`` when the response has
-  not started; the connection is closed otherwise. A cycle is cancelled only by a shutdown past its grace period.
+- What the app raises is logged once (``Exception in ASGI application``), counted (``sqsemu_http_app_errors_total``
+  in ``/metrics``) and answered ``500`` when the response has not started; the connection is closed otherwise. A
+  cycle is cancelled only by a shutdown past its grace period.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class Connection(Protocol):
     def drained(self) -> Awaitable[None] | None: ...
     def body_taken(self) -> None: ...
     def cycle_done(self, cycle: Cycle, keep_alive: bool) -> None: ...
+    def app_failed(self) -> None: ...
 
 
 class Cycle:
@@ -154,7 +156,7 @@ class Cycle:
 
     def start(self, app: ASGIApp, loop: asyncio.AbstractEventLoop) -> None:
         """Run the app for this request in a task (supervised by :meth:`run`)."""
-        self.task = loop.create_task(self.run(app))
+        self.task = loop.create_task(self.run(app))  # supervised: run() catches, logs once, counts (app_failed)
 
     def cancel(self) -> bool:
         """Cancel the cycle (a shutdown past its grace period); False when it has ended already."""
@@ -173,6 +175,7 @@ class Cycle:
             self.keep_alive = False
         except Exception:
             logger.exception("Exception in ASGI application")
+            self.connection.app_failed()
             self.keep_alive = False
             if not self._started and not self._disconnected:
                 self._started = True

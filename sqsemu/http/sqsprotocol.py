@@ -937,6 +937,10 @@ class SQSProtocol:
             self._body_paused = False
             self._set_reading()
 
+    def app_failed(self) -> None:
+        """An ASGI app raised while serving a request (``sqsemu.http.cycle``): counted for ``/metrics``."""
+        self.lane.state.app_errors += 1
+
     def cycle_done(self, cycle: Cycle, keep_alive: bool) -> None:
         """An ASGI cycle has ended: the connection goes on with the next request, or closes."""
         self.lane.waiting.discard(cycle)

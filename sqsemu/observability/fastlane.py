@@ -17,13 +17,16 @@ NOT_SERVED = "off: the app is not served by sqsemu's HTTP server"
 
 
 class FastLaneState:
-    """``status``: ``"on"`` or ``"off: <reason>"``; ``answers``: SQS calls answered by the fast lane so far."""
+    """``status``: ``"on"`` or ``"off: <reason>"``; ``answers``: SQS calls answered by the fast lane so far;
+    ``app_errors``: requests of the other routes whose ASGI app raised (each logged once, answered 500 or closed:
+    ``sqsemu.http.cycle``)."""
 
-    __slots__ = ("answers", "status")
+    __slots__ = ("answers", "app_errors", "status")
 
     def __init__(self) -> None:
         self.status = NOT_SERVED
         self.answers = 0
+        self.app_errors = 0
 
     @property
     def on(self) -> bool:

@@ -363,8 +363,13 @@ class SqsemuCollector:
         yield info
         yield CounterMetricFamily(
             "sqsemu_fast_lane_answers",
-            "SQS calls answered by the HTTP fast lane (the rest took uvicorn's ASGI cycle).",
+            "SQS calls answered by sqsemu's HTTP protocol itself.",
             value=metrics.lane.answers,
+        )
+        yield CounterMetricFamily(
+            "sqsemu_http_app_errors",
+            "Requests to the admin, console, metrics or Lambda routes whose ASGI app raised (logged, answered 500).",
+            value=metrics.lane.app_errors,
         )
         if metrics.commit_durations is not None and metrics.commit_changes is not None:
             commit_durations = HistogramMetricFamily(

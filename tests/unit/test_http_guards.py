@@ -206,3 +206,19 @@ def test_shutdown_closes_a_connection_whose_body_is_still_arriving(loop: asyncio
     assert transport.closed and transport.written == b""
     protocol.connection_lost(None)
     _settle(loop)
+
+
+def test_an_asgi_app_that_raises_is_answered_500_logged_once_and_counted(
+    loop: asyncio.AbstractEventLoop, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(scope: Any, receive: Any, send: Any) -> None:
+        raise RuntimeError("boom")
+
+    protocol, transport = _connect(loop, broken)
+    with caplog.at_level("ERROR", logger="sqsemu.http"):
+        protocol.data_received(b"GET /health HTTP/1.1\r\nHost: h\r\n\r\n")
+        _settle(loop)
+    assert transport.written.startswith(b"HTTP/1.1 500 Internal Server Error\r\n")
+    assert transport.closed
+    assert [r.getMessage() for r in caplog.records] == ["Exception in ASGI application"]
+    assert protocol.lane.state.app_errors == 1
