@@ -21,6 +21,7 @@ would have been compiled.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -30,7 +31,9 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from typing import Any
+import threading
+import time
+from typing import IO, Any
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -38,10 +41,37 @@ from setuptools.command.build_ext import build_ext
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+PROGRESS_ENV = "SQSEMU_BUILD_PROGRESS"
+
+
+def _terminal() -> IO[str] | None:
+    """The terminal the install was started from, when the build's own output is captured (pip shows a build's
+    output only with ``-v``) and ``SQSEMU_BUILD_PROGRESS`` is not ``0``; else None (no terminal: CI, Docker)."""
+    if os.environ.get(PROGRESS_ENV, "").strip().lower() in ("0", "off", "false", "no") or sys.stderr.isatty():
+        return None
+    try:
+        return open("/dev/tty", "w")  # noqa: SIM115 - kept open for the build's lines
+    except OSError:
+        return None
+
+
+_TERMINAL = _terminal()
+_SAY_LOCK = threading.Lock()
+
+
 def _say(message: str) -> None:
-    print(f"sqsemu build: {message}", file=sys.stderr, flush=True)
+    """One line of the build's own: on standard error, and on the terminal when pip captures standard error."""
+    line = f"sqsemu build: {message}"
+    with _SAY_LOCK:
+        print(line, file=sys.stderr, flush=True)
+        if _TERMINAL is not None:
+            try:
+                print(line, file=_TERMINAL, flush=True)
+            except OSError:
+                pass
 
 
+@functools.cache
 def _compiled_module() -> Any:
     """sqsemu/compiled.py, loaded on its own (standard library only): ``MODULES``, ``PURE_ENV``, ``install_file``,
     ``record_sources``."""
@@ -168,11 +198,18 @@ class _OptionalBuildExt(build_ext):
     def initialize_options(self) -> None:
         super().initialize_options()
         self._built: list[str] = []
+        self._jobs = 1
+        self._modules_done = 0
+        self._started = time.monotonic()
 
     def finalize_options(self) -> None:
         super().finalize_options()
-        if self.parallel is None:  # the generated C files of separate extensions compile side by side
-            self.parallel = os.cpu_count() or 1
+        # The extensions are built one after the other and each one's C files side by side (``build_extension``):
+        # nearly all the C is the one extension holding every compiled module, which setuptools' own ``--parallel``
+        # (one extension per worker) would compile on one core.
+        chosen = self.parallel
+        self._jobs = chosen if isinstance(chosen, int) and not isinstance(chosen, bool) and chosen > 0 else _cores()
+        self.parallel = None
         self.force = True
 
     def copy_file(self, infile: Any, outfile: Any, *args: Any, **kwargs: Any) -> tuple[str, bool]:
@@ -198,7 +235,13 @@ class _OptionalBuildExt(build_ext):
             self._record_sources()
             return
         try:
+            if self.extensions:
+                files = sum(len(ext.sources) for ext in self.extensions)
+                _say(f"compiling {files} C files, {self._jobs} at a time ({_MODULE_COUNT} modules, mypyc's runtime)")
+            self._started = time.monotonic()
             super().run()
+            if self.extensions:
+                _say(f"compiled and linked in {time.monotonic() - self._started:.0f} s")
             _store_in_cache([(ext.name, self.get_ext_fullpath(ext.name)) for ext in self.extensions])
             if self.extensions:
                 self._record_sources()
@@ -210,9 +253,44 @@ class _OptionalBuildExt(build_ext):
                     os.remove(ext_file)
 
     def build_extension(self, ext: Any) -> None:
-        super().build_extension(ext)
+        """Build one extension, its C files compiled ``self._jobs`` at a time (``compile_side_by_side``), each
+        compiled module announced as its C file is done."""
+        compiler = self.compiler
+        compile_files = compiler.compile
+        helpers = _compiled_module()
+
+        def compile_side_by_side(sources: list[str], output_dir: str | None = None, **options: Any) -> list[str]:
+            def one(files: list[str]) -> list[str]:
+                return list(compile_files(files, output_dir=output_dir, **options))
+
+            return list(helpers.compile_side_by_side(one, sources, self._jobs, self._compiled))
+
+        compiler.compile = compile_side_by_side
+        try:
+            super().build_extension(ext)
+        finally:
+            del compiler.compile  # the instance attribute: the class's method again
         self._built.append(self.get_ext_fullpath(ext.name))
 
+    def _compiled(self, source: str) -> None:
+        """Announce a compiled module whose C file is compiled: ``[ 3/24] sqsemu.engine.broker (27 s)``."""
+        module = _compiled_module().module_of_c_file(source)
+        if module is None:
+            return
+        self._modules_done += 1
+        elapsed = time.monotonic() - self._started
+        _say(f"[{self._modules_done:>2}/{_MODULE_COUNT}] {module} ({elapsed:.0f} s)")
+
+
+def _cores() -> int:
+    """The CPUs this process may run on (its affinity where the platform says, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+_MODULE_COUNT = 0  # set by _ext_modules: how many modules this build compiles
 
 # The setup.py commands that build (PEP 517 runs this file for egg_info and dist_info first, which need no mypyc run).
 _BUILDING = {"bdist_wheel", "editable_wheel", "build", "build_ext", "install", "develop", "bdist_egg"}
@@ -254,9 +332,19 @@ def _ext_modules() -> list[Any]:
         _say(f"the sources are unchanged since a build kept in {cached[1]}: reusing its compiled modules")
         return cached[0]
     paths = [os.path.join(*m.split(".")) + ".py" for m in modules]
-    _say(f"compiling {len(paths)} modules with mypyc")
+    global _MODULE_COUNT
+    _MODULE_COUNT = len(paths)
+    _say(
+        f"compiling the hot path ({len(paths)} modules) with mypyc, then a C compiler: about a minute on 2 cores "
+        f"(docs/compiled.md); {pure_env}=1 skips it and installs the pure-Python package"
+    )
+    started = time.monotonic()
+    _say(f"type-checking and translating {len(paths)} modules to C")
     try:
-        return list(mypycify([*_MYPY_FLAGS, *paths], opt_level="3", debug_level="0"))
+        # multi_file: a C file per module (one shared library still), so that the C compiles on every core.
+        extensions = list(mypycify([*_MYPY_FLAGS, *paths], opt_level="3", debug_level="0", multi_file=True))
+        _say(f"translated to C in {time.monotonic() - started:.0f} s")
+        return extensions
     except (SystemExit, Exception) as error:  # noqa: BLE001 - mypyc's type errors exit; the pure package still works
         _say(f"mypyc could not translate the modules ({error!r}): building the pure-Python package")
         return []

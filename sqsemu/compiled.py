@@ -33,7 +33,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 
@@ -43,7 +43,9 @@ __all__ = [
     "PURE_ENV",
     "SOURCES_FILE",
     "activate",
+    "compile_side_by_side",
     "install_file",
+    "module_of_c_file",
     "is_compiled",
     "record_sources",
     "source_digests",
@@ -129,6 +131,59 @@ def install_file(source: str, target: str) -> None:
         if os.path.exists(partial):
             os.unlink(partial)
         raise
+
+
+def compile_side_by_side(
+    compile_files: Callable[[list[str]], list[str]],
+    sources: Sequence[str],
+    jobs: int,
+    done: Callable[[str], None] = lambda source: None,
+) -> list[str]:
+    """Compile the C files ``sources`` at most ``jobs`` at a time, the largest first, and return their object
+    files in the order of ``sources`` (what a linker is given).
+
+    ``compile_files([source])`` compiles one file and returns its object files (setuptools' ``CCompiler.compile``
+    with the extension's options bound); ``done(source)`` is called, in this thread, as each finishes. mypyc's
+    ``multi_file`` output is one C file per compiled module in one extension, which setuptools would compile one
+    after the other: ``setup.py`` compiles them here on every core. The first failure (``CompileError``) is raised
+    once the files already being compiled are finished; the files not started are not compiled."""
+    from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+
+    def size(source: str) -> int:
+        try:
+            return os.path.getsize(source)
+        except OSError:
+            return 0
+
+    waiting = sorted(sources, key=size, reverse=True)
+    objects: dict[str, list[str]] = {}
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        running: dict[Future[list[str]], str] = {}
+        while waiting or running:
+            while waiting and len(running) < max(1, jobs):  # fed as each finishes: none starts after a failure
+                source = waiting.pop(0)
+                running[pool.submit(compile_files, [source])] = source
+            finished, _ = wait(running, return_when=FIRST_EXCEPTION)
+            for future in finished:
+                source = running.pop(future)
+                error = future.exception()
+                if error is not None:
+                    wait(running)
+                    raise error
+                objects[source] = future.result()
+                done(source)
+    return [obj for source in sources for obj in objects[source]]
+
+
+def module_of_c_file(path: str) -> str | None:
+    """The compiled module whose code a C file of mypyc's ``multi_file`` output holds
+    (``build/__native_sqsemu___engine___queue.c``: ``sqsemu.engine.queue``), or None for mypyc's own files (its
+    run-time library, a module's import stub)."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if not stem.startswith("__native_"):
+        return None
+    module = stem[len("__native_") :].replace("___", ".")
+    return module if module in MODULES else None
 
 
 def record_sources(package_dir: str, target_dir: str) -> None:

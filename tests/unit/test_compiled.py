@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -165,3 +166,60 @@ def test_the_unit_suite_passes_on_the_pure_python_sources() -> None:
     result = subprocess.run(argv, capture_output=True, text=True, timeout=PURE_RUN_TIMEOUT_S, env=env, cwd=ROOT)
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
     assert " passed" in result.stdout.strip().splitlines()[-1]
+
+
+def test_the_c_files_compile_side_by_side_and_link_in_their_own_order() -> None:
+    """setup.py compiles mypyc's C files (one per module) ``jobs`` at a time: two compiles run at once (each waits
+    at a barrier for the other; one after the other, the barrier breaks), the largest starts first, each module is
+    announced as it finishes, and the objects come back in the order the sources were given."""
+    sizes = {"a.c": 10, "b.c": 30, "c.c": 20}
+    started: list[str] = []
+    barrier = threading.Barrier(2, timeout=30)
+    lock = threading.Lock()
+
+    def compile_files(files: list[str]) -> list[str]:
+        (source,) = files
+        with lock:
+            started.append(source)
+        if source in ("b.c", "c.c"):  # the two largest start together and wait for each other
+            barrier.wait()
+        return [source.replace(".c", ".o")]
+
+    announced: list[str] = []
+    real_getsize = os.path.getsize
+    try:
+        os.path.getsize = lambda path: sizes[str(path)]  # type: ignore[assignment]
+        objects = compiled.compile_side_by_side(compile_files, ["a.c", "b.c", "c.c"], 2, announced.append)
+    finally:
+        os.path.getsize = real_getsize
+    assert objects == ["a.o", "b.o", "c.o"]
+    assert started[:2] == ["b.c", "c.c"] or started[:2] == ["c.c", "b.c"]
+    assert sorted(announced) == ["a.c", "b.c", "c.c"]
+
+
+def test_a_c_file_that_fails_to_compile_stops_the_build_and_is_raised(tmp_path: Path) -> None:
+    files = []
+    for name, size in (("big.c", 300), ("bad.c", 200), ("small.c", 100), ("tiny.c", 50)):
+        path = tmp_path / name
+        path.write_text("x" * size)
+        files.append(str(path))
+    compiled_files: list[str] = []
+
+    def compile_files(sources: list[str]) -> list[str]:
+        (source,) = sources
+        if source.endswith("bad.c"):
+            raise RuntimeError("bad.c:1: error")
+        compiled_files.append(source)
+        return [source + ".o"]
+
+    with pytest.raises(RuntimeError, match="bad.c:1: error"):
+        compiled.compile_side_by_side(compile_files, files, 1)
+    assert [Path(f).name for f in compiled_files] == ["big.c"]  # one at a time: nothing after the failure started
+
+
+def test_the_build_names_each_compiled_module_by_its_c_file() -> None:
+    assert compiled.module_of_c_file("build/__native_sqsemu___engine___queue.c") == "sqsemu.engine.queue"
+    assert compiled.module_of_c_file("build/__native_sqsemu___protocol___md5.c") == "sqsemu.protocol.md5"
+    assert compiled.module_of_c_file("build/__native_63819c12c7b1ec9ea676.c") is None  # the group's shared file
+    assert compiled.module_of_c_file("build/str_ops.c") is None  # mypyc's run-time library
+    assert compiled.module_of_c_file("build/sqsemu/engine/queue.c") is None  # the module's import stub
