@@ -168,3 +168,18 @@ def test_the_readme_starts_with_the_set_up_commands_ci_runs() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "python3 -m venv .venv" in ci and "source .venv/bin/activate" in ci
     assert "pip install -e '.[test]' && python -m pytest" in ci
+
+
+def test_every_docs_page_is_in_the_readmes_documentation_table_and_the_sites_nav() -> None:
+    """A new page under docs/ must be findable from both entry points: a row of the README's "Documentation" table
+    and mkdocs.yml's nav (a page reachable only by search, or only on GitHub, is a page nobody finds)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Documentation\n", 1)[1].split("\n## ", 1)[0]
+    table = {link.removeprefix("docs/") for link in re.findall(r"\]\((docs/[^)#\s]+)", section)}
+    nav_text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8").split("\nnav:\n", 1)[1]
+    nav = set(re.findall(r":\s*([\w./-]+\.md)\s*$", nav_text, re.M))
+    pages = {page.replace(os.sep, "/") for page in _pages()}
+    assert len(pages) > 20, pages
+    assert not pages - table, f"docs pages missing from the README's Documentation table: {sorted(pages - table)}"
+    assert not pages - nav, f"docs pages missing from mkdocs.yml's nav: {sorted(pages - nav)}"
+    assert not (table | nav) - pages, f"links to pages that do not exist: {sorted((table | nav) - pages)}"
