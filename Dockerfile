@@ -7,10 +7,15 @@
 # docker/build-base.sh makes a stand-in from Debian's packages: --build-arg BASE_IMAGE=sqsemu-base:bookworm.
 # Behind a TLS-intercepting proxy, give pip the proxy's certificates as a build secret (BuildKit):
 #   docker build --secret id=pip_cert,src=/etc/ssl/certs/ca-certificates.crt -t sqsemu .
+# AWS_CLI=1 adds the AWS CLI v1 (pip's awscli, into sqsemu's environment), so that `awslocal` in LocalStack-style
+# ready.d init scripts (SQSEMU_COMPAT=localstack) works: docker build --build-arg AWS_CLI=1 -t sqsemu . It costs
+# about 140 MB (199 MB became 339 MB on the Debian stand-in: awscli carries its own copy of botocore); without it,
+# awslocal says that the AWS CLI is not in the image (docs/coming-from-localstack.md).
 ARG BASE_IMAGE=python:3.11-slim
 
 # ---- build: sqsemu and its dependencies installed from wheels into a virtual environment
 FROM ${BASE_IMAGE} AS build
+ARG AWS_CLI=0
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ONLY_BINARY=:all:
 WORKDIR /src
@@ -39,9 +44,11 @@ COPY sqsemu ./sqsemu
 RUN --mount=type=secret,id=pip_cert --mount=type=cache,target=/root/.cache/pip \
     --mount=type=cache,id=sqsemu-mypyc,target=/root/.cache/sqsemu \
     if [ -s /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi \
+    && cli="" \
+    && if [ "${AWS_CLI}" = 1 ]; then cli="awscli>=1.32"; echo "sqsemu image: with the AWS CLI (${cli})"; fi \
     && python3 -m venv /opt/sqsemu \
-    && /opt/sqsemu/bin/pip wheel --wheel-dir /wheels '.[auth]' \
-    && /opt/sqsemu/bin/pip install --no-index --find-links /wheels 'sqsemu[auth]' \
+    && /opt/sqsemu/bin/pip wheel --wheel-dir /wheels '.[auth]' ${cli} \
+    && /opt/sqsemu/bin/pip install --no-index --find-links /wheels 'sqsemu[auth]' ${cli} \
     && /opt/sqsemu/bin/pip uninstall --yes pip setuptools
 
 # ---- the image: the base, the installed environment, an unprivileged user

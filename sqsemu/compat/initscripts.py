@@ -10,18 +10,25 @@ compose scripts wait for that line).
 sqsemu runs only ``ready.d`` (``--init-dir``, default ``/etc/localstack/init``): executable files, and ``.py`` files
 with this Python; a non-executable ``.sh`` file is an ``ERROR`` (logged). Each script gets the server's environment
 plus ``AWS_ENDPOINT_URL`` (this server), and ``AWS_DEFAULT_REGION``, ``AWS_ACCESS_KEY_ID`` and
-``AWS_SECRET_ACCESS_KEY`` (the server's region, ``test``/``test``) where they are not set, so the AWS CLI and the
-SDKs reach sqsemu. Each script's output is logged line by line. The scripts run one after the other in a
-background thread (they call the server, which keeps serving). ``Ready.`` is printed on standard output once they
-have all finished (at once without scripts), so whatever waits for the line finds the queues they created.
+``AWS_SECRET_ACCESS_KEY`` (the server's region, ``test``/``test``) where they are not set, so the SDKs and AWS CLI
+v2 reach sqsemu (AWS CLI v1 reads no endpoint variable). The scripts' ``PATH`` starts with a private temporary
+folder holding ``awslocal`` (:func:`write_awslocal`; removed once the scripts have run), as LocalStack's scripts
+call it: it runs the AWS CLI found on ``PATH`` (``aws``, v1 or v2) with ``--endpoint-url`` of this server and every
+argument passed on, and without an ``aws`` it fails (exit status 127) saying what to install. Each script's output
+is logged line by line. The scripts run one after the other in a background thread (they call the server, which
+keeps serving). ``Ready.`` is printed on standard output once they have all finished (at once without scripts), so
+whatever waits for the line finds the queues they created.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,13 +39,40 @@ from sqsemu.config import Config
 if TYPE_CHECKING:
     from sqsemu.engine.broker import Broker
 
-__all__ = ["DEFAULT_INIT_DIR", "READY_LINE", "STAGES", "InitScripts", "init_scripts_for", "start_ready_stage"]
+__all__ = [
+    "AWSLOCAL",
+    "DEFAULT_INIT_DIR",
+    "READY_LINE",
+    "STAGES",
+    "InitScripts",
+    "init_scripts_for",
+    "start_ready_stage",
+    "write_awslocal",
+]
 
 logger = logging.getLogger("sqsemu.compat")
 
 DEFAULT_INIT_DIR = "/etc/localstack/init"
 READY_LINE = "Ready."
 STAGES = ("BOOT", "START", "READY", "SHUTDOWN")
+AWSLOCAL = "awslocal"
+
+# The launcher: POSIX sh, so that it runs wherever the scripts' /bin/sh does (the image has no bash). The endpoint
+# goes first, as a global option, which AWS CLI v1 and v2 both take before the command; a later --endpoint-url of
+# the caller's wins (the last one given is used).
+_AWSLOCAL_SCRIPT = """\
+#!/bin/sh
+# awslocal, written by sqsemu for its ready.d init scripts: runs the AWS CLI (aws, v1 or v2) found on PATH with
+# --endpoint-url of the sqsemu server that runs the scripts, and every argument given here passed on.
+if ! command -v aws >/dev/null 2>&1; then
+    echo "awslocal: the AWS CLI (aws) is not on PATH; awslocal runs 'aws --endpoint-url {endpoint} ...'." >&2
+    echo "awslocal: install it where sqsemu's PATH finds it: 'pip install awscli' (AWS CLI v1) or AWS CLI v2\\
+ (https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html); sqsemu's Docker image has it\\
+ when built with --build-arg AWS_CLI=1." >&2
+    exit 127
+fi
+exec aws --endpoint-url {quoted} "$@"
+"""
 
 
 @dataclass
@@ -128,6 +162,35 @@ def _run(path: Path, env: dict[str, str]) -> bool:
     return True
 
 
+def write_awslocal(folder: Path, endpoint_url: str) -> Path:
+    """Write the ``awslocal`` launcher (executable) into ``folder``, pointed at ``endpoint_url``; its path.
+
+    It runs ``aws --endpoint-url <endpoint_url> <its arguments>`` with the ``aws`` found on ``PATH``, and fails with
+    exit status 127 and a message naming what to install where there is none."""
+    path = folder / AWSLOCAL
+    path.write_text(_AWSLOCAL_SCRIPT.format(endpoint=endpoint_url, quoted=shlex.quote(endpoint_url)), encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def _with_awslocal(env: dict[str, str]) -> Path | None:
+    """Make a private folder with ``awslocal`` in it, put it first on ``env``'s ``PATH``; the folder, or ``None``
+    where it cannot be made (logged: the scripts then run without ``awslocal``)."""
+    try:
+        folder = Path(tempfile.mkdtemp(prefix="sqsemu-awslocal-"))
+    except OSError as exc:
+        logger.warning("init scripts: no temporary folder for awslocal (%s): the scripts run without it", exc)
+        return None
+    try:
+        write_awslocal(folder, env["AWS_ENDPOINT_URL"])
+    except OSError as exc:
+        logger.warning("init scripts: could not write awslocal (%s): the scripts run without it", exc)
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    env["PATH"] = os.pathsep.join([str(folder), env.get("PATH") or os.defpath])
+    return folder
+
+
 def init_scripts_for(broker: Broker) -> InitScripts:
     """The init scripts of the server that owns ``broker`` (one per server, made at first use)."""
     scripts = broker.layers.get("init scripts")
@@ -168,6 +231,7 @@ def start_ready_stage(config: Config, broker: Broker, port: int) -> threading.Th
         _say_ready()
         return None
     env = script_environment(config, port)
+    awslocal_folder = _with_awslocal(env)
 
     def work() -> None:
         try:
@@ -175,6 +239,9 @@ def start_ready_stage(config: Config, broker: Broker, port: int) -> threading.Th
         except Exception:  # supervised: logged once, and the server still says it is ready
             logger.exception("the ready.d init scripts stopped")
             scripts.mark_ready()
+        finally:
+            if awslocal_folder is not None:
+                shutil.rmtree(awslocal_folder, ignore_errors=True)
         _say_ready()
 
     thread = threading.Thread(target=work, name="sqsemu-init-ready", daemon=True)

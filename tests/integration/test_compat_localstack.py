@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import time
 import xml.etree.ElementTree as ET
@@ -22,6 +23,7 @@ import requests
 from botocore.config import Config as BotoConfig
 from botocore.exceptions import ClientError
 from harness import ServerProcess, client_for
+from harness.docexamples import example
 
 pytestmark = pytest.mark.integration
 
@@ -37,6 +39,30 @@ sqs = boto3.client("sqs", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
 sqs.create_queue(QueueName="made-by-ready-d")
 print("queue made")
 """
+
+
+# A ready.d script as LocalStack's users write them, from the page (awslocal, and a queue URL on localhost:4566: the
+# test's server listens elsewhere; the URL names the queue, the endpoint is awslocal's).
+AWSLOCAL_SCRIPT = example("coming-from-localstack.md", "localstack-awslocal")
+
+
+def wait_for_ready_line(srv: ServerProcess, deadline_s: float = 60) -> str:
+    """The server's log once it has printed ``Ready.`` (fails with the log after ``deadline_s``)."""
+    deadline = time.monotonic() + deadline_s
+    while "Ready." not in srv.log_tail(100_000).splitlines() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    log = srv.log_tail(100_000)
+    assert "Ready." in log.splitlines(), log
+    return log
+
+
+def ready_d(root: Path, name: str, text: str) -> Path:
+    """``root`` with ``ready.d/<name>`` (executable) holding ``text``."""
+    (root / "ready.d").mkdir()
+    script = root / "ready.d" / name
+    script.write_text(text, encoding="utf-8")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return root
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +121,38 @@ def test_init_shows_the_ready_scripts_and_their_states(localstack: ServerProcess
 def test_the_init_script_reached_the_server(localstack: ServerProcess, protocol: str) -> None:
     sqs = client_for(localstack.endpoint_url, protocol)
     assert sqs.get_queue_url(QueueName="made-by-ready-d")["QueueUrl"].endswith(f"/{ACCOUNT}/made-by-ready-d")
+
+
+def test_awslocal_in_a_ready_d_shell_script_reaches_the_server(tmp_path: Path) -> None:
+    """``awslocal sqs ...`` in a ``ready.d`` shell script (the page's) runs the AWS CLI (v1 here, the test extra's)
+    against this server: the queue and its message are there, the script is SUCCESSFUL."""
+    if shutil.which("aws") is None:
+        pytest.skip("the AWS CLI (aws) is not on PATH (the test extra installs awscli)")
+    init = ready_d(tmp_path, "01-queues.sh", AWSLOCAL_SCRIPT)
+    with ServerProcess(["--compat", "localstack", "--init-dir", str(init)]) as srv:
+        log = wait_for_ready_line(srv)
+        data = requests.get(f"{srv.endpoint_url}/_localstack/init", timeout=10).json()
+        assert data["scripts"] == [{"stage": "READY", "name": "01-queues.sh", "state": "SUCCESSFUL"}], log
+        sqs = client_for(srv.endpoint_url, "json")
+        url = sqs.get_queue_url(QueueName="orders")["QueueUrl"]
+        messages = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages", [])
+        assert [m["Body"] for m in messages] == ["first order"], log
+
+
+def test_awslocal_without_the_aws_cli_says_what_to_install(tmp_path: Path) -> None:
+    """With no ``aws`` on the server's ``PATH``, ``awslocal`` fails the script (``ERROR``) and the log says to
+    install the AWS CLI."""
+    path = os.pathsep.join(["/usr/bin", "/bin"])
+    if shutil.which("aws", path=path) is not None:
+        pytest.skip(f"an AWS CLI is installed on {path}")
+    init = ready_d(tmp_path, "01-queues.sh", AWSLOCAL_SCRIPT)
+    with ServerProcess(["--compat", "localstack", "--init-dir", str(init)], env={"PATH": path}) as srv:
+        log = wait_for_ready_line(srv)
+        data = requests.get(f"{srv.endpoint_url}/_localstack/init", timeout=10).json()
+    assert data["scripts"] == [{"stage": "READY", "name": "01-queues.sh", "state": "ERROR"}], log
+    assert "awslocal: the AWS CLI (aws) is not on PATH" in log, log
+    assert "pip install awscli" in log and "AWS CLI v2" in log, log
+    assert "01-queues.sh failed with exit status 127" in log, log
 
 
 def xml_messages(body: bytes) -> list[dict[str, Any]]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import logging
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from sqsemu.compat.elasticmq import ElasticMQConfError, document_of
 from sqsemu.compat.foreign import foreign_service
-from sqsemu.compat.initscripts import InitScripts, script_environment
+from sqsemu.compat.initscripts import InitScripts, script_environment, write_awslocal
 from sqsemu.compat.localstack import InvalidAddress, locate
 from sqsemu.config import Config
 from sqsemu.declare import ConfigFileError, load_file
@@ -190,3 +191,30 @@ def test_the_scripts_environment_points_at_the_server(monkeypatch: pytest.Monkey
     assert env["AWS_ENDPOINT_URL"] == "http://127.0.0.1:4566"
     assert env["AWS_DEFAULT_REGION"] == "eu-west-1"
     assert script_environment(Config(host="::1"), 4566)["AWS_ENDPOINT_URL"] == "http://[::1]:4566"
+
+
+def test_awslocal_runs_aws_with_the_endpoint_and_every_argument(tmp_path: Path) -> None:
+    launcher = write_awslocal(tmp_path, "http://127.0.0.1:4566")
+    assert launcher.name == "awslocal" and launcher.stat().st_mode & stat.S_IXUSR
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    aws = fake / "aws"
+    aws.write_text('#!/bin/sh\nfor a in "$@"; do echo "[$a]"; done\n', encoding="utf-8")
+    aws.chmod(0o755)
+    argv = [str(launcher), "sqs", "send-message", "--message-body", "a 'b' $c"]
+    done = subprocess.run(argv, env={"PATH": f"{fake}:/usr/bin:/bin"}, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    words = ["--endpoint-url", "http://127.0.0.1:4566", "sqs", "send-message", "--message-body", "a 'b' $c"]
+    assert done.stdout.splitlines() == [f"[{w}]" for w in words]
+
+
+def test_awslocal_without_aws_fails_and_says_what_to_install(tmp_path: Path) -> None:
+    launcher = write_awslocal(tmp_path, "http://[::1]:4566")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = subprocess.run(
+        [str(launcher), "sqs", "list-queues"], env={"PATH": str(empty)}, capture_output=True, text=True
+    )
+    assert done.returncode == 127
+    assert "the AWS CLI (aws) is not on PATH" in done.stderr
+    assert "pip install awscli" in done.stderr and "AWS CLI v2" in done.stderr and "AWS_CLI=1" in done.stderr

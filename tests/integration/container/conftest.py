@@ -4,9 +4,12 @@
   had the tests are skipped with the reason; with ``CI`` set that is an error instead.
 - ``sqsemu_image`` (session): the repository's Dockerfile built on :func:`harness.docker.base_image` under a unique
   tag, removed at the end of the session.
-- ``run_container``: ``run_container(*docker_run_args, env={...}, port=9324, command=()) -> Container``: the
-  image started detached under a unique name (``command`` replaces its CMD), its ``port`` published on
-  127.0.0.1:<free port>, waited for until /health answers 200 there; removed (``docker rm -f``) at teardown.
+- ``sqsemu_image_with_aws_cli`` (session): the same built with ``--build-arg AWS_CLI=1`` (the AWS CLI, for
+  ``awslocal`` in init scripts), built only by the tests that ask for it.
+- ``run_container``: ``run_container(*docker_run_args, env={...}, port=9324, command=(), image=None) ->
+  Container``: the image (``image``, else ``sqsemu_image``) started detached under a unique name (``command``
+  replaces its CMD), its ``port`` published on 127.0.0.1:<free port>, waited for until /health answers 200 there;
+  removed (``docker rm -f``) at teardown.
 """
 
 from __future__ import annotations
@@ -57,6 +60,17 @@ def sqsemu_image(docker_engine: str) -> Iterator[str]:
     docker("image", "rm", "--force", tag, check=False)
 
 
+@pytest.fixture(scope="session")
+def sqsemu_image_with_aws_cli(docker_engine: str) -> Iterator[str]:
+    base = base_image()
+    tag = f"sqsemu-test:{unique_name('awscli').split('-', 1)[1]}"
+    seconds = build_image(tag, base, {"AWS_CLI": "1"})
+    size = int(docker("image", "inspect", "--format", "{{.Size}}", tag))
+    report.append(f"image with AWS_CLI=1 built on {base} in {seconds:.1f} s; size {size / 1e6:.0f} MB")
+    yield tag
+    docker("image", "rm", "--force", tag, check=False)
+
+
 @dataclass
 class Container:
     """A running sqsemu container: ``name``, ``endpoint_url`` (``http://127.0.0.1:<published port>``) and the
@@ -98,14 +112,20 @@ RunContainer = Callable[..., Container]
 def run_container(sqsemu_image: str) -> Iterator[RunContainer]:
     names: list[str] = []
 
-    def run(*args: str, env: dict[str, str] | None = None, port: int = 9324, command: Sequence[str] = ()) -> Container:
+    def run(
+        *args: str,
+        env: dict[str, str] | None = None,
+        port: int = 9324,
+        command: Sequence[str] = (),
+        image: str | None = None,
+    ) -> Container:
         name = unique_name("sqsemu-test")
         host_port = free_port()
         env_args = [item for key, value in (env or {}).items() for item in ("-e", f"{key}={value}")]
         started = time.monotonic()
         names.append(name)
         publish = f"127.0.0.1:{host_port}:{port}"
-        docker("run", "-d", "--name", name, "-p", publish, *env_args, *args, sqsemu_image, *command)
+        docker("run", "-d", "--name", name, "-p", publish, *env_args, *args, image or sqsemu_image, *command)
         container = Container(name, host_port)
         wait_for_health(f"{container.endpoint_url}/health", name=name)
         container.healthy_after_s = time.monotonic() - started

@@ -7,7 +7,10 @@ as written (docs/coming-from-localstack.md, docs/coming-from-elasticmq.md):
   with the AWS SDK v3 (``node --test``; skipped without Node.js 20+ and npm);
 - a compose file written for ElasticMQ (``softwaremill/elasticmq-native`` with its ``elasticmq.conf`` mounted at
   ``/opt/elasticmq.conf``) runs with the image name changed: its queues exist. The test also maps the host port to
-  a free one (``9324:9324`` would clash with other tests), which a user does not need to.
+  a free one (``9324:9324`` would clash with other tests), which a user does not need to;
+- the page's ``ready.d`` script, which calls ``awslocal``, mounted at ``/etc/localstack/init``: the image built
+  without ``--build-arg AWS_CLI=1`` has ``awslocal`` but no AWS CLI, and the script fails saying so; built with
+  it, the script makes its queue and sends its message.
 
 Like the other container tests they need a Docker engine (skipped without one; an error when ``CI`` is set).
 Testcontainers' reaper (Ryuk) is switched off: its image comes from Docker Hub.
@@ -19,15 +22,17 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
+import requests
 from harness import free_port, json_client
 from harness.docexamples import example
 from harness.docker import BUILD_TIMEOUT_S, ROOT, compose_command, unique_name
 from harness.node import ensure_node_modules
 
-from .conftest import wait_for_health
+from .conftest import RunContainer, container_log, wait_for_health
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(BUILD_TIMEOUT_S * 2)]
 
@@ -92,3 +97,52 @@ def test_an_elasticmq_compose_file_runs_with_the_image_name_changed(sqsemu_image
         assert sorted(u.rsplit("/", 1)[1] for u in urls) == ["orders", "orders-dead-letters", "payments.fifo"]
     finally:
         run("down", "--volumes", "--remove-orphans")
+
+
+def init_dir_with_the_pages_awslocal_script(root: Path) -> Path:
+    """``root`` holding ``ready.d/01-queues.sh``, the page's script, readable and runnable by the image's user."""
+    ready = root / "ready.d"
+    ready.mkdir()
+    script = ready / "01-queues.sh"
+    script.write_text(example("coming-from-localstack.md", "localstack-awslocal"), encoding="utf-8")
+    for path in (root, ready, script):
+        path.chmod(0o755)  # read (and run) by the image's unprivileged user
+    return root
+
+
+def ready_log(name: str, deadline_s: float = 60) -> str:
+    """The container's log once it has printed ``Ready.``."""
+    deadline = time.monotonic() + deadline_s
+    while "Ready." not in container_log(name).splitlines() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    log = container_log(name)
+    assert "Ready." in log.splitlines(), log
+    return log
+
+
+def test_awslocal_in_the_image_without_the_aws_cli_says_so(run_container: RunContainer, tmp_path: Path) -> None:
+    init = init_dir_with_the_pages_awslocal_script(tmp_path)
+    box = run_container("-v", f"{init}:/etc/localstack/init:ro", env={"SQSEMU_COMPAT": "localstack"}, port=4566)
+    log = ready_log(box.name)
+    scripts = requests.get(f"{box.endpoint_url}/_localstack/init", timeout=10).json()["scripts"]
+    assert scripts == [{"stage": "READY", "name": "01-queues.sh", "state": "ERROR"}], log
+    assert "awslocal: the AWS CLI (aws) is not on PATH" in log and "--build-arg AWS_CLI=1" in log, log
+
+
+def test_awslocal_in_the_image_built_with_the_aws_cli(
+    run_container: RunContainer, sqsemu_image_with_aws_cli: str, tmp_path: Path
+) -> None:
+    init = init_dir_with_the_pages_awslocal_script(tmp_path)
+    box = run_container(
+        "-v",
+        f"{init}:/etc/localstack/init:ro",
+        env={"SQSEMU_COMPAT": "localstack"},
+        port=4566,
+        image=sqsemu_image_with_aws_cli,
+    )
+    log = ready_log(box.name)
+    scripts = requests.get(f"{box.endpoint_url}/_localstack/init", timeout=10).json()["scripts"]
+    assert scripts == [{"stage": "READY", "name": "01-queues.sh", "state": "SUCCESSFUL"}], log
+    sqs = json_client(box.endpoint_url)
+    url = sqs.get_queue_url(QueueName="orders")["QueueUrl"]
+    assert [m["Body"] for m in sqs.receive_message(QueueUrl=url).get("Messages", [])] == ["first order"], log

@@ -170,13 +170,15 @@ def _seed_compile_cache(builder: list[str], base: str) -> None:
         subprocess.run(["docker", "image", "rm", "--force", tag], capture_output=True, timeout=60)  # its mount stays
 
 
-def build_image(tag: str, base: str) -> float:
-    """Build the repository's Dockerfile as ``tag`` on ``base``; return the seconds it took (the compile cache's
-    seeding included)."""
+def build_image(tag: str, base: str, build_args: dict[str, str] | None = None) -> float:
+    """Build the repository's Dockerfile as ``tag`` on ``base`` (and ``build_args``, e.g. ``{"AWS_CLI": "1"}``);
+    return the seconds it took (the compile cache's seeding included)."""
     started = time.monotonic()
     builder = _buildkit_command()
     _seed_compile_cache(builder, base)
     argv = [*builder, "--build-arg", f"BASE_IMAGE={base}", "-t", tag]
+    for name, value in (build_args or {}).items():
+        argv += ["--build-arg", f"{name}={value}"]
     ca = _ca_bundle()
     if ca:
         argv += ["--secret", f"id=pip_cert,src={ca}"]
