@@ -209,7 +209,7 @@ def test_awslocal_runs_aws_with_the_endpoint_and_every_argument(tmp_path: Path) 
 
 
 def test_awslocal_without_aws_fails_and_says_what_to_install(tmp_path: Path) -> None:
-    launcher = write_awslocal(tmp_path, "http://[::1]:4566")
+    launcher = write_awslocal(tmp_path, "http://[::1]:4566", beside=str(tmp_path / "nowhere" / "aws"))
     empty = tmp_path / "empty"
     empty.mkdir()
     done = subprocess.run(
@@ -218,3 +218,18 @@ def test_awslocal_without_aws_fails_and_says_what_to_install(tmp_path: Path) -> 
     assert done.returncode == 127
     assert "the AWS CLI (aws) is not on PATH" in done.stderr
     assert "pip install awscli" in done.stderr and "AWS CLI v2" in done.stderr and "AWS_CLI=1" in done.stderr
+
+
+def test_awslocal_finds_the_aws_cli_beside_the_servers_python_when_path_has_none(tmp_path: Path) -> None:
+    """A server run from a virtual environment that is not activated: the AWS CLI installed in it is used."""
+    fake = tmp_path / "venv-bin"
+    fake.mkdir()
+    aws = fake / "aws"
+    aws.write_text('#!/bin/sh\necho "beside: $*"\n', encoding="utf-8")
+    aws.chmod(0o755)
+    launcher = write_awslocal(tmp_path, "http://127.0.0.1:4566", beside=str(aws))
+    done = subprocess.run(
+        [str(launcher), "sqs", "list-queues"], env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "beside: --endpoint-url http://127.0.0.1:4566 sqs list-queues\n"
