@@ -14,7 +14,10 @@ table or the admin functions): ``POST /_sqsemu/ui/queues`` (create), ``POST .../
 {send|attributes|tag|untag|purge|delete|redrive|cancel-redrive}``, ``POST /_sqsemu/ui/server/{advance|add-fault|
 delete-fault|reset}``. Success answers 303 to the page, with a note carried by a short-lived cookie
 (``sqsemu_flash``); an error answers the page again with the error (``Code: message``), the HTTP status the SQS
-action would have had (or the admin route's), and the submitted form filled in.
+action would have had (or the admin route's), and the submitted form filled in. The queue page's "try a call"
+(``.../try-call``, ``--auth iam``) always answers the page in place: its result (allowed, denied, or a bad form)
+right below the button that asked, the form filled in with what was tried. A page answered to a post names its
+own URL (``data-live-url``) for the live updates, since the post's URL answers no ``GET``.
 
 ``GET|POST /_sqsemu/ui/login`` and ``POST /_sqsemu/ui/logout``: the session cookie when ``--admin-token`` is set
 (:mod:`sqsemu.security.console`). Every page carries a Content-Security-Policy that allows only the server's own
@@ -206,7 +209,9 @@ class Console:
         """A whole page; shows (and clears) the note left by the last action."""
         flash = request.cookies.get(FLASH_COOKIE)
         note = unquote(flash) if flash else None
-        full = {**self.common(request), "note": note, "error": error, "live": True, **context}
+        # answered to a post (an error, a tried call): the live updates ask the page's own URL (``page_url``)
+        live_url = context.get("page_url") if request.method == "POST" else None
+        full = {**self.common(request), "note": note, "error": error, "live": True, "live_url": live_url, **context}
         response = self.templates.TemplateResponse(request, template, full, status_code=status, headers=PAGE_HEADERS)
         if flash is not None:
             response.delete_cookie(FLASH_COOKIE, path=PREFIX)
@@ -279,6 +284,7 @@ class Console:
             empty=Form([]),
             default_account=self.default_ns.account_id,
             default_region=self.default_ns.region,
+            page_url=PREFIX + "/",
         )
         return self.page(request, "queues.html", context, status, error)
 
@@ -337,9 +343,15 @@ class Console:
         }
 
     async def queue_page(
-        self, request: Request, forms: dict[str, Form] | None = None, status: int = 200, error: str | None = None
+        self,
+        request: Request,
+        forms: dict[str, Form] | None = None,
+        status: int = 200,
+        error: str | None = None,
+        tried: dict[str, str] | None = None,
     ) -> Response:
-        """One queue: counts, messages, send form, attributes, tags, dead-letter settings, redrive, purge, delete."""
+        """One queue: counts, messages, send form, attributes, tags, dead-letter settings, redrive, purge, delete;
+        ``tried`` is the result of the access card's "try a call" (:meth:`try_call`), shown below its button."""
         live = bool(request.query_params.get("live"))
         try:
             ns, name = self.queue_ref(request)
@@ -365,6 +377,8 @@ class Console:
             dlq_candidates=[(q.arn, q.name) for q in candidates],
             mappings=self.mappings_of(queue),
             access=self.access_view(attributes.get("Policy")),
+            tried=tried,
+            page_url=context["href"],
         )
         return self.page(request, "queue.html", context, status, error)
 
@@ -383,9 +397,10 @@ class Console:
                 for c in self.config.credentials]  # fmt: skip
         return {"policy": shown, "keys": keys, "actions": TRY_ACTIONS}
 
-    def try_call(self, form: Form, queue: Queue) -> str:
-        """The "try a call" form: allowed or denied, and why (``POST /_sqsemu/authorize``'s answer), as a note.
-        Raises ``AdminError`` for a bad form (a context that is not a JSON object)."""
+    def try_call(self, form: Form, queue: Queue) -> dict[str, str]:
+        """The "try a call" form: allowed or denied, and why (``POST /_sqsemu/authorize``'s answer), as
+        ``{"outcome": "allowed" | "denied", "text": ...}``. Raises ``AdminError`` for a bad form (a context that is
+        not a JSON object)."""
         assert self.authorize is not None
         raw = form.get("context").strip() or "{}"
         try:
@@ -397,9 +412,11 @@ class Console:
             answer = self.authorize({**call, "context": context})
         except ValueError as exc:
             raise AdminError(str(exc)) from None
-        verdict = "Allowed" if answer["decision"] == "allowed" else "Denied"
+        allowed = answer["decision"] == "allowed"
+        verdict = "Allowed" if allowed else "Denied"
         text = f"{verdict}: {form.get('action')} as {answer['principal']}, decided by {answer['deciding']}."
-        return text if answer["message"] is None else f"{text} {answer['message']}"
+        text = text if answer["message"] is None else f"{text} {answer['message']}"
+        return {"outcome": "allowed" if allowed else "denied", "text": text}
 
     def mappings_of(self, queue: Queue) -> list[dict[str, Any]]:
         """The event source mappings reading ``queue`` (docs/lambda.md), their last invocations' times formatted."""
@@ -425,6 +442,13 @@ class Console:
         form = await self.form(request)
         calls = SQSCalls(self.broker, ns, name, self.base(request))
         href = queue_href(ns.account_id, ns.region, name)
+        if action == "try-call" and self.authorize is not None:
+            try:
+                tried = self.try_call(form, queue)
+            except AdminError as exc:
+                text, status = describe(exc)
+                return await self.queue_page(request, {action: form}, status, tried={"outcome": "error", "text": text})
+            return await self.queue_page(request, {action: form}, tried=tried)
         try:
             if action == "send":
                 note = actions.send_message(calls, form, queue.fifo)
@@ -440,8 +464,6 @@ class Console:
                 note = actions.start_redrive(calls, form, queue)
             elif action == "cancel-redrive":
                 note = actions.cancel_redrive(calls, form)
-            elif action == "try-call" and self.authorize is not None:
-                note = self.try_call(form, queue)
             elif action == "delete":
                 return self.done(PREFIX + "/", actions.delete_queue(calls))
             else:
@@ -500,6 +522,7 @@ class Console:
             accounts=accounts,
             actions_list=sorted(OPERATIONS),
             error_codes=COMMON_ERROR_CODES,
+            page_url=PREFIX + "/server",
         )
         return self.page(request, "server.html", context, status, error)
 

@@ -11,9 +11,10 @@ profile per launch (Playwright gives ``launch()`` a new temporary user-data-dir)
 tests are skipped, naming what is missing; under CI (``CI`` set) that is an error, as for the Spark tests.
 ``.ci/run`` installs Chromium when it is missing.
 
-``SQSEMU_SCREENSHOTS=1`` makes :func:`test_screenshots_of_the_queues_and_a_queue_page` and
-:func:`test_screenshot_of_a_queues_charts` write the documentation's screenshots to ``docs/screenshots/``;
-otherwise they write them to a temporary folder (the repository is not rewritten by every run).
+``SQSEMU_SCREENSHOTS=1`` makes :func:`test_screenshots_of_the_queues_and_a_queue_page` (at 1280 and 420 px),
+:func:`test_screenshot_of_a_denied_try` and :func:`test_screenshot_of_a_queues_charts` write the documentation's
+screenshots to ``docs/screenshots/``; otherwise they write them to a temporary folder (the repository is not
+rewritten by every run).
 """
 
 from __future__ import annotations
@@ -274,6 +275,195 @@ def test_the_admin_token_login(page) -> None:
         expect()(page.locator("#login-form")).to_be_visible()
 
 
+# ------------------------------------------------------------------------------------------------ issue 43, finding 6
+
+ROOT_KEY, READER_KEY = "AKIDROOT", "AKIDREADER"
+READER = "arn:aws:iam::000000000000:user/reader"
+TOPIC = "arn:aws:sns:us-east-1:000000000000:" + "order-events-from-the-checkout-service-in-every-region-" * 2 + "x"
+"""A long ``aws:SourceArn``: the queue policy's longest line, wider than its card."""
+
+
+def _iam_config(folder: Path) -> Path:
+    """An ``--auth iam`` configuration: a root key and a reader whose own policy allows only ReceiveMessage."""
+    reader_policy = {"Statement": [{"Effect": "Allow", "Action": "sqs:ReceiveMessage", "Resource": "*"}]}
+    path = folder / "sqsemu.toml"
+    path.write_text(
+        '[server]\nauth = "iam"\n'
+        f'[[credentials]]\naccess_key_id = "{ROOT_KEY}"\nsecret_access_key = "secret"\n'
+        f'[[credentials]]\naccess_key_id = "{READER_KEY}"\nsecret_access_key = "secret"\nprincipal = "{READER}"\n'
+        f"policies = [{json.dumps(json.dumps(reader_policy))}]\n"
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def iam_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    with ServerProcess(["--config", str(_iam_config(tmp_path_factory.mktemp("console-iam")))]) as srv:
+        yield srv
+
+
+def _queue_with_a_long_policy(endpoint: str, name: str) -> str:
+    """A queue whose policy lets the reader send only from :data:`TOPIC` (a long line); its URL."""
+    root = client_for(endpoint, "json", access_key_id=ROOT_KEY, secret_access_key="secret")
+    try:
+        url: str = root.create_queue(QueueName=name)["QueueUrl"]
+        arn = root.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        statement = {
+            "Sid": "checkout-events-only",
+            "Effect": "Allow",
+            "Principal": {"AWS": READER},
+            "Action": "sqs:SendMessage",
+            "Resource": arn,
+            "Condition": {"ArnEquals": {"aws:SourceArn": TOPIC}},
+        }
+        policy = json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+        root.set_queue_attributes(QueueUrl=url, Attributes={"Policy": policy})
+    finally:
+        root.close()
+    return url
+
+
+def _try_call(page: Any, context: str) -> Any:
+    """Fill in the access card's form (the reader, SendMessage, ``context``), press "Try the call"; its result."""
+    form = page.locator("#try-call-form")
+    form.locator('select[name="access_key_id"]').select_option(READER_KEY)
+    form.locator('select[name="action"]').select_option("SendMessage")
+    form.locator('input[name="context"]').fill(context)
+    form.get_by_role("button", name="Try the call").click()
+    return page.locator("#try-result")
+
+
+def test_a_denied_try_shows_below_its_button_as_a_refusal_and_keeps_the_form(page, iam_server) -> None:
+    url = _queue_with_a_long_policy(iam_server.endpoint_url, f"try-{uuid.uuid4().hex[:8]}")
+    page.goto(queue_page(iam_server.endpoint_url, url))
+    wrong = json.dumps({"aws:SourceArn": TOPIC.replace("order-events", "other-events")})
+    result = _try_call(page, wrong)
+    expect()(result).to_contain_text(f"Denied: SendMessage as {READER}")
+    expect()(result).to_have_attribute("role", "alert")
+    expect()(result).to_have_class(re.compile(r"\btry-denied\b"))
+    expect()(page.locator("#flash")).to_have_count(0)  # no banner at the top of the page
+    # right below the button that asked, inside its form
+    expect()(page.locator("#try-call-form #try-result")).to_have_count(1)
+    button = page.locator("#try-call-form").get_by_role("button", name="Try the call").bounding_box()
+    box = result.bounding_box()
+    assert box["y"] >= button["y"] + button["height"], (box, button)
+    assert box["y"] - (button["y"] + button["height"]) <= 24, (box, button)
+    assert box["x"] < button["x"] + button["width"] and box["x"] + box["width"] > button["x"]
+    # in the error colours: a red border, red text on a reddish background
+    colours = result.evaluate(
+        "e => { const s = getComputedStyle(e); return [s.color, s.backgroundColor, s.borderLeftColor]; }"
+    )
+    red, background, border = ([int(n) for n in re.findall(r"\d+", c)[:3]] for c in colours)
+    assert red[0] > red[1] + 60 and border[0] > border[1] + 60 and background[0] > background[1], colours
+    # the form keeps what was tried
+    form = page.locator("#try-call-form")
+    expect()(form.locator('select[name="access_key_id"]')).to_have_value(READER_KEY)
+    expect()(form.locator('select[name="action"]')).to_have_value("SendMessage")
+    expect()(form.locator('input[name="context"]')).to_have_value(wrong)
+    # the page answered to the post still updates live
+    expect()(page.locator("#live-status")).to_have_text("live", timeout=LIVE_S * 1000)
+    # and an allowed call reads as one, in the same place
+    allowed = _try_call(page, json.dumps({"aws:SourceArn": TOPIC}))
+    expect()(allowed).to_contain_text("Allowed: SendMessage")
+    expect()(allowed).to_contain_text("checkout-events-only")
+    expect()(allowed).to_have_attribute("role", "status")
+    expect()(page.locator("#try-call-form #try-result.try-allowed")).to_have_count(1)
+    expect()(form.locator('input[name="context"]')).to_have_value(json.dumps({"aws:SourceArn": TOPIC}))
+
+
+OVERFLOW = "e => [e.scrollWidth, e.clientWidth]"
+
+
+@pytest.mark.parametrize("width", [1280, 420])
+def test_a_long_policy_wraps_inside_its_card(page, iam_server, width: int) -> None:
+    url = _queue_with_a_long_policy(iam_server.endpoint_url, f"policy-{uuid.uuid4().hex[:8]}")
+    page.set_viewport_size({"width": width, "height": 860})
+    page.goto(queue_page(iam_server.endpoint_url, url))
+    policy = page.locator("#access pre.policy")
+    expect()(policy).to_contain_text(TOPIC)  # all of it, on the page
+    scroll, client = policy.evaluate(OVERFLOW)
+    assert scroll <= client, (scroll, client)
+    scroll, client = page.locator("#access").evaluate(OVERFLOW)
+    assert scroll <= client, (scroll, client)
+    pre, card = policy.bounding_box(), page.locator("#access").bounding_box()
+    assert pre["x"] + pre["width"] <= card["x"] + card["width"]
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+CELLS = """row => [...row.querySelectorAll('td')].map(td => {
+  const r = td.getBoundingClientRect();
+  return {left: r.left, right: r.right, width: r.width, label: getComputedStyle(td, '::before').content,
+          text: td.innerText.trim()};
+})"""
+
+
+def test_the_queues_table_fits_a_420_px_screen(page, server) -> None:
+    sqs = client_for(server.endpoint_url, "json")
+    name = f"narrow-{uuid.uuid4().hex[:8]}"
+    dlq = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 3})
+    url = sqs.create_queue(QueueName=name, Attributes={"RedrivePolicy": redrive})["QueueUrl"]
+    try:
+        page.set_viewport_size({"width": 420, "height": 860})
+        page.goto(f"{server.endpoint_url}{UI}/?q={name}")
+        row = page.locator(f'#queue-table tbody tr[data-queue="{name}"]')
+        expect()(row).to_be_visible()
+        expect()(page.locator("#live-status")).to_have_text("live", timeout=LIVE_S * 1000)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 420
+        cells = row.evaluate(CELLS)
+        labels = [cell["label"].strip('"') for cell in cells]
+        assert labels == ["Name", "Type", "Visible", "In flight", "Delayed", "Dead-letter queue", "Sources",
+                          "Account · region"]  # fmt: skip
+        for cell in cells:  # every cell whole on the screen, under its column's name
+            assert cell["width"] > 0 and cell["left"] >= 0 and cell["right"] <= 420, cell
+        assert f"{name}-dlq after 3 receives" in cells[5]["text"]
+    finally:
+        for gone in (url, dlq):
+            sqs.delete_queue(QueueUrl=gone)
+        sqs.close()
+
+
+@pytest.mark.parametrize("width", [420, 640, 1280])
+def test_the_fifo_hint_does_not_break_mid_word(page, server, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 860})
+    page.goto(f"{server.endpoint_url}{UI}/")
+    page.locator("#create-queue > summary").click()
+    hint = page.locator("#create-queue label.check code", has_text=".fifo")
+    expect()(hint).to_be_visible()
+    assert hint.evaluate("e => getComputedStyle(e).whiteSpace") == "nowrap"
+    assert hint.evaluate("e => e.getClientRects().length") == 1  # one piece: not split across lines
+    # and it reads as part of its sentence, on the line where the sentence reaches it
+    sentence = page.locator("#create-queue label.check > span", has_text="FIFO queue")
+    expect()(sentence).to_have_text("FIFO queue (the name gets .fifo)")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+def test_the_chart_legends_and_the_counts_say_which_is_which(
+    page, manual_server, manual_sqs, manual_make_queue
+) -> None:
+    """The legends give the last 10-second sample, the counts now: after a send since the last sample they differ,
+    and the page says why."""
+    url = manual_make_queue()
+    manual_sqs.send_message(QueueUrl=url, MessageBody="sampled")
+    manual_server.advance(10)
+    manual_sqs.send_message(QueueUrl=url, MessageBody="not yet sampled")
+    page.goto(queue_page(manual_server.endpoint_url, url))
+    expect()(page.locator('.count-visible [data-count="visible"]')).to_have_text("2")
+    expect()(page.locator('[data-latest="visible"]')).to_have_text("1")
+    expect()(page.locator('[data-part="counts"] .counts-caption')).to_have_text("Now")
+    legends = page.locator("#charts .chart-legend")
+    expect()(legends).to_have_count(2)
+    for n in range(2):
+        expect()(legends.nth(n).locator(".legend-caption")).to_have_text("Last 10-second sample:")
+    expect()(page.locator("#charts .chart-note")).to_contain_text("the counts above (Now) are the queue as it is")
+    # the captions are part of the live parts: still there after the next swap
+    manual_server.advance(10)
+    expect()(page.locator('[data-latest="visible"]')).to_have_text("2", timeout=LIVE_S * 1000)
+    expect()(page.locator('[data-part="counts"] .counts-caption')).to_have_text("Now")
+    expect()(legends.first.locator(".legend-caption")).to_have_text("Last 10-second sample:")
+
+
 # ------------------------------------------------------------------------------------------------ screenshots
 
 
@@ -315,6 +505,9 @@ def test_screenshots_of_the_queues_and_a_queue_page(page, tmp_path: Path) -> Non
         page.set_viewport_size({"width": 1280, "height": 480})
         page.goto(srv.endpoint_url + "/")
         expect()(page.locator("#queue-table tbody tr")).to_have_count(5)
+        page.locator("#create-queue > summary").click()  # the new-queue form open, its .fifo hint shown
+        page.evaluate("window.scrollTo(0, 0)")  # the sticky top bar at the top of the whole-page shot
+        page.mouse.move(0, 0)  # no row under the pointer
         expect()(page.locator("#live-status")).to_have_text("live", timeout=LIVE_S * 1000)
         page.screenshot(path=str(folder / "console-queues.png"), full_page=True)
         page.set_viewport_size({"width": 1280, "height": 860})
@@ -322,8 +515,37 @@ def test_screenshots_of_the_queues_and_a_queue_page(page, tmp_path: Path) -> Non
         expect()(message(page)).to_have_count(5)
         expect()(page.locator("#live-status")).to_have_text("live", timeout=LIVE_S * 1000)
         page.screenshot(path=str(folder / "console-queue.png"))
-    for name in ("console-queues.png", "console-queue.png"):
+        # the same two pages on a narrow screen (a phone): the queues stacked, the queue page's top
+        page.set_viewport_size({"width": 420, "height": 860})
+        page.goto(srv.endpoint_url + "/")
+        expect()(page.locator("#queue-table tbody tr")).to_have_count(5)
+        page.locator("#create-queue > summary").click()
+        page.evaluate("window.scrollTo(0, 0)")
+        page.mouse.move(0, 0)
+        expect()(page.locator("#live-status")).to_have_text("live", timeout=LIVE_S * 1000)
+        page.screenshot(path=str(folder / "console-queues-420.png"), full_page=True)
+        page.locator("a.queue-name", has_text=re.compile(r"^orders$")).click()
+        expect()(message(page)).to_have_count(5)
+        expect()(page.locator("#live-status")).to_have_text("live", timeout=LIVE_S * 1000)
+        page.screenshot(path=str(folder / "console-queue-420.png"))
+    for name in ("console-queues.png", "console-queue.png", "console-queues-420.png", "console-queue-420.png"):
         assert (folder / name).stat().st_size > 10_000
+
+
+def test_screenshot_of_a_denied_try(page, iam_server, tmp_path: Path) -> None:
+    """docs/screenshots/console-try-denied.png: the access card, a long policy wrapped, a denied call below its
+    button with the form as it was tried."""
+    folder = SCREENSHOT_DIR if os.environ.get("SQSEMU_SCREENSHOTS") == "1" else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    url = _queue_with_a_long_policy(iam_server.endpoint_url, "payments")
+    page.set_viewport_size({"width": 1280, "height": 860})
+    page.goto(queue_page(iam_server.endpoint_url, url))
+    result = _try_call(page, json.dumps({"aws:SourceArn": "arn:aws:sns:us-east-1:000000000000:refunds"}))
+    expect()(result).to_contain_text("Denied")
+    # the whole page in view, so that the sticky top bar does not cover the card
+    page.set_viewport_size({"width": 1280, "height": page.evaluate("document.documentElement.scrollHeight")})
+    page.locator("#access").screenshot(path=str(folder / "console-try-denied.png"))
+    assert (folder / "console-try-denied.png").stat().st_size > 5_000
 
 
 def test_screenshot_of_a_queues_charts(page, tmp_path: Path) -> None:
