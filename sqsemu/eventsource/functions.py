@@ -78,12 +78,15 @@ class ExecutionRole:
 @dataclass(slots=True)
 class Outcome:
     """One invocation's result: ``kind`` (``ok``, ``function_error``, ``unreachable``, ``no_function``),
-    ``payload`` (the function's result, decoded JSON; ``INVALID`` when it was not JSON) and ``error`` (a line
-    saying what went wrong, for logs and ``LastProcessingResult``)."""
+    ``payload`` (the function's result, decoded JSON; ``INVALID`` when it was not JSON), ``error`` (a line
+    saying what went wrong, for logs and ``LastProcessingResult``) and ``exception`` (what an in-process handler
+    raised, logged with its whole text and traceback: Powertools' ``BatchProcessingError`` carries each record's
+    error after its first line)."""
 
     kind: str
     payload: Any = None
     error: str = ""
+    exception: BaseException | None = None
 
 
 INVALID = object()
@@ -268,8 +271,22 @@ async def _call_python(
         payload = json.loads(json.dumps(call.result()))
     except Exception as exc:  # noqa: BLE001 - the function's own failure is its outcome
         first_line = str(exc).strip().split("\n", 1)[0]
-        return Outcome("function_error", error=f"{type(exc).__name__}: {first_line}")
+        return Outcome("function_error", error=f"{type(exc).__name__}: {first_line}", exception=_own_frames(exc))
     return Outcome("ok", payload)
+
+
+def _own_frames(exc: BaseException) -> BaseException:
+    """``exc`` with its traceback starting at the function's own code: the frames of this module and of the asyncio
+    and thread-pool machinery that called it are left out (as Lambda's log shows the function's frames only)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None and _is_machinery(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    return exc.with_traceback(tb)
+
+
+def _is_machinery(filename: str) -> bool:
+    path = filename.replace("\\", "/")
+    return path.endswith("sqsemu/eventsource/functions.py") or "/asyncio/" in path or "/concurrent/futures/" in path
 
 
 def _forget(call: asyncio.Future[Any]) -> None:

@@ -458,6 +458,7 @@ class Runner:
             len(ids),
             queue.arn,
             error,
+            exc_info=outcome.exception,  # an in-process handler's error in full, traceback included, below the line
         )
         self._back_off()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -573,3 +574,24 @@ def test_fair_queue_mapping_favours_the_noisy_tenant_with_fewer_in_flight(world:
     in_flight = [body for body, state in world.states(url).items() if state != "visible"]
     assert sum(b.startswith("A") for b in in_flight) == 53
     assert sum(b.startswith("B") for b in in_flight) == 52
+
+
+def test_a_python_functions_error_is_logged_in_full_below_its_line(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Powertools' BatchProcessingError says "N individual errors logged separately below" on its first line and
+    # carries them on the next ones: the function_error line has the whole error, and its traceback, below it.
+    caplog.set_level(logging.WARNING, logger="sqsemu.eventsource")
+    url, arn = world.queue("logged-in-full", VisibilityTimeout=30)
+
+    def respond(event: dict[str, Any]) -> Any:
+        raise ValueError("2 individual errors logged separately below.\nfirst: order a\nsecond: order b")
+
+    world.send(url, "a")
+    world.map(arn, Recorder(respond))
+    (record,) = [r for r in caplog.records if "function_error for 1 message(s)" in r.getMessage()]
+    assert "(ValueError: 2 individual errors logged separately below.)" in record.getMessage()
+    text = logging.Formatter().format(record)
+    assert text.endswith("ValueError: 2 individual errors logged separately below.\nfirst: order a\nsecond: order b")
+    assert ", in respond\n" in text  # the function's own frame
+    assert "_call_python" not in text and "asyncio" not in text  # not the frames that called it
