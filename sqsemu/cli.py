@@ -210,7 +210,11 @@ def _config(options: dict[str, Any]) -> Config:
     from sqsemu.declare import DeclarationError, check_declarations
 
     config = _security_config(
-        options, queues=loaded.queues, fault_rules=loaded.fault_rules, credentials=loaded.credentials
+        options,
+        queues=loaded.queues,
+        fault_rules=loaded.fault_rules,
+        credentials=loaded.credentials,
+        file_warnings=loaded.warnings,  # logged by run() once it has set up logging
     )
     try:
         check_declarations(config)

@@ -348,6 +348,10 @@ class Config:
     queues: tuple[QueueDeclaration, ...] = ()
     fault_rules: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
     credentials: tuple[Credential, ...] = ()
+    file_warnings: tuple[str, ...] = field(default=(), compare=False)
+    """Warnings found in reading the configuration file (the keys of an ElasticMQ file that sqsemu does not use),
+    logged (logger ``sqsemu.config``) when a server starts with this Config: the command line reads the file
+    before it sets up logging, and logs them once it has, in the log's format."""
 
     def __post_init__(self) -> None:
         """Check every field once, whoever filled it (CLI, environment, file or code): a bad value raises
@@ -380,6 +384,7 @@ class Config:
         # Lists are accepted for convenience and stored as tuples (the dataclass is frozen and hashable).
         object.__setattr__(self, "queues", tuple(self.queues))
         object.__setattr__(self, "fault_rules", tuple(self.fault_rules))
+        object.__setattr__(self, "file_warnings", tuple(self.file_warnings))
         for declared in self.queues:
             if not isinstance(declared, QueueDeclaration):
                 raise ValueError(f"queues must hold QueueDeclaration objects, got {declared!r}")

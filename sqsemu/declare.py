@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +111,10 @@ class LoadedFile:
     - ``queues``: the ``[[queues]]`` entries, in file order.
     - ``fault_rules``: the ``[[faults]]`` entries, validated, as written.
     - ``credentials``: the ``[[credentials]]`` entries as :class:`~sqsemu.config.Credential` s, validated.
+    - ``warnings``: lines to log as warnings (logger ``sqsemu.config``) once logging is set up: the keys of an
+      ElasticMQ file that sqsemu does not use. The command line reads the file before it sets up logging, so
+      nothing is logged while reading: they become ``Config.file_warnings``, logged by :func:`log_warnings` when
+      the server starts.
     """
 
     path: str
@@ -118,6 +122,15 @@ class LoadedFile:
     queues: tuple[QueueDeclaration, ...] = ()
     fault_rules: tuple[dict[str, Any], ...] = ()
     credentials: tuple[Credential, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def log_warnings(warnings: Sequence[str]) -> None:
+    """Log a :class:`LoadedFile`'s ``warnings``, each a WARNING of logger ``sqsemu.config``."""
+    import logging
+
+    for line in warnings:
+        logging.getLogger("sqsemu.config").warning("%s", line)
 
 
 # ------------------------------------------------------------------------------------------------- reading
@@ -153,15 +166,17 @@ def _load_elasticmq(path: str | Path) -> LoadedFile:
     from sqsemu.compat.elasticmq import ElasticMQConfError, read_conf
 
     source = str(path)
+    warnings: list[str] = []
     try:
-        document = read_conf(path)
+        document = read_conf(path, warnings)
     except OSError as exc:
         raise ConfigFileError(f"config file {source!r}: cannot read it: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigFileError(f"config file {source!r}: not UTF-8 text: {exc}") from None
     except ElasticMQConfError as exc:
         raise ConfigFileError(f"config file {source!r} (ElasticMQ): {exc}") from None
-    return parse_document(document, source, Path(path).parent)
+    loaded = parse_document(document, source, Path(path).parent)
+    return replace(loaded, warnings=tuple(warnings))
 
 
 def config_from_file(path: str | Path, **overrides: Any) -> Config:
@@ -175,6 +190,7 @@ def config_from_file(path: str | Path, **overrides: Any) -> Config:
     values: dict[str, Any] = {**loaded.server, "config": str(path), "queues": loaded.queues}
     values["fault_rules"] = loaded.fault_rules
     values["credentials"] = loaded.credentials
+    values["file_warnings"] = loaded.warnings  # logged when a server starts with the Config
     values.update(overrides)
     return Config(**values)
 

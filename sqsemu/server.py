@@ -4,7 +4,8 @@
 - :func:`run` serves in the foreground until Ctrl-C / SIGTERM and then returns normally (exit status 0); it returns
   ``STARTUP_FAILED_EXIT_STATUS`` (1) when the address cannot be listened on, and in durable mode it also stops
   when the store fails, returning ``STORE_FAILED_EXIT_STATUS`` (3). It sets up logging
-  (``--log-level``, ``--log-format``: :mod:`sqsemu.observability.logformat`).
+  (``--log-level``, ``--log-format``: :mod:`sqsemu.observability.logformat`) and then logs the configuration file's
+  warnings (``Config.file_warnings``).
 - :class:`ServerThread` serves in a background thread on a free port: for in-process tests. Its ``sqsemu.*`` log
   records go wherever the host program's logging sends them.
 
@@ -285,6 +286,9 @@ def run(config: Config) -> int:
     from sqsemu.observability.logformat import logging_config
 
     logging.config.dictConfig(logging_config(config))  # first: what the start-up logs is in the chosen format too
+    from sqsemu.declare import log_warnings
+
+    log_warnings(config.file_warnings)  # the configuration file's: read before logging was set up
     app, broker, _clock = build(config)
     server = _server(config, app, broker, logging_config(config))
     exit_status = _stop_on_store_failure(app, broker, server)
@@ -449,6 +453,9 @@ class ServerThread:
         """
         if self._thread is not None:
             raise RuntimeError("ServerThread already started")
+        from sqsemu.declare import log_warnings
+
+        log_warnings(self.config.file_warnings)  # through the host program's logging
         self.app, self.broker, self.clock = build(self.config)
 
         family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET

@@ -8,13 +8,22 @@ Five lines, e.g.::
     metrics at http://127.0.0.1:9324/metrics; console: none in this build
     build: compiled (mypyc)
 
+The first line names the address the server listens on (``--host``, ``--port``: the port bound when it is 0). On
+a wildcard address (``0.0.0.0``, ``::``: every interface) it adds how to reach it from the same machine, and with
+``--base-url`` (an ElasticMQ file's ``node-address``) what queue URLs name, which need not be where it listens::
+
+    sqsemu 0.1.0 serving SQS at http://0.0.0.0:9324 (region us-east-1, default account 000000000000); every
+    interface: http://localhost:9324 from this machine; queue URLs name http://sqs.local:9324
+
 In durable mode the second line reads ``data durable in /abs/dir (fsync normal)``; it ends with the auth mode
 (``--auth``): ``auth none (any credentials)``, ``auth sigv4 (2 credentials)`` or ``auth iam (3 identities)``, the
 number of ``[[credentials]]`` keys. The last line says ``metrics off
 (--no-metrics)`` or ``console off`` when they are switched off (``--no-admin``, or the console's own switch, when
 the Config has one), and ``(admin token required)`` when ``--admin-token`` guards them. The last line is
 :func:`sqsemu.compiled.status`: ``compiled (mypyc)`` or ``pure Python: <reason>``. With ``--log-format json``
-every line is a record of its own and the first carries the facts as fields: ``version``, ``endpoint``,
+every line is a record of its own and the first carries the facts as fields: ``version``, ``listen`` (the
+address listened on, ``http://0.0.0.0:9324``), ``endpoint`` (the URL clients use: ``--base-url``, else the address
+listened on, a wildcard one as ``localhost``; the metrics and console URLs start with it),
 ``region``, ``account``, ``clock``, ``fidelity``, ``data_dir`` (``null``: in memory), ``fsync``,
 ``queues_restored``, ``queues_declared``, ``metrics_url``, ``console_url`` (``null`` when off or absent), ``build``,
 ``auth`` (``none``, ``sigv4``, ``iam``) and ``identities`` (the keys it accepts; 0 with ``none``).
@@ -42,12 +51,24 @@ def console_installed() -> bool:
     return importlib.util.find_spec("sqsemu.console") is not None
 
 
-def endpoint_url(config: Config, port: int) -> str:
-    """The SQS endpoint clients should use: ``--base-url``, else ``http://<host>:<port>`` (IPv6 in brackets)."""
-    if config.base_url:
-        return config.base_url
+WILDCARD_HOSTS = ("0.0.0.0", "::")
+"""Hosts that listen on every interface: no client connects to them by that name on every system."""
+
+
+def listen_url(config: Config, port: int) -> str:
+    """``http://<host>:<port>`` of the address listened on (IPv6 in brackets)."""
     host = f"[{config.host}]" if ":" in config.host else config.host
     return f"http://{host}:{port}"
+
+
+def endpoint_url(config: Config, port: int) -> str:
+    """The SQS endpoint clients should use: ``--base-url``, else the address listened on (:func:`listen_url`), a
+    wildcard one (every interface) as ``http://localhost:<port>``."""
+    if config.base_url:
+        return config.base_url
+    if config.host in WILDCARD_HOSTS:
+        return f"http://localhost:{port}"
+    return listen_url(config, port)
 
 
 @dataclass(frozen=True)
@@ -55,6 +76,7 @@ class Banner:
     """The facts the banner shows (``data_dir`` None: in memory; a URL None: switched off or absent)."""
 
     version: str
+    listen: str
     endpoint: str
     region: str
     account: str
@@ -72,6 +94,8 @@ class Banner:
     build: str = ""  # sqsemu.compiled.status()
     auth: str = "none"  # --auth: none, sigv4 or iam
     identities: int = 0  # the [[credentials]] keys --auth sigv4 or iam accepts (each one identity under iam)
+    local_url: str | None = None  # a wildcard address (every interface) as reached from this machine
+    fixed_urls: bool = False  # the endpoint is --base-url (queue URLs name it)
 
     @classmethod
     def of(cls, config: Config, version: str, port: int, restored: int, data_dir: str | None = None) -> Banner:
@@ -82,6 +106,7 @@ class Banner:
         console_on = config.admin and bool(getattr(config, "console", True))  # a Config with a console switch
         return cls(
             version=version,
+            listen=listen_url(config, port),
             endpoint=endpoint,
             region=config.region,
             account=config.account_id,
@@ -99,6 +124,8 @@ class Banner:
             build=compiled.status(),
             auth=config.auth,
             identities=len(config.credentials) if config.auth != "none" else 0,
+            local_url=f"http://localhost:{port}" if config.host in WILDCARD_HOSTS else None,
+            fixed_urls=bool(config.base_url),
         )
 
     def lines(self) -> list[str]:
@@ -112,9 +139,15 @@ class Banner:
             console = "console off"
         else:
             console = "console: none in this build"
+        serving = (
+            f"sqsemu {self.version} serving SQS at {self.listen} (region {self.region}, default account {self.account})"
+        )
+        if self.local_url:
+            serving += f"; every interface: {self.local_url} from this machine"
+        if self.fixed_urls:
+            serving += f"; queue URLs name {self.endpoint}"
         return [
-            f"sqsemu {self.version} serving SQS at {self.endpoint} (region {self.region}, default account "
-            f"{self.account})",
+            serving,
             f"clock {self.clock}, fidelity {self.fidelity}, {data}, {self.auth_words()}",
             f"queues: {self.queues_restored} restored, {self.queues_declared} declared",
             f"{metrics}; {console}",
@@ -132,7 +165,7 @@ class Banner:
     def fields(self) -> dict[str, object]:
         """The facts, for the JSON format."""
         facts = asdict(self)
-        for internal in ("admin_token", "admin", "console_built"):
+        for internal in ("admin_token", "admin", "console_built", "local_url", "fixed_urls"):
             facts.pop(internal)
         return facts
 

@@ -6,13 +6,14 @@ read by a real server, with boto3 over both wire protocols, and ElasticMQ's queu
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import ServerProcess, client_for
+from harness import ServerProcess, client_for, free_port
 
 pytestmark = pytest.mark.integration
 
@@ -163,3 +164,84 @@ def test_copy_to_and_move_to_are_refused_naming_the_key(tmp_path: Path) -> None:
     )
     assert result.returncode == 2, result.stderr
     assert "queues.queue1.copyTo is not supported" in result.stderr
+
+
+def test_every_refused_key_is_named_in_one_refusal(tmp_path: Path) -> None:
+    path = tmp_path / "elasticmq.conf"
+    path.write_text(
+        README_QUEUES.replace("fifo = false", 'fifo = false\n        copyTo = "audit"\n        moveTo = "archive"')
+        .replace("queue1-dead-letters { }", 'queue1-dead-letters { copyTo = "audit" }')
+        .replace("delay = 5 seconds", "delay = 1500")
+        + 'node-address { host = localhost, context-path = "/sqs" }\n'
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "sqsemu", "--config", str(path), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr  # a usage error, as one refused key is
+    assert result.stderr.count("Error:") == 1, result.stderr
+    assert "5 settings sqsemu cannot honour:" in result.stderr
+    for where in (
+        "queues.queue1.copyTo is not supported",
+        "queues.queue1.moveTo is not supported",
+        "queues.queue1-dead-letters.copyTo is not supported",
+        "queues.queue1.delay must be whole seconds",
+        "node-address.context-path = '/sqs' is not supported",
+    ):
+        assert f"\n  - {where}" in result.stderr, result.stderr
+
+
+def _warning_lines(srv: ServerProcess) -> list[str]:
+    return [line for line in srv.log_tail(100_000).splitlines() if "sqsemu does not use these keys" in line]
+
+
+def test_the_warning_line_is_a_log_line_with_its_time_and_level(tmp_path: Path) -> None:
+    path = tmp_path / "elasticmq.conf"
+    path.write_text(README_SERVER, encoding="utf-8")
+    with ServerProcess(["--config", str(path)]) as srv:
+        (line,) = _warning_lines(srv)
+    time_ = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"
+    assert re.fullmatch(rf"{time_} WARNING sqsemu\.config ElasticMQ configuration: sqsemu does not use .*", line), line
+
+
+def test_the_warning_line_is_json_with_log_format_json(tmp_path: Path) -> None:
+    path = tmp_path / "elasticmq.conf"
+    path.write_text(README_SERVER, encoding="utf-8")
+    with ServerProcess(["--config", str(path), "--log-format", "json"]) as srv:
+        (line,) = _warning_lines(srv)
+    entry = json.loads(line)
+    assert (entry["level"], entry["logger"]) == ("WARNING", "sqsemu.config")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", entry["time"])
+    assert "rest-sqs.sqs-limits" in entry["message"] and "rest-stats" in entry["message"]
+
+
+def _banner_first_line(srv: ServerProcess) -> str:
+    return next(line for line in srv.log_tail(100_000).splitlines() if " serving SQS at " in line)
+
+
+def test_the_banner_names_the_address_bound_from_the_conf(tmp_path: Path) -> None:
+    port = free_port()
+    path = tmp_path / "elasticmq.conf"
+    path.write_text(README_SERVER.replace("bind-port = 9324", f"bind-port = {port}"), encoding="utf-8")
+    # bound on 0.0.0.0 by the file; the harness connects through 127.0.0.1
+    with ServerProcess(["--config", str(path)], port=port, pass_host_port=False) as srv:
+        line = _banner_first_line(srv)
+        sqs = client_for(srv.endpoint_url, "json", region="eu-west-1")
+        url = sqs.get_queue_url(QueueName="queue1")["QueueUrl"]
+    assert line.endswith(
+        f" serving SQS at http://0.0.0.0:{port} (region eu-west-1, default account 000000000000); every interface: "
+        f"http://localhost:{port} from this machine; queue URLs name http://localhost:9324"
+    ), line
+    assert url == "http://localhost:9324/000000000000/queue1"  # node-address still builds the queue URLs
+
+
+def test_the_banner_names_a_wildcard_host_given_as_a_flag() -> None:
+    port = free_port()
+    with ServerProcess(["--host", "0.0.0.0", "--port", str(port)], port=port, pass_host_port=False) as srv:
+        line = _banner_first_line(srv)
+    assert line.endswith(
+        f" serving SQS at http://0.0.0.0:{port} (region us-east-1, default account 000000000000); every interface: "
+        f"http://localhost:{port} from this machine"
+    ), line

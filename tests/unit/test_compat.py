@@ -233,3 +233,34 @@ def test_awslocal_finds_the_aws_cli_beside_the_servers_python_when_path_has_none
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "beside: --endpoint-url http://127.0.0.1:4566 sqs list-queues\n"
+
+
+def test_everything_refused_is_named_in_one_error() -> None:
+    with pytest.raises(ElasticMQConfError) as refused:
+        document_of(
+            """
+            node-address { host = a, context-path = "/sqs" }
+            rest-sqs { enabled = false }
+            queues { q { copyTo = "a", moveTo = "b", delay = 1500 }, r = 3 }
+            """
+        )
+    assert refused.value.problems == (
+        "node-address.context-path = '/sqs' is not supported: sqsemu's queue URLs are "
+        "<scheme>://<host:port>/<account>/<name>",
+        "rest-sqs.enabled = false is not supported: sqsemu is the SQS endpoint",
+        "queues.q.copyTo is not supported: sqsemu does not copy messages to another queue; remove copyTo (or read "
+        "both queues in the test)",
+        "queues.q.moveTo is not supported: sqsemu does not move messages to another queue; remove moveTo (or read "
+        "both queues in the test)",
+        "queues.q.delay must be whole seconds (SQS counts in seconds), got 1.5 s",
+        "queues.r must be an object { ... }",
+    )
+    assert str(refused.value).startswith("6 settings sqsemu cannot honour:\n  - node-address.context-path")
+
+
+def test_the_warning_is_handed_back_when_a_list_is_given(caplog: pytest.LogCaptureFixture) -> None:
+    warnings: list[str] = []
+    with caplog.at_level(logging.WARNING, logger="sqsemu.config"):
+        document_of("rest-stats { enabled = true }", warnings=warnings)
+    assert warnings == ["ElasticMQ configuration: sqsemu does not use these keys (ignored): rest-stats"]
+    assert not caplog.records  # logged by whoever reads the file, once its logging is set up

@@ -43,6 +43,7 @@ def test_banner_of_a_durable_server_with_declared_queues() -> None:
     ]
     assert banner.fields() == {
         "version": "1.2.3",
+        "listen": "http://127.0.0.1:9999",
         "endpoint": "http://127.0.0.1:9999",
         "region": "eu-west-1",
         "account": "123456789012",
@@ -63,7 +64,10 @@ def test_banner_of_a_durable_server_with_declared_queues() -> None:
 def test_banner_without_metrics_and_with_a_base_url() -> None:
     banner = Banner.of(Config(metrics=False, base_url="https://sqs.example.com"), "1", 9324, restored=0)
     assert banner.endpoint == "https://sqs.example.com"
-    assert banner.lines()[0].startswith("sqsemu 1 serving SQS at https://sqs.example.com (")
+    assert banner.lines()[0] == (
+        "sqsemu 1 serving SQS at http://127.0.0.1:9324 (region us-east-1, default account 000000000000); "
+        "queue URLs name https://sqs.example.com"
+    )  # the address listened on comes first: the base URL is what queue URLs name, not where the server listens
     assert banner.lines()[3] == "metrics off (--no-metrics); console at https://sqs.example.com/_sqsemu/ui/"
     assert banner.fields()["metrics_url"] is None
 
@@ -92,6 +96,25 @@ def test_banner_states_the_auth_mode_and_the_number_of_identities() -> None:
 
 def test_endpoint_url_of_an_ipv6_host() -> None:
     assert endpoint_url(Config(host="::1"), 9324) == "http://[::1]:9324"
+
+
+@pytest.mark.parametrize(("host", "listen"), [("0.0.0.0", "http://0.0.0.0:9324"), ("::", "http://[::]:9324")])
+def test_banner_of_a_wildcard_address_names_it_and_how_to_reach_it(host: str, listen: str) -> None:
+    banner = Banner.of(Config(host=host), "1", 9324, restored=0)
+    assert banner.lines()[0] == (
+        f"sqsemu 1 serving SQS at {listen} (region us-east-1, default account 000000000000); "
+        "every interface: http://localhost:9324 from this machine"
+    )
+    assert (banner.fields()["listen"], banner.fields()["endpoint"]) == (listen, "http://localhost:9324")
+    assert banner.lines()[3].startswith("metrics at http://localhost:9324/metrics;")
+
+
+def test_banner_of_an_elasticmq_node_address_on_a_wildcard_address() -> None:
+    banner = Banner.of(Config(host="0.0.0.0", base_url="http://localhost:9324"), "1", 9400, restored=0)
+    assert banner.lines()[0] == (
+        "sqsemu 1 serving SQS at http://0.0.0.0:9400 (region us-east-1, default account 000000000000); "
+        "every interface: http://localhost:9400 from this machine; queue URLs name http://localhost:9324"
+    )
 
 
 def test_banner_is_logged_at_info_with_the_facts_on_its_first_line(caplog: pytest.LogCaptureFixture) -> None:
