@@ -335,7 +335,7 @@ def _ext_modules() -> list[Any]:
     global _MODULE_COUNT
     _MODULE_COUNT = len(paths)
     _say(
-        f"compiling the hot path ({len(paths)} modules) with mypyc, then a C compiler: about a minute on 2 cores "
+        f"compiling the hot path ({len(paths)} modules) with mypyc, then a C compiler: about 20 s on 2 cores "
         f"(docs/compiled.md); {pure_env}=1 skips it and installs the pure-Python package"
     )
     started = time.monotonic()

@@ -2,6 +2,7 @@
 
     python bench/first_answer.py            # the compiled install (the README's command)
     python bench/first_answer.py --pure     # SQSEMU_PURE_PYTHON=1 pip install .
+    python bench/first_answer.py --ref 0028112   # another commit of this checkout, to compare
 
 Each run clones this checkout's HEAD into a temporary folder, makes a virtual environment there (``python3 -m venv
 .venv``, not timed: the README makes it once, before its command), then times ``pip install .`` and ``sqsemu`` until
@@ -47,11 +48,12 @@ def _answers(port: int) -> bool:
         return False
 
 
-def measure(pure: bool, python: str) -> dict[str, object]:
+def measure(pure: bool, python: str, ref: str = "HEAD") -> dict[str, object]:
     """One run (see the module docstring): ``{"install_s", "start_s", "first_answer_s", "build"}``."""
     with tempfile.TemporaryDirectory(prefix="sqsemu-first-answer-") as tmp:
         clone = Path(tmp) / "sqsemu"
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+        subprocess.run(["git", "checkout", "-q", ref], cwd=clone, check=True)
         subprocess.run([python, "-m", "venv", ".venv"], cwd=clone, check=True)
         env = {**os.environ, "SQSEMU_BUILD_CACHE": "off", "PIP_NO_CACHE_DIR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
         env.pop("PYTHONPATH", None)
@@ -86,6 +88,7 @@ def measure(pure: bool, python: str) -> dict[str, object]:
             server.terminate()
             server.wait(timeout=30)
     return {
+        "ref": ref,
         "pure": pure,
         "install_s": round(installed - started, 1),
         "start_s": round(answered - installed, 2),
@@ -98,8 +101,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pure", action="store_true", help="install with SQSEMU_PURE_PYTHON=1 (no compile)")
     parser.add_argument("--python", default="python3", help="the Python that makes the virtual environment")
+    parser.add_argument("--ref", default="HEAD", help="the commit to clone (default: HEAD), to compare builds")
     args = parser.parse_args()
-    print(json.dumps(measure(args.pure, args.python)), flush=True)
+    print(json.dumps(measure(args.pure, args.python, args.ref)), flush=True)
 
 
 if __name__ == "__main__":
