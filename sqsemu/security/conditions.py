@@ -21,7 +21,13 @@ operators" and "Single-valued vs. multivalued context keys":
   membership of an IPv4 or IPv6 CIDR range (a bare address is a /32 or /128); ``Arn*`` compare the six ``:``
   separated parts of an ARN, each with ``*``/``?`` wildcards (``ArnEquals`` and ``ArnLike`` behave alike).
 
-Policy variables (``${aws:username}``) are not substituted (docs/behaviour.md says so).
+Policy variables (IAM User Guide, "IAM policy elements: Variables and tags"): in a ``Version`` ``2012-10-17``
+policy, ``${key}`` in a ``Resource``/``NotResource`` value or a condition value stands for the request's value of
+the condition key ``key`` (``${key, 'default'}`` for a default when the key is absent; ``${*}``, ``${?}`` and
+``${$}`` for the literal characters); a ``2008-10-17`` policy's ``${...}`` is plain text. A variable whose key the
+request lacks (and has no default) or holds several values of cannot be substituted: :class:`Undecidable` is
+raised, and the statement is taken fail closed (``sqsemu.security.evaluate``: a ``Deny`` applies, an ``Allow``
+does not).
 """
 
 from __future__ import annotations
@@ -33,13 +39,67 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-__all__ = ["OPERATORS", "Condition", "ContextLookup", "parse_conditions"]
+__all__ = ["OPERATORS", "Condition", "ContextLookup", "Undecidable", "expand", "has_variables", "parse_conditions"]
 
 
 class ContextLookup(Protocol):
     """The request context: the values of a (lower-case) condition key, or None when absent."""
 
     def values(self, key: str) -> Sequence[str] | None: ...
+
+
+class Undecidable(Exception):
+    """A policy variable that cannot be substituted in this request (module docstring); ``str()`` says which."""
+
+
+_VARIABLE_RE = re.compile(r"\$\{([^}]*)\}")
+_SPECIAL = {"*": "*", "?": "?", "$": "$"}
+_DEFAULT_RE = re.compile(r"\s*([^,\s]+)\s*,\s*'([^']*)'\s*")
+
+
+def has_variables(text: str) -> bool:
+    """Whether ``text`` holds a policy variable (``${...}``)."""
+    return _VARIABLE_RE.search(text) is not None
+
+
+def expand(text: str, context: ContextLookup, wild: bool = False) -> str:
+    """``text`` with its policy variables substituted from ``context``; with ``wild``, as the source of a regular
+    expression in which ``*`` and ``?`` of the text are wildcards and the substituted values (``${*}`` included)
+    are literal. Raises :class:`Undecidable` for a variable whose key is absent without a default, or has several
+    values."""
+    out: list[str] = []
+    last = 0
+
+    def plain(chunk: str) -> str:
+        if not wild:
+            return chunk
+        return "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in chunk)
+
+    for match in _VARIABLE_RE.finditer(text):
+        out.append(plain(text[last : match.start()]))
+        last = match.end()
+        inner = match.group(1)
+        special = _SPECIAL.get(inner)
+        if special is not None:
+            value = special
+        else:
+            default: str | None = None
+            name = inner.strip()
+            with_default = _DEFAULT_RE.fullmatch(inner)
+            if with_default is not None:
+                name, default = with_default.group(1), with_default.group(2)
+            values = context.values(name.lower())
+            if values is not None and len(values) > 1:
+                raise Undecidable(f"policy variable ${{{inner[:60]}}} names a key with several values")
+            if not values:
+                if default is None:
+                    raise Undecidable(f"policy variable ${{{inner[:60]}}} has no value in this request")
+                value = default
+            else:
+                value = values[0]
+        out.append(re.escape(value) if wild else value)
+    out.append(plain(text[last:]))
+    return "".join(out)
 
 
 Test = Callable[[str, Any], bool]
@@ -205,9 +265,17 @@ class Condition:
     if_exists: bool
     quantifier: str  # "", "any" (ForAnyValue:), "all" (ForAllValues:)
     written_key: str = ""
+    parse: Callable[[str], Any] | None = None  # set when a value holds a policy variable: parsed per request
 
     def holds(self, context: ContextLookup) -> bool:
-        """Whether this condition holds for the request ``context`` (module docstring)."""
+        """Whether this condition holds for the request ``context`` (module docstring); raises
+        :class:`Undecidable` when one of its policy variables cannot be substituted."""
+        if self.parse is not None:
+            parse = self.parse
+            texts = tuple(expand(text, context) if has_variables(text) else text for text in self.texts)
+            wanted = tuple(parse(text) for text in texts)
+            return Condition(self.operator, self.key, texts, wanted, self.test, self.negated, self.if_exists,
+                             self.quantifier, self.written_key).holds(context)  # fmt: skip
         values = context.values(self.key)
         if self.test is None:  # Null
             absent = not values
@@ -227,9 +295,10 @@ class Condition:
         return not matched if self.negated else matched
 
 
-def parse_conditions(block: Any) -> tuple[Condition, ...]:
+def parse_conditions(block: Any, variables: bool = False) -> tuple[Condition, ...]:
     """The conditions of a ``Condition`` element (an object of operators); raises ValueError naming what is wrong
-    (an unknown operator, a key whose values are not strings, numbers or booleans)."""
+    (an unknown operator, a key whose values are not strings, numbers or booleans). ``variables``: whether policy
+    variables are substituted in the values (a ``2012-10-17`` policy, module docstring)."""
     if not isinstance(block, dict):
         raise ValueError("must be an object of condition operators")
     conditions: list[Condition] = []
@@ -263,8 +332,9 @@ def parse_conditions(block: Any) -> tuple[Condition, ...]:
             if entry is None:
                 raise ValueError(f"invalid condition operator {written[:60]!r}")
             parse, test, negated = entry
+            templated = variables and any(has_variables(t) for t in texts)
             conditions.append(
                 Condition(written, key.lower(), texts, tuple(parse(t) for t in texts), test, negated, if_exists,
-                          quantifier, key)
+                          quantifier, key, parse if templated else None)
             )  # fmt: skip
     return tuple(conditions)

@@ -43,11 +43,13 @@ an allowed call pays nothing for it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqsemu.cachebound import CacheBound, size_of
+from sqsemu.security.conditions import Undecidable
 from sqsemu.security.policy import Policy, PrincipalSet, Statement
 
 __all__ = [
@@ -317,15 +319,32 @@ def candidates(policy: Policy, principal: Principal, action: str) -> tuple[tuple
     return found
 
 
+_logger = logging.getLogger("sqsemu.access")
+
+
 def _applies(statement: Statement, resource: str, context: Context) -> bool:
     """Whether a candidate statement's resource element matches ``resource`` and its conditions hold."""
-    resources = statement.resources
-    if resources is not None and resources.matches(resource) == statement.not_resource:
-        return False
-    for condition in statement.conditions:
-        if not condition.holds(context):
+    try:
+        resources = statement.resources
+        if resources is not None and resources.matches_in(resource, context) == statement.not_resource:
             return False
+        for condition in statement.conditions:
+            if not condition.holds(context):
+                return False
+    except Undecidable:
+        return _first_failure(statement, resource, context) is None  # logs and decides it fail closed
     return True
+
+
+def _undecided(statement: Statement, element: str, error: Undecidable) -> str | None:
+    """Fail closed on an element whose policy variable cannot be substituted ("IAM policy elements: Variables and
+    tags"; sqsemu's choice, logged at WARNING): a ``Deny`` is taken to apply, an ``Allow`` not to (the element
+    reported as failed)."""
+    _logger.warning(
+        "fail_closed=%s statement=%s element=%s reason=%r",
+        "deny" if not statement.allow else "no-allow", statement.label, element, str(error),
+    )  # fmt: skip
+    return None if not statement.allow else f"{element} ({error})"
 
 
 def _named(statement: Statement, principal: Principal) -> str | None:
@@ -414,11 +433,24 @@ def evaluate(
 def _first_failure(statement: Statement, resource: str, context: Context) -> str | None:
     """The first of a statement's resource element and conditions that does not match the call, None if none."""
     resources = statement.resources
-    if resources is not None and resources.matches(resource) == statement.not_resource:
-        return "NotResource" if statement.not_resource else "Resource"
+    if resources is not None:
+        element = "NotResource" if statement.not_resource else "Resource"
+        try:
+            if resources.matches_in(resource, context) == statement.not_resource:
+                return element
+        except Undecidable as exc:
+            failed = _undecided(statement, element, exc)
+            if failed is not None:
+                return failed
     for condition in statement.conditions:
-        if not condition.holds(context):
-            return f"Condition {condition.operator} {condition.written_key or condition.key}"
+        element = f"Condition {condition.operator} {condition.written_key or condition.key}"
+        try:
+            if not condition.holds(context):
+                return element
+        except Undecidable as exc:
+            failed = _undecided(statement, element, exc)
+            if failed is not None:
+                return failed
     return None
 
 

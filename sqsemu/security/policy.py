@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqsemu.cachebound import CacheBound, size_of
-from sqsemu.security.conditions import Condition, parse_conditions
+from sqsemu.security.conditions import Condition, ContextLookup, Undecidable, expand, has_variables, parse_conditions
 
 __all__ = [
     "VERSIONS",
@@ -76,15 +76,20 @@ class Pattern:
     """A set of ``*``/``?`` wildcard patterns matched as a whole ("IAM JSON policy elements: Action"/"Resource"):
     exact strings are a set lookup, wildcard ones one compiled regular expression. ``ignore_case`` for actions."""
 
-    __slots__ = ("any", "exact", "regex", "ignore_case", "texts")
+    __slots__ = ("any", "exact", "regex", "ignore_case", "texts", "templates")
 
-    def __init__(self, texts: tuple[str, ...], ignore_case: bool) -> None:
+    def __init__(self, texts: tuple[str, ...], ignore_case: bool, variables: bool = False) -> None:
         self.texts = texts
         self.ignore_case = ignore_case
         self.any = "*" in texts
+        self.templates = tuple(text for text in texts if has_variables(text)) if variables else ()
+        """The patterns holding policy variables (``Resource`` of a ``2012-10-17`` policy), matched per request by
+        :meth:`matches_in` ("IAM policy elements: Variables and tags")."""
         exact: set[str] = set()
         wild: list[str] = []
         for text in texts:
+            if text in self.templates:
+                continue
             if "*" in text or "?" in text:
                 wild.append("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in text))
             else:
@@ -100,6 +105,28 @@ class Pattern:
         if (value.lower() if self.ignore_case else value) in self.exact:
             return True
         return self.regex is not None and self.regex.fullmatch(value) is not None
+
+    def matches_in(self, value: str, context: ContextLookup) -> bool:
+        """Whether ``value`` matches one of the patterns, those with policy variables substituted from the request
+        ``context``; raises :class:`~sqsemu.security.conditions.Undecidable` when one cannot be and no other
+        pattern matches."""
+        if self.matches(value):
+            return True
+        if not self.templates:
+            return False
+        flags = re.IGNORECASE | re.DOTALL if self.ignore_case else re.DOTALL
+        undecidable: Undecidable | None = None
+        for template in self.templates:
+            try:
+                source = expand(template, context, wild=True)
+            except Undecidable as exc:
+                undecidable = exc
+                continue
+            if re.fullmatch(source, value, flags) is not None:
+                return True
+        if undecidable is not None:
+            raise undecidable
+        return False
 
 
 class PrincipalSet:
@@ -183,14 +210,14 @@ def _actions(value: Any, where: str) -> Pattern:
     return Pattern(texts, ignore_case=True)
 
 
-def _resources(value: Any, where: str) -> Pattern:
+def _resources(value: Any, where: str, variables: bool = False) -> Pattern:
     texts = _strings(value, where)
     for text in texts:
         if text != "*" and not text.startswith("arn:"):
             raise PolicyError(f"{where}: {text[:100]!r} is not a resource (an ARN or *).")
         if text.startswith("arn:") and text.count(":") < 5:
             raise PolicyError(f"{where}: {text[:100]!r} is not a valid ARN (arn:partition:service:region:account:...).")
-    return Pattern(texts, ignore_case=False)
+    return Pattern(texts, ignore_case=False, variables=variables)
 
 
 def _principals(value: Any, where: str) -> PrincipalSet:
@@ -226,7 +253,7 @@ def _principals(value: Any, where: str) -> PrincipalSet:
     return PrincipalSet(everyone, frozenset(accounts), frozenset(arns), frozenset(services))
 
 
-def _statement(index: int, raw: Any, resource_based: bool) -> Statement:
+def _statement(index: int, raw: Any, resource_based: bool, variables: bool = False) -> Statement:
     where = f"Statement #{index + 1}"
     if not isinstance(raw, dict):
         raise PolicyError(f"{where} must be an object.")
@@ -252,7 +279,7 @@ def _statement(index: int, raw: Any, resource_based: bool) -> Statement:
     not_resource = "NotResource" in raw
     resources: Pattern | None = None
     if "Resource" in raw or not_resource:
-        resources = _resources(raw["NotResource" if not_resource else "Resource"], f"{where}: Resource")
+        resources = _resources(raw["NotResource" if not_resource else "Resource"], f"{where}: Resource", variables)
     elif not resource_based:
         raise PolicyError(f"{where} must have Resource or NotResource.")
     has_principal = "Principal" in raw or "NotPrincipal" in raw
@@ -269,7 +296,7 @@ def _statement(index: int, raw: Any, resource_based: bool) -> Statement:
     conditions: tuple[Condition, ...] = ()
     if "Condition" in raw:
         try:
-            conditions = parse_conditions(raw["Condition"])
+            conditions = parse_conditions(raw["Condition"], variables)
         except ValueError as exc:
             raise PolicyError(f"{where}: Condition: {exc}") from None
     return Statement(
@@ -316,5 +343,5 @@ def _parse(text: str, resource_based: bool) -> Policy:
         raw = [raw]
     if not isinstance(raw, list) or not raw:
         raise PolicyError("Statement is required: a statement object or a non-empty array of them.")
-    statements = tuple(_statement(n, item, resource_based) for n, item in enumerate(raw))
+    statements = tuple(_statement(n, item, resource_based, version == "2012-10-17") for n, item in enumerate(raw))
     return Policy(version, policy_id, statements, resource_based, size_of(text) * PARSED_BYTES_PER_TEXT_BYTE)
