@@ -264,7 +264,10 @@ class Authorizer:
         identity = access.identities.get(self.key)
         if identity is None:
             return
-        context = {"lambda:FunctionArn": function} if function is not None else None
+        # aws:userid as the caller's SQS calls see it (AccessControl._fixed_context): a key of every request context
+        context = {"aws:userid": access.user_id(identity)}
+        if function is not None:
+            context["lambda:FunctionArn"] = function
         decision = access.decide_as(
             identity.principal, identity.policies, f"lambda:{operation}", resource, caller.region, context, self.scope
         )

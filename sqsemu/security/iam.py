@@ -237,12 +237,18 @@ class AccessControl:
             "aws:principalarn": (principal.arn,),
             "aws:principalaccount": (principal.account,),
             "aws:principaltype": (_PRINCIPAL_TYPES[principal.kind],),
-            "aws:userid": (sender_id(identity) or principal.account,),  # the SenderId of its messages too
+            "aws:userid": (self.user_id(identity),),  # the SenderId of its messages too
             "aws:requestedregion": (region,),
         }  # fmt: skip
         if principal.kind == "user":
             fixed["aws:username"] = (principal.name,)
         return fixed
+
+    @staticmethod
+    def user_id(identity: Identity) -> str:
+        """The ``aws:userid`` of ``identity``'s calls, whichever API (docs/behaviour.md 11.5): :func:`sender_id`,
+        the account id for a root user."""
+        return sender_id(identity) or identity.principal.account
 
     def _seconds(self) -> float:
         return self.clock.now_ms() / 1000

@@ -38,12 +38,16 @@ def _allow(actions: list[str], resource: str = "*") -> str:
 
 
 DENY_ALL = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Deny", "Action": "*", "Resource": "*"}]})
+DENY_BY_USERID = json.dumps({"Version": "2012-10-17", "Statement": [{
+    "Effect": "Deny", "Action": "*", "Resource": "*", "Condition": {"StringEquals": {"aws:userid": "AKIDBYUSERID"}},
+}]})  # fmt: skip
 KEYS: dict[str, tuple[str, str | None, list[str]]] = {
     "AKIDROOTA": (A, None, []),
     "AKIDDEV": (A, f"arn:aws:iam::{A}:user/dev", [_allow(["lambda:*", "sqs:*"])]),
     "AKIDDENIED": (A, f"arn:aws:iam::{A}:user/denied", [_allow(["lambda:*", "sqs:*"]), DENY_ALL]),
     "AKIDSQSONLY": (A, f"arn:aws:iam::{A}:user/sqs-only", [_allow(["sqs:*"])]),
     "AKIDDEVB": (B, f"arn:aws:iam::{B}:user/dev", [_allow(["lambda:*", "sqs:*"])]),
+    "AKIDBYUSERID": (A, f"arn:aws:iam::{A}:user/by-userid", [_allow(["lambda:*", "sqs:*"]), DENY_BY_USERID]),
 }
 ROLE_ACTIONS = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"]
 FUNCTIONS = {
@@ -174,6 +178,19 @@ def test_lambda_calls_are_authorized_by_identity_policies(server: ServerThread) 
     assert [m["UUID"] for m in dev.list_event_source_mappings()["EventSourceMappings"]] == [uid]
     root_lambda = _client(server, "lambda", "AKIDROOTA")  # the account's root user: its own account allows it
     assert root_lambda.get_event_source_mapping(UUID=uid)["UUID"] == uid
+
+
+def test_lambda_calls_see_the_callers_aws_userid(server: ServerThread) -> None:
+    """A Lambda API call's request context has the caller's ``aws:userid`` as its SQS calls do (docs/behaviour.md
+    11.5; "AWS global condition context keys": aws:userid is in every request context): a Deny on it applies to
+    both APIs, not only to SQS."""
+    sqs = _client(server, "sqs", "AKIDBYUSERID")
+    code, status, _ = _error(lambda: sqs.list_queues())
+    assert (code, status) == ("AccessDenied", 403)
+    lam = _client(server, "lambda", "AKIDBYUSERID")
+    code, status, message = _error(lambda: lam.list_event_source_mappings())
+    assert (code, status) == ("AccessDeniedException", 403)
+    assert message.endswith("with an explicit deny in an identity-based policy")
 
 
 def test_the_execution_role_must_read_and_delete(server: ServerThread) -> None:
