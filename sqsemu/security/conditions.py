@@ -16,7 +16,9 @@ operators" and "Single-valued vs. multivalued context keys":
 - ``ForAnyValue:`` holds when at least one of the request's values matches (false when the key is absent or
   empty); ``ForAllValues:`` holds when every one of them matches (true when the key is absent or empty);
 - ``String*`` compare strings (``StringLike``/``StringNotLike`` with ``*`` and ``?``); ``Numeric*`` compare numbers
-  (a value that is not a number matches nothing); ``Date*`` compare instants given as ISO 8601 or epoch seconds;
+  (a request value that is not a number matches nothing; a policy value that is not one, or a ``Date*`` policy
+  value that is not a date, or an ``IpAddress``/``NotIpAddress`` one that is not an address, is undecidable:
+  :class:`Undecidable`, decided fail closed); ``Date*`` compare instants given as ISO 8601 or epoch seconds;
   ``Bool`` compares ``true``/``false``; ``BinaryEquals`` compares base64 text; ``IpAddress``/``NotIpAddress`` test
   membership of an IPv4 or IPv6 CIDR range (a bare address is a /32 or /128); ``Arn*`` compare the six ``:``
   separated parts of an ARN, each with ``*``/``?`` wildcards (``ArnEquals`` and ``ArnLike`` behave alike).
@@ -241,6 +243,14 @@ OPERATORS["NumericNotEquals"] = (*_compare(_number, _eq), True)
 OPERATORS["DateNotEquals"] = (*_compare(_instant, _eq), True)
 
 
+_PARSE_KINDS: dict[Callable[[str], Any], str] = {_number: "number", _instant: "date", _network: "ip"}
+"""The operators whose policy values must parse, by their parse function: a value that does not (``"ten"`` for a
+``NumericLessThan``, ``"yesterday"`` for a ``DateLessThan``, ``"10.0.0.0/33"`` for an ``IpAddress``) makes the
+condition undecidable, decided fail closed (``sqsemu.security.evaluate``) rather than matching nothing: a negated
+operator matching nothing would make an ``Allow`` apply to every request."""
+_KINDS = {"number": "a number", "date": "a date (ISO 8601 or epoch seconds)", "ip": "an IP address or CIDR range"}
+
+
 def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -266,6 +276,12 @@ class Condition:
     quantifier: str  # "", "any" (ForAnyValue:), "all" (ForAllValues:)
     written_key: str = ""
     parse: Callable[[str], Any] | None = None  # set when a value holds a policy variable: parsed per request
+    parse_kind: str = ""  # "number", "date", "ip" (operators whose values must parse), else ""
+
+    @property
+    def strict(self) -> bool:
+        """Whether a policy value that does not parse makes the condition undecidable (Numeric, Date, IpAddress)."""
+        return bool(self.parse_kind)
 
     def holds(self, context: ContextLookup) -> bool:
         """Whether this condition holds for the request ``context`` (module docstring); raises
@@ -275,7 +291,7 @@ class Condition:
             texts = tuple(expand(text, context) if has_variables(text) else text for text in self.texts)
             wanted = tuple(parse(text) for text in texts)
             return Condition(self.operator, self.key, texts, wanted, self.test, self.negated, self.if_exists,
-                             self.quantifier, self.written_key).holds(context)  # fmt: skip
+                             self.quantifier, self.written_key, None, self.parse_kind).holds(context)  # fmt: skip
         values = context.values(self.key)
         if self.test is None:  # Null
             absent = not values
@@ -291,6 +307,9 @@ class Condition:
     def _one(self, value: str) -> bool:
         test = self.test
         assert test is not None
+        if self.strict and None in self.wanted:  # fail closed: never "matches nothing" (module docstring)
+            wrong = next(text for text, wanted in zip(self.texts, self.wanted, strict=True) if wanted is None)
+            raise Undecidable(f"{self.operator} value {wrong[:60]!r} is not {_KINDS[self.parse_kind]}")
         matched = any(test(value, wanted) for wanted in self.wanted)
         return not matched if self.negated else matched
 
@@ -335,6 +354,6 @@ def parse_conditions(block: Any, variables: bool = False) -> tuple[Condition, ..
             templated = variables and any(has_variables(t) for t in texts)
             conditions.append(
                 Condition(written, key.lower(), texts, tuple(parse(t) for t in texts), test, negated, if_exists,
-                          quantifier, key, parse if templated else None)
+                          quantifier, key, parse if templated else None, _PARSE_KINDS.get(parse, ""))
             )  # fmt: skip
     return tuple(conditions)
