@@ -368,7 +368,7 @@ class AccessControl:
             if identity is None:
                 raise ValueError(f"no [[credentials]] entry has the access key id {key!r}")
             principal, policies = identity.principal, identity.policies
-            fixed = self._fixed_context(identity, self.region)
+            fixed = self._fixed_context(identity, self.region)  # aws:RequestedRegion: set below, as the call's
         else:
             arn = data.get("principal")
             account = data.get("account", "")
@@ -402,6 +402,7 @@ class AccessControl:
         context = data.get("context", {})
         if not isinstance(context, dict):
             raise ValueError('"context" must be an object of condition keys and values')
+        given = {str(name).lower() for name in context}
         for name, value in context.items():
             values = value if isinstance(value, list) else [value]
             fixed[str(name).lower()] = tuple(json.dumps(v) if not isinstance(v, str) else v for v in values)
@@ -410,6 +411,8 @@ class AccessControl:
         addressed = self._addressed(queue, principal.account)
         if addressed is not None and addressed[0]:
             region = addressed[0]
+        if "aws:requestedregion" not in given:  # the region the call is made in: its queue's (check's caller.region)
+            fixed["aws:requestedregion"] = (str(region),)
         queue_policy = data.get("queue_policy")
         if queue_policy is not None:
             if not isinstance(queue_policy, str):

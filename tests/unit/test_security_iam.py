@@ -167,6 +167,27 @@ def test_authorize_answers_like_a_policy_simulator() -> None:
             control.authorize(bad)
 
 
+def test_authorize_sees_the_facts_the_call_would() -> None:
+    """A hypothetical call's ``aws:RequestedRegion`` is the region of the queue it names, as the real call's is the
+    region it is made in (docs/behaviour.md 11.5), for a declared key and for a principal given with its policies."""
+    no_eu = policy(allow("sqs:*"), {"Effect": "Deny", "Action": "sqs:*", "Resource": "*",
+                                    "Condition": {"StringEquals": {"aws:RequestedRegion": "eu-west-1"}}})  # fmt: skip
+    control, broker = make(user("K", no_eu))
+    eu = Namespace(A, "eu-west-1")
+    broker.create_queue(eu, "orders", {}, {})
+    eu_url = f"http://localhost/{A}/orders"
+    with pytest.raises(AccessDenied):
+        check(control, "K", "SendMessage", SendMessageRequest(queue_url=eu_url), caller=eu)
+    queue = f"arn:aws:sqs:eu-west-1:{A}:orders"
+    answer = control.authorize({"access_key_id": "K", "action": "SendMessage", "queue": queue})
+    assert answer["decision"] == "denied" and answer["reason"] == "explicit deny"
+    as_principal = {"principal": f"arn:aws:iam::{A}:user/alice", "policies": [no_eu], "action": "SendMessage"}
+    answer = control.authorize({**as_principal, "queue": queue})
+    assert answer["decision"] == "denied" and answer["reason"] == "explicit deny"
+    answer = control.authorize({**as_principal, "queue": f"arn:aws:sqs:us-east-1:{A}:orders"})
+    assert answer["decision"] == "allowed"
+
+
 def test_identities_from_the_config_file(tmp_path: Path) -> None:
     (tmp_path / "p.json").write_text(policy(allow("sqs:*")))
     (tmp_path / "c.toml").write_text(
