@@ -6,7 +6,9 @@
 - "IAM JSON policy elements: NotPrincipal": a ``Deny`` whose ``NotPrincipal`` names a user and the user's account
   leaves out that user only, not every principal of the account;
 - "Amazon SQS API permissions: Actions and resource reference": showing a dead-letter queue's move tasks needs
-  ``sqs:ListMessageMoveTasks`` and ``sqs:GetQueueAttributes`` on it, nothing else.
+  ``sqs:ListMessageMoveTasks`` and ``sqs:GetQueueAttributes`` on it, nothing else;
+- "IAM policy elements: Variables and tags": ``${aws:username}`` in a ``Resource`` is the caller's user name (a
+  ``Deny`` naming it applies to that user), and a variable the caller has no value for denies fail closed.
 """
 
 from __future__ import annotations
@@ -164,3 +166,28 @@ def test_showing_move_tasks_needs_list_and_get_attributes_only(as_: Any) -> None
     assert (code, status) == ("AccessDenied", 403)
     why = "because no identity-based policy allows the sqs:getqueueattributes action"
     assert message == _denial("GetQueueAttributes", KEYS["half_watcher"][1] or "", dlq_arn, why)
+
+
+def test_a_policy_variable_in_a_deny_names_the_callers_own_queue(as_: Any) -> None:
+    """'IAM policy elements: Variables and tags': a queue policy denies each user receiving from its own outbox
+    (``*-${aws:username}-outbox``): mallory may not read ``...-mallory-outbox``, alice may; a role, which has no
+    ``aws:username``, is denied by it fail closed (docs/behaviour.md 11.5)."""
+    root = as_("root_a")
+    tag = uuid.uuid4().hex[:8]
+    name = f"q{tag}-mallory-outbox"
+    url = root.create_queue(QueueName=name)["QueueUrl"]
+    arn = f"arn:aws:sqs:{REGION}:{A}:{name}"
+    policy = {"Version": "2012-10-17", "Statement": [{
+        "Sid": "not-own-outbox", "Effect": "Deny", "Principal": "*", "Action": "sqs:ReceiveMessage",
+        "Resource": f"arn:aws:sqs:*:{A}:*-${{aws:username}}-outbox",
+    }]}  # fmt: skip
+    root.set_queue_attributes(QueueUrl=url, Attributes={"Policy": json.dumps(policy)})
+    root.send_message(QueueUrl=url, MessageBody="for alice")
+    mallory = as_("mallory")
+    code, status, message = error_of(lambda: mallory.receive_message(QueueUrl=url))
+    assert (code, status) == ("AccessDenied", 403)
+    why = "with an explicit deny in a resource-based policy"
+    assert message == _denial("ReceiveMessage", KEYS["mallory"][1] or "", arn, why)
+    assert as_("alice").receive_message(QueueUrl=url)["Messages"][0]["Body"] == "for alice"
+    code, _, _ = error_of(lambda: as_("half_watcher").receive_message(QueueUrl=url))
+    assert code == "AccessDenied"
