@@ -17,7 +17,8 @@ operators" and "Single-valued vs. multivalued context keys":
   empty); ``ForAllValues:`` holds when every one of them matches (true when the key is absent or empty);
 - ``String*`` compare strings (``StringLike``/``StringNotLike`` with ``*`` and ``?``); ``Numeric*`` compare numbers
   (a request value that is not a number matches nothing; a policy value that is not one, or a ``Date*`` policy
-  value that is not a date, or an ``IpAddress``/``NotIpAddress`` one that is not an address, is undecidable:
+  value that is not a date, an ``IpAddress``/``NotIpAddress`` one that is not an address, or an ``Arn*`` one that
+  is not six ``:`` separated parts, is undecidable:
   :class:`Undecidable`, decided fail closed); ``Date*`` compare instants given as ISO 8601 or epoch seconds;
   ``Bool`` compares ``true``/``false``; ``BinaryEquals`` compares base64 text; ``IpAddress``/``NotIpAddress`` test
   membership of an IPv4 or IPv6 CIDR range (a bare address is a /32 or /128); ``Arn*`` compare the six ``:``
@@ -243,12 +244,18 @@ OPERATORS["NumericNotEquals"] = (*_compare(_number, _eq), True)
 OPERATORS["DateNotEquals"] = (*_compare(_instant, _eq), True)
 
 
-_PARSE_KINDS: dict[Callable[[str], Any], str] = {_number: "number", _instant: "date", _network: "ip"}
+_PARSE_KINDS: dict[Callable[[str], Any], str] = {
+    _number: "number", _instant: "date", _network: "ip", _arn_pattern: "arn",
+}  # fmt: skip
 """The operators whose policy values must parse, by their parse function: a value that does not (``"ten"`` for a
-``NumericLessThan``, ``"yesterday"`` for a ``DateLessThan``, ``"10.0.0.0/33"`` for an ``IpAddress``) makes the
+``NumericLessThan``, ``"yesterday"`` for a ``DateLessThan``, ``"10.0.0.0/33"`` for an ``IpAddress``, ``"arn:aws:sns:*"``
+(not six ``:`` separated parts) for an ``Arn*`` operator) makes the
 condition undecidable, decided fail closed (``sqsemu.security.evaluate``) rather than matching nothing: a negated
 operator matching nothing would make an ``Allow`` apply to every request."""
-_KINDS = {"number": "a number", "date": "a date (ISO 8601 or epoch seconds)", "ip": "an IP address or CIDR range"}
+_KINDS = {
+    "number": "a number", "date": "a date (ISO 8601 or epoch seconds)", "ip": "an IP address or CIDR range",
+    "arn": "an ARN of six parts (arn:partition:service:region:account:resource)",
+}  # fmt: skip
 
 
 def _scalar(value: Any) -> str:
@@ -280,7 +287,8 @@ class Condition:
 
     @property
     def strict(self) -> bool:
-        """Whether a policy value that does not parse makes the condition undecidable (Numeric, Date, IpAddress)."""
+        """Whether a policy value that does not parse makes the condition undecidable (Numeric, Date, IpAddress,
+        Arn)."""
         return bool(self.parse_kind)
 
     def holds(self, context: ContextLookup) -> bool:

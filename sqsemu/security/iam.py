@@ -504,7 +504,11 @@ class AccessControl:
         for name, value in (context or {}).items():
             fixed[name.lower()] = (value,)
         ref = _from_arn(resource)
-        queue_policy, tags = self._queue_state(ref) if ref is not None else (None, {})
+        try:
+            queue_policy, tags = self._queue_state(ref) if ref is not None else (None, {})
+        except PolicyError as exc:  # fail closed, as a call's: never as if the queue had no policy (nor a 500)
+            assert ref is not None
+            return self._unparsable(principal, iam_action, ref, exc)
         parts = resource.split(":")
         account = parts[4] if len(parts) > 4 and parts[4] else principal.account
         return evaluate(principal, iam_action, resource, account, policies, queue_policy,

@@ -188,6 +188,18 @@ def test_authorize_sees_the_facts_the_call_would() -> None:
     assert answer["decision"] == "allowed"
 
 
+def test_decide_as_fails_closed_on_a_queue_policy_that_does_not_parse() -> None:
+    """The Lambda API's and the mappings' decisions (``decide_as``) deny on a queue whose ``Policy`` does not parse,
+    as SQS calls do (docs/behaviour.md 11.4), rather than raising."""
+    control, broker = make(user("K", policy(allow("sqs:*"))))
+    queue = broker.create_queue(NS, "orders", {}, {})
+    queue.attributes["Policy"] = "{not json"  # never by a call: every way in checks it
+    principal = control.identities["K"].principal
+    decision = control.decide_as(principal, control.identities["K"].policies, "sqs:ReceiveMessage",
+                                 f"arn:aws:sqs:us-east-1:{A}:orders", "us-east-1")  # fmt: skip
+    assert not decision.allowed and decision.reason.startswith("the queue policy does not parse")
+
+
 def test_identities_from_the_config_file(tmp_path: Path) -> None:
     (tmp_path / "p.json").write_text(policy(allow("sqs:*")))
     (tmp_path / "c.toml").write_text(

@@ -27,7 +27,8 @@ def doc(*statements: dict[str, Any]) -> str:
 def allowed(*policies: str) -> bool:
     principal = principal_for(ALICE, A)
     identity = tuple((f"identity policy {n}", parse_policy(p, False)) for n, p in enumerate(policies, 1))
-    context = Context({"aws:sourceip": ("10.1.2.3",), "sqs:n": ("5",)}, lambda: 1_000_000.0)
+    fixed = {"aws:principalarn": (ALICE,), "aws:sourceip": ("10.1.2.3",), "sqs:n": ("5",)}
+    context = Context(fixed, lambda: 1_000_000.0)
     return evaluate(principal, "sqs:SendMessage", QUEUE, A, identity, None, context).allowed
 
 
@@ -40,6 +41,7 @@ def allowed(*policies: str) -> bool:
         {"DateNotEquals": {"aws:EpochTime": True}},
         {"IpAddress": {"aws:SourceIp": "10.0.0.0/33"}},
         {"NotIpAddress": {"aws:SourceIp": "not-an-address"}},
+        {"ArnLike": {"aws:PrincipalArn": "arn:aws:iam:*"}},
     ],
 )
 def test_a_deny_with_an_unparsed_value_applies(condition: dict[str, Any], caplog: pytest.LogCaptureFixture) -> None:
@@ -56,6 +58,7 @@ def test_a_deny_with_an_unparsed_value_applies(condition: dict[str, Any], caplog
         {"NumericNotEquals": {"sqs:n": "five"}},
         {"NotIpAddress": {"aws:SourceIp": "10.0.0.0/33"}},
         {"DateNotEquals": {"aws:CurrentTime": "never"}},
+        {"ArnNotLike": {"aws:PrincipalArn": "arn:aws:iam:*"}},
     ],
 )
 def test_an_allow_with_an_unparsed_value_does_not_apply(condition: dict[str, Any]) -> None:
