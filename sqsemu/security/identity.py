@@ -68,6 +68,11 @@ def _identity(credential: CredentialLike, default_account: str) -> Identity:
             f"credentials: {key!r} has policies but no principal; a root user has no identity-based policies "
             "(give the IAM user or role ARN as principal)"
         )
+    if principal.kind == "root" and credential.policies:  # never evaluated: refused rather than silently ignored
+        raise ValueError(
+            f"credentials: {key!r} has policies but its principal is the account's root user; a root user has no "
+            "identity-based policies (give the IAM user or role ARN as principal)"
+        )
     if isinstance(credential.policies, str):
         raise ValueError(f"credentials: the policies of {key!r} must be a list of JSON texts or file paths")
     policies: list[tuple[str, Policy]] = []

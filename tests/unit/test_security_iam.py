@@ -221,6 +221,12 @@ def test_identities_from_the_config_file(tmp_path: Path) -> None:
         ('principal = "bob"', "principal must be an IAM user or role ARN"),
         ('principal = "arn:aws:iam::111111111111:group/g"', "principal must name an IAM user or role"),
         ('policies = ["{}"]', "has policies but no principal"),
+        # a root user's ARN as principal: its policies (a Deny among them) would be silently ignored
+        (
+            'principal = "arn:aws:iam::111111111111:root"\npolicies = [\'{"Statement": {"Effect": "Deny", '
+            '"Action": "*", "Resource": "*"}}\']',
+            "a root user has no identity-based policies",
+        ),
         ('principal = "arn:aws:iam::111111111111:user/u"\npolicies = ["missing.json"]', "cannot read the policy"),
         ('principal = "arn:aws:iam::111111111111:user/u"\npolicies = [\'{"Statement": []}\']', "Statement is required"),
         ('principal = "arn:aws:iam::111111111111:user/u"\naccount = "222222222222"', "is in account 111111111111"),
