@@ -42,7 +42,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-__all__ = ["OPERATORS", "Condition", "ContextLookup", "Undecidable", "expand", "has_variables", "parse_conditions"]
+from sqsemu.security.wildcard import Wildcard
+
+__all__ = [
+    "OPERATORS",
+    "Condition",
+    "ContextLookup",
+    "Undecidable",
+    "expand",
+    "expand_pieces",
+    "has_variables",
+    "parse_conditions",
+]
 
 
 class ContextLookup(Protocol):
@@ -65,21 +76,20 @@ def has_variables(text: str) -> bool:
     return _VARIABLE_RE.search(text) is not None
 
 
-def expand(text: str, context: ContextLookup, wild: bool = False) -> str:
-    """``text`` with its policy variables substituted from ``context``; with ``wild``, as the source of a regular
-    expression in which ``*`` and ``?`` of the text are wildcards and the substituted values (``${*}`` included)
-    are literal. Raises :class:`Undecidable` for a variable whose key is absent without a default, or has several
-    values."""
-    out: list[str] = []
+def expand(text: str, context: ContextLookup) -> str:
+    """``text`` with its policy variables substituted from ``context``. Raises :class:`Undecidable` for a variable
+    whose key is absent without a default, or has several values."""
+    return "".join(piece for piece, _ in expand_pieces(text, context))
+
+
+def expand_pieces(text: str, context: ContextLookup) -> list[tuple[str, bool]]:
+    """``text`` with its policy variables substituted from ``context``, as ``(text, literal)`` pieces: a substituted
+    value (``${*}`` included) is literal, the policy's own text is not (its ``*`` and ``?`` stay wildcards for a
+    :class:`~sqsemu.security.wildcard.Wildcard`). Raises :class:`Undecidable` as :func:`expand` does."""
+    out: list[tuple[str, bool]] = []
     last = 0
-
-    def plain(chunk: str) -> str:
-        if not wild:
-            return chunk
-        return "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in chunk)
-
     for match in _VARIABLE_RE.finditer(text):
-        out.append(plain(text[last : match.start()]))
+        out.append((text[last : match.start()], False))
         last = match.end()
         inner = match.group(1)
         special = _SPECIAL.get(inner)
@@ -100,18 +110,17 @@ def expand(text: str, context: ContextLookup, wild: bool = False) -> str:
                 value = default
             else:
                 value = values[0]
-        out.append(re.escape(value) if wild else value)
-    out.append(plain(text[last:]))
-    return "".join(out)
+        out.append((value, True))
+    out.append((text[last:], False))
+    return out
 
 
 Test = Callable[[str, Any], bool]
 """Whether one request value matches one (parsed) policy value."""
 
 
-def _wild(text: str, ignore_case: bool = False) -> re.Pattern[str]:
-    body = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in text)
-    return re.compile(body, (re.IGNORECASE if ignore_case else 0) | re.DOTALL)
+def _wild(text: str) -> Wildcard:
+    return Wildcard(text)
 
 
 def _number(text: str) -> float | None:
@@ -141,16 +150,16 @@ def _arn_parts(text: str) -> list[str] | None:
     return parts if len(parts) == 6 and parts[0] == "arn" else None
 
 
-def _arn_pattern(text: str) -> list[re.Pattern[str]] | None:
+def _arn_pattern(text: str) -> list[Wildcard] | None:
     parts = _arn_parts(text)
     return None if parts is None else [_wild(part) for part in parts]
 
 
-def _arn_test(value: str, patterns: list[re.Pattern[str]] | None) -> bool:
+def _arn_test(value: str, patterns: list[Wildcard] | None) -> bool:
     parts = _arn_parts(value)
     if parts is None or patterns is None:
         return False
-    return all(p.fullmatch(v) is not None for p, v in zip(patterns, parts, strict=True))
+    return all(p.matches(v) for p, v in zip(patterns, parts, strict=True))
 
 
 def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
@@ -186,8 +195,8 @@ def _same_folded(value: str, wanted: str) -> bool:
     return value.lower() == wanted.lower()
 
 
-def _like(value: str, wanted: re.Pattern[str]) -> bool:
-    return wanted.fullmatch(value) is not None
+def _like(value: str, wanted: Wildcard) -> bool:
+    return wanted.matches(value)
 
 
 def _bool(value: str, wanted: str) -> bool:
@@ -297,7 +306,10 @@ class Condition:
         if self.parse is not None:
             parse = self.parse
             texts = tuple(expand(text, context) if has_variables(text) else text for text in self.texts)
-            wanted = tuple(parse(text) for text in texts)
+            if parse is _wild:  # a substituted value is matched literally, its own * and ? included
+                wanted: tuple[Any, ...] = tuple(Wildcard.of(expand_pieces(text, context)) for text in self.texts)
+            else:
+                wanted = tuple(parse(text) for text in texts)
             return Condition(self.operator, self.key, texts, wanted, self.test, self.negated, self.if_exists,
                              self.quantifier, self.written_key, None, self.parse_kind).holds(context)  # fmt: skip
         values = context.values(self.key)

@@ -33,7 +33,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqsemu.cachebound import CacheBound, size_of
-from sqsemu.security.conditions import Condition, ContextLookup, Undecidable, expand, has_variables, parse_conditions
+from sqsemu.security.conditions import (
+    Condition,
+    ContextLookup,
+    Undecidable,
+    expand_pieces,
+    has_variables,
+    parse_conditions,
+)
+from sqsemu.security.wildcard import Wildcard
 
 __all__ = [
     "VERSIONS",
@@ -74,9 +82,10 @@ class PolicyError(ValueError):
 
 class Pattern:
     """A set of ``*``/``?`` wildcard patterns matched as a whole ("IAM JSON policy elements: Action"/"Resource"):
-    exact strings are a set lookup, wildcard ones one compiled regular expression. ``ignore_case`` for actions."""
+    exact strings are a set lookup, wildcard ones :class:`~sqsemu.security.wildcard.Wildcard` (no backtracking,
+    whatever the pattern). ``ignore_case`` for actions."""
 
-    __slots__ = ("any", "exact", "regex", "ignore_case", "texts", "templates")
+    __slots__ = ("any", "exact", "wild", "ignore_case", "texts", "templates")
 
     def __init__(self, texts: tuple[str, ...], ignore_case: bool, variables: bool = False) -> None:
         self.texts = texts
@@ -86,43 +95,46 @@ class Pattern:
         """The patterns holding policy variables (``Resource`` of a ``2012-10-17`` policy), matched per request by
         :meth:`matches_in` ("IAM policy elements: Variables and tags")."""
         exact: set[str] = set()
-        wild: list[str] = []
+        wild: list[Wildcard] = []
         for text in texts:
             if text in self.templates:
                 continue
+            folded = text.lower() if ignore_case else text
             if "*" in text or "?" in text:
-                wild.append("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in text))
+                wild.append(Wildcard(folded))
             else:
-                exact.add(text.lower() if ignore_case else text)
+                exact.add(folded)
         self.exact = frozenset(exact)
-        flags = re.IGNORECASE | re.DOTALL if ignore_case else re.DOTALL
-        self.regex = re.compile("|".join(f"(?:{w})" for w in wild), flags) if wild else None
+        self.wild = tuple(wild)
 
     def matches(self, value: str) -> bool:
         """Whether ``value`` matches one of the patterns."""
         if self.any:
             return True
-        if (value.lower() if self.ignore_case else value) in self.exact:
+        folded = value.lower() if self.ignore_case else value
+        if folded in self.exact:
             return True
-        return self.regex is not None and self.regex.fullmatch(value) is not None
+        return any(pattern.matches(folded) for pattern in self.wild)
 
     def matches_in(self, value: str, context: ContextLookup) -> bool:
         """Whether ``value`` matches one of the patterns, those with policy variables substituted from the request
-        ``context``; raises :class:`~sqsemu.security.conditions.Undecidable` when one cannot be and no other
-        pattern matches."""
+        ``context`` (a substituted value matched literally); raises
+        :class:`~sqsemu.security.conditions.Undecidable` when one cannot be and no other pattern matches."""
         if self.matches(value):
             return True
         if not self.templates:
             return False
-        flags = re.IGNORECASE | re.DOTALL if self.ignore_case else re.DOTALL
+        folded = value.lower() if self.ignore_case else value
         undecidable: Undecidable | None = None
         for template in self.templates:
             try:
-                source = expand(template, context, wild=True)
+                pieces = expand_pieces(template, context)
             except Undecidable as exc:
                 undecidable = exc
                 continue
-            if re.fullmatch(source, value, flags) is not None:
+            if self.ignore_case:
+                pieces = [(text.lower(), literal) for text, literal in pieces]
+            if Wildcard.of(pieces).matches(folded):
                 return True
         if undecidable is not None:
             raise undecidable
