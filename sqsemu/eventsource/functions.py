@@ -254,15 +254,23 @@ async def _call_python(
     stopped, so it runs on and what it returns or raises is ignored."""
     fresh = json.loads(json.dumps(event))
     context = LambdaContext(name, arn, time.monotonic() + timeout_s)
+    # Both calls are awaited below: what they raise is the outcome (a function error, counted by the mapping); one
+    # abandoned (a timeout, or this invocation cancelled: the mapping stopped, shutdown) is cancelled and its
+    # outcome read by _forget, never left for asyncio to report.
     if inspect.iscoroutinefunction(handler):
-        # supervised: awaited below; what it raises is the outcome (a function error, counted by the mapping)
-        call: asyncio.Future[Any] = asyncio.ensure_future(handler(fresh, context))
+        call: asyncio.Future[Any] = asyncio.ensure_future(handler(fresh, context))  # supervised
     else:
-        call = asyncio.ensure_future(asyncio.to_thread(handler, fresh, context))  # supervised: as above
+        call = asyncio.ensure_future(asyncio.to_thread(handler, fresh, context))  # supervised
     waits: set[asyncio.Future[Any]] = {call}
     if expired is not None:
         waits.add(expired)
-    await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    try:
+        await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # this invocation is cancelled while the function runs: the function is abandoned too
+        if not call.done():
+            call.cancel()
+        call.add_done_callback(_forget)
+        raise
     if not call.done():
         call.cancel()  # a coroutine stops; a thread runs on, its outcome unread
         call.add_done_callback(_forget)
