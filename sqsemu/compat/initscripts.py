@@ -64,18 +64,19 @@ _AWSLOCAL_SCRIPT = """\
 #!/bin/sh
 # awslocal, written by sqsemu for its ready.d init scripts: runs the AWS CLI (aws, v1 or v2) found on PATH with
 # --endpoint-url of the sqsemu server that runs the scripts, and every argument given here passed on.
+endpoint={quoted}
 aws_cli=$(command -v aws 2>/dev/null) || aws_cli=
 if [ -z "$aws_cli" ] && [ -x {beside} ]; then
     aws_cli={beside}
 fi
 if [ -z "$aws_cli" ]; then
-    echo "awslocal: the AWS CLI (aws) is not on PATH; awslocal runs 'aws --endpoint-url {endpoint} ...'." >&2
+    echo "awslocal: the AWS CLI (aws) is not on PATH; awslocal runs 'aws --endpoint-url $endpoint ...'." >&2
     echo "awslocal: install it where sqsemu's PATH finds it: 'pip install awscli' (AWS CLI v1) or AWS CLI v2\\
  (https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html); sqsemu's Docker image has it\\
  when built with --build-arg AWS_CLI=1." >&2
     exit 127
 fi
-exec "$aws_cli" --endpoint-url {quoted} "$@"
+exec "$aws_cli" --endpoint-url "$endpoint" "$@"
 """
 
 
@@ -176,7 +177,7 @@ def write_awslocal(folder: Path, endpoint_url: str, beside: str | None = None) -
     if beside is None:
         beside = os.path.join(os.path.dirname(sys.executable), "aws")
     path = folder / AWSLOCAL
-    text = _AWSLOCAL_SCRIPT.format(endpoint=endpoint_url, quoted=shlex.quote(endpoint_url), beside=shlex.quote(beside))
+    text = _AWSLOCAL_SCRIPT.format(quoted=shlex.quote(endpoint_url), beside=shlex.quote(beside))
     path.write_text(text, encoding="utf-8")
     path.chmod(0o755)
     return path

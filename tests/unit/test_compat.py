@@ -264,3 +264,13 @@ def test_the_warning_is_handed_back_when_a_list_is_given(caplog: pytest.LogCaptu
         document_of("rest-stats { enabled = true }", warnings=warnings)
     assert warnings == ["ElasticMQ configuration: sqsemu does not use these keys (ignored): rest-stats"]
     assert not caplog.records  # logged by whoever reads the file, once its logging is set up
+
+
+def test_awslocal_takes_its_endpoint_as_data_never_as_shell_text(tmp_path: Path) -> None:
+    """An endpoint holding shell syntax (quotes, ``$(...)``) is passed on and shown as it is, never run."""
+    endpoint = "http://h\"$(touch pwned)'`x`:4566"
+    launcher = write_awslocal(tmp_path, endpoint, beside=str(tmp_path / "nowhere" / "aws"))
+    done = subprocess.run([str(launcher)], env={"PATH": str(tmp_path)}, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 127
+    assert f"awslocal runs 'aws --endpoint-url {endpoint} ...'" in done.stderr
+    assert not (tmp_path / "pwned").exists()
