@@ -8,11 +8,13 @@ through the broker's public calls, exactly as a client would, and knows nothing 
   UpdateEventSourceMapping check them, and its JSON shape.
 - ``filters``: Lambda's event filtering patterns (FilterCriteria).
 - ``event``: the SQS event a function receives (``Records``).
-- ``functions``: what a function name invokes: a Python callable, or a Lambda Invoke API endpoint over HTTP.
+- ``functions``: what a function name invokes: a Python callable, or a Lambda Invoke API endpoint over HTTP; the
+  account each function belongs to.
 - ``poller``: the workers of one mapping (batching window, batch size, maximum concurrency, back-off, partial
   batch responses).
 - ``registry``: every mapping of a server, kept in durable mode, declared in the config file.
-- ``api``: the REST API under ``/2015-03-31/event-source-mappings``.
+- ``api``: the REST API under ``/2015-03-31/event-source-mappings`` and ``/2015-03-31/functions``.
+- ``catalog``: GetFunction and ListFunctions, an account's functions.
 - ``declare``: the config file's ``[[event_source_mappings]]`` and ``[functions.NAME]`` tables.
 """
 

@@ -6,6 +6,8 @@ ListEventSourceMappings     GET     /2015-03-31/event-source-mappings/          
 GetEventSourceMapping       GET     /2015-03-31/event-source-mappings/{UUID}         200
 UpdateEventSourceMapping    PUT     /2015-03-31/event-source-mappings/{UUID}         202
 DeleteEventSourceMapping    DELETE  /2015-03-31/event-source-mappings/{UUID}         202
+GetFunction                 GET     /2015-03-31/functions/{FunctionName}             200
+ListFunctions               GET     /2015-03-31/functions/                           200
 ==========================  ======  ===============================================  ======
 
 The caller's account and region come from the SigV4 credential, as for SQS calls (a 12-digit access key id is the
@@ -13,7 +15,9 @@ account). With ``--auth sigv4`` the signature is verified as SQS calls' are (``s
 the service ``lambda``, and the account is the credential's; a request that fails is answered 403 with the code a
 REST-JSON AWS API gives (``MissingAuthenticationTokenException``, ``UnrecognizedClientException``,
 ``InvalidSignatureException``; docs/behaviour.md). A mapping belongs to the account and region that created it:
-another caller's Get, Update or Delete of its UUID is ``ResourceNotFoundException`` (``registry``). Errors:
+another caller's Get, Update or Delete of its UUID is ``ResourceNotFoundException`` (``registry``), and it uses
+only its account's functions; GetFunction and ListFunctions show a caller its own account's functions
+(``catalog``). Errors:
 ``sqsemu.eventsource.errors``; a body that is not a JSON object is InvalidParameterValueException (400); any other
 path under ``/2015-03-31/`` is 404 ``UnknownOperationException``. In durable mode a change is answered once written
 (``registry``). A browser's cross-site request is refused (403 ``AccessDeniedException``) by the same rule as SQS
@@ -24,10 +28,14 @@ action ``lambda:<Operation>`` against the signing identity's identity-based poli
 :meth:`~sqsemu.security.iam.AccessControl.decide_as`), on the resources the IAM page "Actions, resources, and
 condition keys for AWS Lambda" gives: ``arn:aws:lambda:<region>:<account>:event-source-mapping:<UUID>`` for Get,
 Update and Delete, ``*`` for Create and List (actions with no resource type), with the condition key
-``lambda:FunctionArn`` (the function the request names, else the mapping's). A denial is 403
+``lambda:FunctionArn`` (the function the request names, in the account and region it names, else the caller's;
+else the mapping's); GetFunction on ``arn:aws:lambda:<region>:<account>:function:<name>`` (the function it names),
+ListFunctions on ``*``. A function of another account is a resource of that account: with no resource-based policy
+(sqsemu models none) its GetFunction is denied whatever the caller's policies allow. A denial is 403
 ``AccessDeniedException`` "User: <principal ARN> is not authorized to perform: lambda:<Operation> on resource:
-<resource> because no identity-based policy allows the lambda:<Operation> action" (or "with an explicit deny in an
-identity-based policy"), logged and counted as an SQS call's denial is.
+<resource> because no identity-based policy allows the lambda:<Operation> action" (or "... because no
+resource-based policy allows ...", or "with an explicit deny in an identity-based policy"), logged and counted as an
+SQS call's denial is.
 """
 
 from __future__ import annotations
@@ -41,8 +49,9 @@ from urllib.parse import parse_qs, unquote
 
 from sqsemu.engine.errors import SQSError
 from sqsemu.engine.queue import Namespace
+from sqsemu.eventsource.catalog import get_function, list_functions
 from sqsemu.eventsource.errors import InvalidParameterValue, LambdaError
-from sqsemu.eventsource.mapping import function_arn, function_name
+from sqsemu.eventsource.mapping import function_ref
 from sqsemu.eventsource.registry import EventSources
 from sqsemu.observability.accesslog import ACCESS_LOGGER, logfmt
 from sqsemu.protocol.urls import caller_namespace, credential_from_authorization
@@ -62,6 +71,7 @@ logger = logging.getLogger("sqsemu.eventsource")
 _refusals = logging.getLogger(ACCESS_LOGGER)  # signature refusals, as the SQS path logs them (docs/security.md)
 
 MAPPINGS_PATH = "/2015-03-31/event-source-mappings"
+FUNCTIONS_PATH = "/2015-03-31/functions"
 MAX_BODY_BYTES = 6 * 1024 * 1024
 
 
@@ -113,6 +123,10 @@ def _operation(scope: Scope) -> str:
     elif path.startswith(MAPPINGS_PATH + "/"):
         name = {"GET": "GetEventSourceMapping", "PUT": "UpdateEventSourceMapping"}.get(str(method))
         name = name or ("DeleteEventSourceMapping" if method == "DELETE" else None)
+    elif method == "GET" and path == FUNCTIONS_PATH:
+        name = "ListFunctions"
+    elif method == "GET" and path.startswith(FUNCTIONS_PATH + "/") and "/" not in path[len(FUNCTIONS_PATH) + 1 :]:
+        name = "GetFunction"
     else:
         name = None
     return f"lambda:{name}" if name else "-"
@@ -127,7 +141,8 @@ def denial_message(decision: Decision) -> str:
     )
     if decision.reason == "explicit deny":
         return f"{head} with an explicit deny in an identity-based policy"
-    return f"{head} because no identity-based policy allows the {decision.action} action"
+    kind = "resource-based" if decision.reason == "no resource-based policy allows" else "identity-based"
+    return f"{head} because no {kind} policy allows the {decision.action} action"
 
 
 class LambdaAPI:
@@ -214,7 +229,7 @@ class LambdaAPI:
                 return 202, sources.create(params, caller)
             if method == "GET":
                 authorize("ListEventSourceMappings", "*", caller, None)
-                query = {k: v[-1] for k, v in parse_qs(scope.get("query_string", b"").decode("latin-1")).items()}
+                query = _query(scope)
                 max_items: Any = query.get("MaxItems")
                 if max_items is not None:
                     try:
@@ -241,6 +256,15 @@ class LambdaAPI:
             if method == "DELETE":
                 authorize("DeleteEventSourceMapping", resource, caller, current)
                 return 202, sources.delete(mapping_id, caller)
+        elif method == "GET" and path == FUNCTIONS_PATH:
+            authorize("ListFunctions", "*", caller, None)
+            return 200, list_functions(sources.functions, caller, _query(scope))
+        elif method == "GET" and path.startswith(FUNCTIONS_PATH + "/") and "/" not in path[len(FUNCTIONS_PATH) + 1 :]:
+            ref = function_ref(unquote(path[len(FUNCTIONS_PATH) + 1 :]))
+            query = _query(scope)
+            qualifier = query.get("Qualifier")
+            authorize("GetFunction", ref.arn(caller.region, caller.account_id), caller, None)
+            return 200, get_function(sources.functions, ref, qualifier, caller)
         raise UnknownOperation(f"No Lambda operation is served at {method} {scope['path']}.")
 
 
@@ -277,16 +301,22 @@ class Authorizer:
 
 
 def _named_function(params: dict[str, Any], caller: Namespace) -> str | None:
-    """The ARN of the function a request's ``FunctionName`` names (in the caller's account and region, as the
-    mapping's ``FunctionArn``), None when it names none or is not a valid name (the operation then refuses it)."""
+    """The ARN of the function a request's ``FunctionName`` names (in the account and region it names, else the
+    caller's, as the mapping's ``FunctionArn`` is made; without its qualifier), None when it names none or is not a
+    valid name (the operation then refuses it)."""
     value = params.get("FunctionName")
     if value is None:
         return None
     try:
-        name = function_name(value)
+        ref = function_ref(value)
     except InvalidParameterValue:
         return None
-    return function_arn(caller.region, caller.account_id, name)  # as the mapping's FunctionArn is made
+    return ref.arn(caller.region, caller.account_id)
+
+
+def _query(scope: Scope) -> dict[str, str]:
+    """The request's query parameters (the last of each name)."""
+    return {k: v[-1] for k, v in parse_qs(scope.get("query_string", b"").decode("latin-1")).items()}
 
 
 async def _read(receive: Receive) -> bytes:

@@ -16,10 +16,16 @@
     function_name = "function"            # the name to invoke there (the runtime interface emulator's)
     role = "arn:aws:iam::000000000000:role/orders-consumer"   # the execution role (--auth iam)
     policies = ["consumer-policy.json"]   # the role's identity-based policies (JSON text or file path)
+    account = "000000000000"              # the function's account: its role's, else this, else --account-id
 
 A function's ``role`` is the IAM role ARN it runs as and ``policies`` that role's identity-based policies (each
 inline JSON text or the path of a JSON file, as ``[[credentials]]`` ``policies``); with ``--auth iam`` its mappings
-poll and delete as that role (``sqsemu.eventsource.registry``). A table gives ``endpoint``, ``role`` or both.
+poll and delete as that role (``sqsemu.eventsource.registry``). A declared function belongs to one account
+(``sqsemu.eventsource.functions``): its role's (a Lambda function's execution role is of its own account), else its
+``account`` (12 digits), else the server's ``--account-id``; an ``account`` that is not its role's is refused. A
+table gives ``endpoint``, ``role``, ``account`` or several (without ``endpoint`` the function runs in-process or at
+``--lambda-endpoint``). A declared mapping (``[[event_source_mappings]]``) belongs to its function's account when
+the function is declared, else to its queue's.
 
 :func:`check_document` checks both tables when ``sqsemu.declare`` reads the file; :func:`load_declarations`
 reads them again when the server starts. Errors are ``ValueError`` naming the entry.
@@ -50,7 +56,7 @@ MAPPING_KEYS = {
     "filter_patterns": list,
     "enabled": bool,
 }
-FUNCTION_KEYS = {"endpoint": str, "function_name": str, "role": str, "policies": list}
+FUNCTION_KEYS = {"endpoint": str, "function_name": str, "role": str, "policies": list, "account": str}
 
 
 @dataclass(frozen=True)
@@ -96,11 +102,21 @@ class DeclaredRole:
 
 @dataclass(frozen=True)
 class Declarations:
-    """The file's mappings, function endpoints and functions' execution roles."""
+    """The file's mappings, function endpoints, functions' execution roles and functions' accounts (``accounts``:
+    each declared function's name -> its role's account or its ``account``; a function with neither is absent, of
+    the server's ``--account-id``: :meth:`function_accounts`)."""
 
     mappings: tuple[DeclaredMapping, ...]
     endpoints: dict[str, Endpoint]
     roles: dict[str, DeclaredRole] = field(default_factory=dict)
+    accounts: dict[str, str] = field(default_factory=dict)
+    functions: tuple[str, ...] = ()
+    """Every declared function's name, in the file's order."""
+
+    def function_accounts(self, default_account: str) -> dict[str, str]:
+        """Every declared function's name -> its account, ``default_account`` (``--account-id``) for one that
+        names none."""
+        return {name: self.accounts.get(name, default_account) for name in self.functions}
 
 
 def _typed(entry: Mapping[str, Any], keys: Mapping[str, type], where: str) -> None:
@@ -141,6 +157,7 @@ def check_document(document: Mapping[str, Any], base_dir: Path | None = None) ->
         raise ValueError("functions must be a table of tables ([functions.NAME])")
     endpoints = {}
     roles = {}
+    accounts = {}
     for name, entry in raw_functions.items():
         where = f"[functions.{name}]"
         _typed(entry, FUNCTION_KEYS, where)
@@ -149,12 +166,32 @@ def check_document(document: Mapping[str, Any], base_dir: Path | None = None) ->
             roles[name] = _role(entry["role"], entry.get("policies", []), where, base_dir)
         elif "policies" in entry:
             raise ValueError(f"{where}: policies are the execution role's: give role (an IAM role ARN) too")
-        if url is None and "role" in entry and "function_name" not in entry:
-            continue  # an in-process function or --lambda-endpoint, run as this role
+        account = _account(entry, roles.get(name), where)
+        if account is not None:
+            accounts[name] = account
+        if url is None and ("role" in entry or "account" in entry) and "function_name" not in entry:
+            continue  # an in-process function or --lambda-endpoint, of this account (run as this role)
         if not url or not url.startswith(("http://", "https://")):
             raise ValueError(f"{where}: endpoint must be an http:// or https:// URL")
         endpoints[name] = Endpoint(url, entry.get("function_name"))
-    return Declarations(tuple(mappings), endpoints, roles)
+    return Declarations(tuple(mappings), endpoints, roles, accounts, tuple(raw_functions))
+
+
+def _account(entry: Mapping[str, Any], role: DeclaredRole | None, where: str) -> str | None:
+    """A declared function's account: its role's (the ARN's account field), else its ``account``; None when it
+    gives neither. Raises ``ValueError`` for an ``account`` that is not 12 digits or not the role's account."""
+    given = entry.get("account")
+    if given is not None and (len(given) != 12 or not given.isdigit()):
+        raise ValueError(f"{where}: account must be a 12-digit account id, got {given!r}")
+    if role is None:
+        return given
+    owner = role.arn.split(":")[4]
+    if given is not None and given != owner:
+        raise ValueError(
+            f"{where}: account {given} is not the account of its role {role.arn} (a function's execution role is "
+            "of the function's own account)"
+        )
+    return owner
 
 
 def _role(arn: str, policies: list[Any], where: str, base_dir: Path | None) -> DeclaredRole:

@@ -16,6 +16,14 @@ longer than the invocation's timeout, or sent an answer over Lambda's 6 MB synch
 for that name). Each leaves the whole batch to come back after its visibility timeout ("Handling errors for an SQS
 event source in Lambda"); :meth:`Functions.invoke` never raises.
 
+A function belongs to one account ("Viewing resource-based IAM policies in Lambda": another account reaches a
+function only through grants on it, which sqsemu does not model): a function of the config file
+(``[functions.NAME]``) to the account of its ``role``'s ARN, else to its ``account``, else to the server's
+``--account-id`` (:attr:`Functions.accounts`); a name declared nowhere (a Python callable registered by name, or
+one only ``--lambda-endpoint`` reaches) is a function of every account, run as no role. :meth:`Functions.known`,
+:meth:`Functions.role_of` and :meth:`Functions.invoke` answer for one account: another account's function is not
+there.
+
 Endpoints are called through one ``httpx.AsyncClient`` per server (made at the first call on the running loop,
 closed by :meth:`Functions.aclose`): connections are kept and reused, no thread per call, no proxy from the
 environment (the endpoints are local).
@@ -116,14 +124,36 @@ class LambdaContext:
 
 class Functions:
     """The function names this server can invoke: in-process callables, per-function endpoints, the default
-    endpoint (``--lambda-endpoint``)."""
+    endpoint (``--lambda-endpoint``); ``accounts``: the account of each declared function (module docstring)."""
 
-    def __init__(self, default_endpoint: str = "", endpoints: Mapping[str, Endpoint] | None = None) -> None:
+    def __init__(
+        self,
+        default_endpoint: str = "",
+        endpoints: Mapping[str, Endpoint] | None = None,
+        accounts: Mapping[str, str] | None = None,
+    ) -> None:
         self.default_endpoint = default_endpoint.rstrip("/")
         self.endpoints: dict[str, Endpoint] = dict(endpoints or {})
         self.handlers: dict[str, Handler] = {}
         self.roles: dict[str, ExecutionRole] = {}
+        self.accounts: dict[str, str] = dict(accounts or {})
+        """Declared function name -> its account (12 digits); a name not here is a function of every account."""
         self._client: httpx.AsyncClient | None = None
+
+    def belongs(self, name: str, account: str) -> bool:
+        """Whether the function ``name`` is one of ``account``'s: declared in that account, or declared nowhere."""
+        owner = self.accounts.get(name)
+        return owner is None or owner == account
+
+    def role_of(self, name: str, account: str) -> ExecutionRole | None:
+        """The execution role of ``account``'s function ``name``; None when it has none or is not ``account``'s."""
+        return self.roles.get(name) if self.belongs(name, account) else None
+
+    def names(self, account: str) -> list[str]:
+        """The names of ``account``'s functions that something runs (:meth:`known`), sorted: registered in-process
+        or declared; a name declared nowhere that only ``--lambda-endpoint`` would reach is not listed (sqsemu
+        cannot ask the endpoint which functions it has)."""
+        return sorted(name for name in {*self.handlers, *self.endpoints, *self.accounts} if self.known(name, account))
 
     def register(self, name: str, handler: Handler) -> None:
         """Make ``name`` invoke ``handler`` in-process (replacing what it invoked before)."""
@@ -135,8 +165,10 @@ class Functions:
         """Forget the in-process handler of ``name`` (nothing if none)."""
         self.handlers.pop(name, None)
 
-    def known(self, name: str) -> bool:
-        """Whether invoking ``name`` would reach something."""
+    def known(self, name: str, account: str) -> bool:
+        """Whether ``account`` has a function ``name`` and invoking it would reach something."""
+        if not self.belongs(name, account):
+            return False
         return name in self.handlers or name in self.endpoints or bool(self.default_endpoint)
 
     def describe(self, name: str) -> str:
@@ -156,10 +188,14 @@ class Functions:
         event: dict[str, Any],
         timeout_s: float,
         expired: asyncio.Future[None] | None = None,
+        account: str | None = None,
     ) -> Outcome:
         """Invoke ``name`` with ``event``, waiting ``timeout_s`` seconds at most (an in-process handler also until
         ``expired``, the deadline on the server's clock, is done); never raises for the function's own failures
-        (see :class:`Outcome`; a timeout is a function error)."""
+        (see :class:`Outcome`; a timeout is a function error). ``account``: the invoking mapping's; a function of
+        another account is ``no_function``, as one that does not exist."""
+        if account is not None and not self.belongs(name, account):
+            return Outcome("no_function", error=f"Function not found: {arn}")
         handler = self.handlers.get(name)
         if handler is not None:
             return await _call_python(handler, name, arn, event, timeout_s, expired)

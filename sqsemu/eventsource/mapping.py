@@ -70,6 +70,37 @@ def function_name(value: Any) -> str:
     return match.group(7)
 
 
+@dataclass(frozen=True, slots=True)
+class FunctionRef:
+    """What a ``FunctionName`` value names: the bare ``name``, and the ``region``, ``account`` and ``qualifier`` it
+    gives (None where it gives none: a bare name is the caller's account's and region's function)."""
+
+    name: str
+    region: str | None = None
+    account: str | None = None
+    qualifier: str | None = None
+
+    def arn(self, region: str, account: str) -> str:
+        """The function's ARN (unqualified), in the region and account it names, else ``region`` and ``account``
+        (the caller's)."""
+        return function_arn(self.region or region, self.account or account, self.name)
+
+    def qualified_arn(self, region: str, account: str) -> str:
+        """:meth:`arn` with the qualifier (``...:function:name:prod``) when it has one."""
+        base = self.arn(region, account)
+        return f"{base}:{self.qualifier}" if self.qualifier else base
+
+
+def function_ref(value: Any) -> FunctionRef:
+    """The parts of a ``FunctionName`` value (a name, ``account:function:name``, a full ARN, each with or without
+    ``:qualifier``). Raises ``InvalidParameterValue`` as :func:`function_name`."""
+    name = function_name(value)
+    match = _FUNCTION_NAME.match(value)
+    assert match is not None  # function_name checked it
+    region, account, qualifier = match.group(3), match.group(5), match.group(9)
+    return FunctionRef(name, region[:-1] if region else None, account[:-1] if account else None, qualifier)
+
+
 def function_arn(region: str, account: str, name: str) -> str:
     """``arn:aws:lambda:<region>:<account>:function:<name>``."""
     return f"arn:aws:lambda:{region}:{account}:function:{name}"

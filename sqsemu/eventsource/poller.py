@@ -101,9 +101,9 @@ class Invocation:
 
 
 Observer = Callable[[Invocation], None]
-RoleCheck = Callable[[str, str, Queue], bool]
-"""``(function, SQS action, queue) -> denied``: whether ``--auth iam`` refuses the function's execution role the
-action on the queue (``EventSources.role_denies``)."""
+RoleCheck = Callable[[Mapping, str, Queue], bool]
+"""``(mapping, SQS action, queue) -> denied``: whether ``--auth iam`` refuses the execution role of the mapping's
+function (in the mapping's account) the action on the queue (``EventSources.role_denies``)."""
 
 
 def item_failures(payload: Any, ids: Sequence[str]) -> set[str] | None:
@@ -267,7 +267,7 @@ class Runner:
     def _refused(self, action: str, queue: Queue) -> bool:
         """Whether the function's execution role may not call ``action`` on ``queue`` now (``--auth iam``); if so
         ``LastProcessingResult`` says so (and the log, when it did not say so already)."""
-        if self.role_denies is None or not self.role_denies(self.mapping.function, action, queue):
+        if self.role_denies is None or not self.role_denies(self.mapping, action, queue):
             return False
         problem = f"PROBLEM: {role_refusal(action)}"
         if self.mapping.last_processing_result != problem:
@@ -432,7 +432,7 @@ class Runner:
         self.broker.schedule(at_ms + int(timeout * 1000), _resolve, expired)  # the timeout on the server's clock
         try:
             outcome: Outcome = await self.functions.invoke(
-                mapping.function, mapping.function_arn, event, timeout, expired
+                mapping.function, mapping.function_arn, event, timeout, expired, mapping.account
             )
         except Exception as exc:  # noqa: BLE001 - whatever invoking raised is a function error for the batch
             outcome = Outcome("function_error", error=f"{type(exc).__name__}: {exc}".split("\n", 1)[0][:300])

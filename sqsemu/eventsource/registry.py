@@ -10,6 +10,13 @@ migrated into the store (and renamed ``event-source-mappings.json.migrated``), w
 file's ``[[event_source_mappings]]`` are applied after that: a declared mapping (its UUID derived from its queue
 and function) is created, or set to the declared settings when it exists.
 
+Accounts: a mapping belongs to the account and region that created it, and uses only that account's functions
+(``sqsemu.eventsource.functions``: a declared function is its role's account's, else its ``account``'s, else the
+server's; Lambda grants other accounts actions on an existing function only, never a mapping of it: "Viewing
+resource-based IAM policies in Lambda"). A ``FunctionName`` naming another account's (or region's) function, or a
+function the caller's account does not have, is ``ResourceNotFoundException`` ``Function not found: <function
+ARN>``, Lambda's answer for a function that does not exist.
+
 ``--auth iam`` (:attr:`EventSources.access` set): a mapping acts as its function's execution role (the config
 file's ``[functions.NAME] role`` and ``policies``), as Lambda does ("Using Lambda with Amazon SQS", execution role
 permissions): CreateEventSourceMapping (and an UpdateEventSourceMapping that changes the function) is refused with
@@ -44,7 +51,7 @@ from sqsemu.eventsource.errors import (
     role_refusal,
 )
 from sqsemu.eventsource.functions import ExecutionRole, Functions, Handler
-from sqsemu.eventsource.mapping import Mapping, apply_parameters, function_name
+from sqsemu.eventsource.mapping import Mapping, apply_parameters, function_ref
 from sqsemu.eventsource.poller import Invocation, Runner
 from sqsemu.observability.accesslog import logfmt
 
@@ -118,7 +125,11 @@ class EventSources:
 
             declared = load_declarations(config.config)
         self.declared = declared.mappings if declared is not None else ()
-        self.functions = Functions(config.lambda_endpoint, declared.endpoints if declared is not None else None)
+        self.functions = Functions(
+            config.lambda_endpoint,
+            declared.endpoints if declared is not None else None,
+            declared.function_accounts(config.account_id) if declared is not None else None,
+        )
         for name, role in (declared.roles if declared is not None else {}).items():
             self.functions.roles[name] = execution_role(role)
         self.access: AccessControl | None = None
@@ -205,7 +216,7 @@ class EventSources:
 
     def create(self, params: dict[str, Any], caller: Namespace) -> dict[str, Any]:
         """CreateEventSourceMapping → the configuration (``State`` ``Creating``)."""
-        name = function_name(params.get("FunctionName"))
+        name = self._own_function(params.get("FunctionName"), caller)
         arn = params.get("EventSourceArn")
         queue = self._source_queue(arn)
         if queue.namespace.region != caller.region or (
@@ -216,9 +227,8 @@ class EventSources:
             # queue the role cannot read.
             raise InvalidParameterValue(role_refusal("ReceiveMessage"))
         mapping = Mapping(str(uuidlib.uuid4()), caller.account_id, caller.region, queue.arn, name)
-        if not self.functions.known(name):
-            raise ResourceNotFound(f"Function not found: {mapping.function_arn}")
-        self._check_role(name, queue)
+        self._check_function(mapping)
+        self._check_role(mapping, queue)
         apply_parameters(mapping, params, queue.fifo)
         self._check_unique(mapping)
         mapping.last_modified = self.clock.now_ms() / 1000
@@ -242,7 +252,7 @@ class EventSources:
         if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_ITEMS:
             raise InvalidParameterValue(f"MaxItems must be between 1 and {MAX_ITEMS}.")
         size = min(size, PAGE_MAX)  # "a maximum of 100 items in each response, even if you set the number higher"
-        wanted_function = function_name(function) if function else None
+        wanted_function = function_ref(function).name if function else None
         chosen = [
             m
             for m in self.mappings.values()
@@ -271,11 +281,10 @@ class EventSources:
         queue = self._source_queue(mapping.event_source_arn)
         changed = Mapping(**{k: getattr(mapping, k) for k in mapping.__dataclass_fields__})
         if params.get("FunctionName") is not None:
-            changed.function = function_name(params["FunctionName"])
-            if not self.functions.known(changed.function):
-                raise ResourceNotFound(f"Function not found: {changed.function_arn}")
+            changed.function = self._own_function(params["FunctionName"], Namespace(mapping.account, mapping.region))
+            self._check_function(changed)
             if changed.function != mapping.function:
-                self._check_role(changed.function, queue)
+                self._check_role(changed, queue)
         apply_parameters(changed, params, queue.fifo)
         self._check_unique(changed)
         state = "Updating"
@@ -332,24 +341,40 @@ class EventSources:
             )
         return queue
 
-    def role_denies(self, function: str, action: str, queue: Queue) -> bool:
-        """Whether ``--auth iam`` refuses ``function``'s execution role the SQS ``action`` (``ReceiveMessage``) on
-        ``queue`` (by the role's policies and the queue's policy; a function with no role is refused everything).
-        Always False without ``--auth iam``."""
+    def _own_function(self, value: Any, caller: Namespace) -> str:
+        """The bare name of the function a ``FunctionName`` value names, when it names one of ``caller``'s account
+        and region (a bare name always does). Raises ``InvalidParameterValue`` for a value that is no function
+        name, ``ResourceNotFound`` for another account's or region's function (as one that does not exist)."""
+        ref = function_ref(value)
+        if (ref.account or caller.account_id) != caller.account_id or (ref.region or caller.region) != caller.region:
+            raise ResourceNotFound(f"Function not found: {ref.arn(caller.region, caller.account_id)}")
+        return ref.name
+
+    def _check_function(self, mapping: Mapping) -> None:
+        """Refuse a mapping whose function its account does not have (``ResourceNotFound``, Lambda's message)."""
+        if not self.functions.known(mapping.function, mapping.account):
+            raise ResourceNotFound(f"Function not found: {mapping.function_arn}")
+
+    def role_denies(self, mapping: Mapping, action: str, queue: Queue) -> bool:
+        """Whether ``--auth iam`` refuses the execution role of ``mapping``'s function (in the mapping's account)
+        the SQS ``action`` (``ReceiveMessage``) on ``queue``: by the role's policies and the queue's policy, in the
+        across accounts only where both allow. A function
+        with no role, or not of the mapping's account, is refused everything. Always False without ``--auth
+        iam``."""
         access = self.access
         if access is None:
             return False
-        role = self.functions.roles.get(function)
+        role = self.functions.role_of(mapping.function, mapping.account)
         if role is None:
             return True
         decision = access.decide_as(role.principal, role.policies, f"sqs:{action}", queue.arn, queue.namespace.region)
         return not decision.allowed
 
-    def _check_role(self, function: str, queue: Queue) -> None:
-        """Refuse a mapping of ``queue`` to ``function`` whose role lacks what Lambda needs (:data:`ROLE_ACTIONS`):
+    def _check_role(self, mapping: Mapping, queue: Queue) -> None:
+        """Refuse a mapping of ``queue`` whose function's role lacks what Lambda needs (:data:`ROLE_ACTIONS`):
         ``InvalidParameterValue`` naming the first action missing."""
         for action in ROLE_ACTIONS:
-            if self.role_denies(function, action, queue):
+            if self.role_denies(mapping, action, queue):
                 raise InvalidParameterValue(role_refusal(action))
 
     def _check_unique(self, mapping: Mapping) -> None:
@@ -392,7 +417,17 @@ class EventSources:
         queue = self.broker.resolve_arn(arn)
         if queue is None:
             raise ValueError(f"event_source_mappings: the queue {arn} does not exist (declare it in [[queues]])")
-        ns = Namespace(queue.namespace.account_id, queue.namespace.region)
+        # the function's account when the function is declared (a mapping uses only its own account's functions),
+        # else the queue's; another account's queue needs --auth iam and a queue policy granting the role
+        owner = self.functions.accounts.get(declared.function, queue.namespace.account_id)
+        if owner != queue.namespace.account_id and self.access is None:
+            raise ValueError(
+                f"event_source_mappings ({arn} -> {declared.function}): the function is account {owner}'s and the "
+                f"queue account {queue.namespace.account_id}'s; without --auth iam a mapping reads only its own "
+                "account's queues (give the function that account, or use --auth iam with a queue policy granting "
+                "its role)"
+            )
+        ns = Namespace(owner, queue.namespace.region)
         key = uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"sqsemu:{arn}:{declared.function}")
         mapping = self.mappings.get(str(key)) or Mapping(str(key), ns.account_id, ns.region, arn, declared.function)
         try:

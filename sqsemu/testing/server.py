@@ -278,7 +278,8 @@ class SQSServer:
     def function(self, name: str, handler: Callable[[dict[str, Any], Any], Any]) -> None:
         """Make the Lambda function ``name`` the Python callable ``handler(event, context)``, run in this process
         (in a worker thread; a coroutine function on the server's loop) whenever an event source mapping invokes
-        ``name`` (docs/lambda.md)."""
+        ``name`` (docs/lambda.md). A name the config file declares (``[functions.NAME]``) is that function, of its
+        one account; any other name is a function of every account."""
         self._event_sources().register_function(name, handler)
 
     def lambda_client(self, account: str | None = None, **kwargs: Any) -> Any:

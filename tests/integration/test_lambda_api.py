@@ -259,7 +259,7 @@ def test_errors_beyond_the_sdk_checks(server: SQSServer, sqs: Any) -> None:
     assert (status, code) == (400, "InvalidParameterValueException")
     status, code, _ = _raw(server, "POST", base, json.dumps({"EventSourceArn": arn}).encode())
     assert (status, code) == (400, "InvalidParameterValueException")
-    status, code, _ = _raw(server, "GET", "/2015-03-31/functions/worker", None)
+    status, code, _ = _raw(server, "GET", "/2015-03-31/functions/worker/policy", None)  # GetPolicy: not served
     assert (status, code) == (404, "UnknownOperationException")
 
 
