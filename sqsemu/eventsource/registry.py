@@ -24,7 +24,8 @@ permissions): CreateEventSourceMapping (and an UpdateEventSourceMapping that cha
 unless the role may ``sqs:ReceiveMessage``, ``sqs:DeleteMessage`` and ``sqs:GetQueueAttributes`` on the queue, by
 its policies and the queue's policy (so another account's queue can be mapped when its policy grants the role); a
 function with no declared role has no permissions. Each poll and each delete of the workers is decided as the role
-again (``sqsemu.eventsource.poller``). Without ``--auth iam`` roles are not looked at, and a mapping reads only its
+again (``sqsemu.eventsource.poller``), with ``aws:SecureTransport`` ``true`` (:data:`POLLER_CONTEXT`: Lambda's
+pollers call SQS over HTTPS). Without ``--auth iam`` roles are not looked at, and a mapping reads only its
 own account's queues.
 """
 
@@ -78,6 +79,12 @@ MIGRATED_SUFFIX = ".migrated"
 ROLE_ACTIONS = ("ReceiveMessage", "DeleteMessage", "GetQueueAttributes")
 """What a function's execution role must be allowed on an SQS event source ("Using Lambda with Amazon SQS",
 execution role permissions; the AWSLambdaSQSQueueExecutionRole managed policy), checked in this order."""
+
+POLLER_CONTEXT = {"aws:SecureTransport": "true"}
+"""The request context keys of a mapping's own SQS calls beyond the role's. Lambda's pollers call SQS's API, which
+is reached over TLS only ("Infrastructure security in Amazon SQS", SQS Developer Guide), so a policy's
+``aws:SecureTransport`` condition reads ``true`` for them: the enforce-HTTPS statement of "Amazon SQS security best
+practices" (a Deny on ``false``) never stops a mapping, a Deny on ``true`` does (docs/behaviour.md 12.13)."""
 
 
 def execution_role(declared: DeclaredRole) -> ExecutionRole:
@@ -358,7 +365,7 @@ class EventSources:
     def role_denies(self, mapping: Mapping, action: str, queue: Queue) -> bool:
         """Whether ``--auth iam`` refuses the execution role of ``mapping``'s function (in the mapping's account)
         the SQS ``action`` (``ReceiveMessage``) on ``queue``: by the role's policies and the queue's policy, in the
-        across accounts only where both allow. A function
+        request context of a poller (:data:`POLLER_CONTEXT`), across accounts only where both allow. A function
         with no role, or not of the mapping's account, is refused everything. Always False without ``--auth
         iam``."""
         access = self.access
@@ -367,7 +374,9 @@ class EventSources:
         role = self.functions.role_of(mapping.function, mapping.account)
         if role is None:
             return True
-        decision = access.decide_as(role.principal, role.policies, f"sqs:{action}", queue.arn, queue.namespace.region)
+        decision = access.decide_as(
+            role.principal, role.policies, f"sqs:{action}", queue.arn, queue.namespace.region, POLLER_CONTEXT
+        )
         return not decision.allowed
 
     def _check_role(self, mapping: Mapping, queue: Queue) -> None:

@@ -1,5 +1,5 @@
 """A function belongs to one account, and a mapping only ever uses its own account's functions (issue 47, finding
-1). Over real
+1); a mapping's poller is decided with ``aws:SecureTransport`` ``true`` (issue 47, finding 9's suspicion). Over real
 sockets under ``--auth iam``, with boto3's ``lambda`` and ``sqs`` clients signed by the declared keys of two
 accounts, on the manual clock.
 
@@ -223,6 +223,41 @@ def test_get_function_and_list_functions_show_each_functions_account(server: Ser
         name: f"arn:aws:lambda:{REGION}:{A}:function:{name}" for name in ("anywhere", "worker")
     }  # tls-worker is declared, but nothing runs it in this test (no handler, no endpoint): no such function
     assert listed(lam_b) == {name: f"arn:aws:lambda:{REGION}:{B}:function:{name}" for name in ("anywhere", "b-only")}
+
+
+def test_the_poller_calls_sqs_over_https(server: ServerThread) -> None:
+    """The poller's ReceiveMessage and DeleteMessage are decided with ``aws:SecureTransport`` ``true``: an allow on
+    it grants them and a deny on ``false`` (the usual enforce-TLS statement) does not stop them, while a deny on
+    ``true`` does."""
+    root = _client(server, "sqs", "AKIDROOTA")
+    url = root.create_queue(QueueName="tls", Attributes={"VisibilityTimeout": "30"})["QueueUrl"]
+    arn = root.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+
+    def deny_role_when(secure: str) -> str:
+        return _policy({
+            "Effect": "Deny", "Principal": {"AWS": TLS_ROLE}, "Action": "sqs:*", "Resource": arn,
+            "Condition": {"Bool": {"aws:SecureTransport": secure}},
+        })  # fmt: skip
+
+    root.set_queue_attributes(QueueUrl=url, Attributes={"Policy": deny_role_when("false")})
+    tls = _function(server, "tls-worker")
+    lam_a = _client(server, "lambda", "AKIDDEVA")
+    uid = lam_a.create_event_source_mapping(EventSourceArn=arn, FunctionName="tls-worker")["UUID"]
+    root.send_message(QueueUrl=url, MessageBody="over https")
+    server.app.event_sources.settle_threadsafe()  # type: ignore[attr-defined]
+    assert tls.bodies == ["over https"]
+    assert lam_a.get_event_source_mapping(UUID=uid)["LastProcessingResult"] == "OK"
+    assert _counts(root, url) == ("0", "0")
+
+    root.set_queue_attributes(QueueUrl=url, Attributes={"Policy": deny_role_when("true")})
+    _pass(server, 21)  # the long polls begun before the change end; the next poll is refused
+    root.send_message(QueueUrl=url, MessageBody="stays")
+    _pass(server, 10)
+    assert tls.bodies == ["over https"]
+    assert lam_a.get_event_source_mapping(UUID=uid)["LastProcessingResult"] == (
+        "PROBLEM: The provided execution role does not have permissions to call ReceiveMessage on SQS"
+    )
+    assert [m["Body"] for m in root.receive_message(QueueUrl=url)["Messages"]] == ["stays"]
 
 
 def _declared_server(tmp: Path, auth: str) -> ServerThread:
