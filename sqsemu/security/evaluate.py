@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqsemu.cachebound import CacheBound, size_of
+from sqsemu.observability.accesslog import logfmt
 from sqsemu.security.conditions import Undecidable
 from sqsemu.security.policy import Policy, PrincipalSet, Statement
 
@@ -339,11 +340,11 @@ def _applies(statement: Statement, resource: str, context: Context) -> bool:
 def _undecided(statement: Statement, element: str, error: Undecidable) -> str | None:
     """Fail closed on an element whose policy variable cannot be substituted ("IAM policy elements: Variables and
     tags"; sqsemu's choice, logged at WARNING): a ``Deny`` is taken to apply, an ``Allow`` not to (the element
-    reported as failed)."""
-    _logger.warning(
-        "fail_closed=%s statement=%s element=%s reason=%r",
-        "deny" if not statement.allow else "no-allow", statement.label, element, str(error),
-    )  # fmt: skip
+    reported as failed). The line is logfmt (``sqsemu.observability.accesslog.logfmt``): the statement's ``Sid``,
+    the condition key and the reason are the policy writer's text, quoted there so that none can end the line."""
+    fields = {"fail_closed": "deny" if not statement.allow else "no-allow", "statement": statement.label,
+              "element": element, "reason": str(error)}  # fmt: skip
+    _logger.warning(logfmt(fields))
     return None if not statement.allow else f"{element} ({error})"
 
 

@@ -170,14 +170,10 @@ def check_restored(broker: Broker, config: Config) -> None:
             "--auth iam will not serve it as if it had none. Start once without --auth iam and replace or remove "
             "it (SetQueueAttributes with a valid Policy, or Policy set to an empty string), then restart"
         )
-    for arn, reason in found:
-        logging.getLogger(ACCESS_LOGGER).warning(
-            "the queue %s restored from %s has a Policy that does not parse (%s): --auth iam would refuse to "
-            "start; replace or remove it (SetQueueAttributes)",
-            arn,
-            config.data_dir,
-            reason,
-        )
+    for arn, reason in found:  # the reason quotes the policy's own text (a Sid): logfmt, so it cannot end the line
+        fields = {"restored_policy_does_not_parse": arn, "data_dir": config.data_dir, "reason": reason,
+                  "fix": "--auth iam would refuse to start; replace or remove it (SetQueueAttributes)"}  # fmt: skip
+        logging.getLogger(ACCESS_LOGGER).warning(logfmt(fields, EXPLAINED_CHARS))
 
 
 class AccessControl:
