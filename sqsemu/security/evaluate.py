@@ -82,7 +82,7 @@ CROSS_ACCOUNT = "cross-account permissions do not apply"
 UNPARSABLE = "the queue policy does not parse"
 """The reason (followed by ``: <rule>``) of a fail-closed denial: a queue whose ``Policy`` does not parse denies
 every call, the root user's included (``sqsemu.security.iam``); its message is that of an explicit deny in a
-resource-based policy (sqsemu's choice: SQS never holds such a policy, so AWS has no message for it)."""
+resource-based policy (sqsemu's choice: every way a policy enters refuses one, so AWS's answer is not recorded)."""
 
 
 @dataclass(frozen=True, slots=True)
