@@ -341,9 +341,15 @@ def _statement(index: int, raw: Any, resource_based: bool, variables: bool = Fal
     )  # fmt: skip
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
 def _document(text: str) -> Any:
+    """The JSON value of ``text``: RFC 8259 JSON, so ``NaN`` and ``Infinity`` (which Python's parser takes) are
+    refused as well."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_not_json)
     except (ValueError, RecursionError):
         raise PolicyError("The policy is not a valid JSON document.") from None
 

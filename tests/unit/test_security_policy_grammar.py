@@ -50,6 +50,8 @@ def test_parsed_policies_are_cached_by_text() -> None:
         ('{"Statement": []}', "Statement is required: a statement object or a non-empty array of them."),
         ('{"Id": 5, "Statement": []}', "Id must be a string."),
         ('{"Statement": [5]}', "Statement #1 must be an object."),
+        (with_statement(Condition={"NumericEquals": {"k": 1}}).replace("1}", "NaN}"), "not a valid JSON document"),
+        (with_statement(Condition={"NumericLessThan": {"k": 1}}).replace("1}", "Infinity}"), "not a valid JSON"),
         (with_statement(Effect="Maybe"), "Statement #1: Effect must be Allow or Deny."),
         (with_statement(Effect=None), "Statement #1: Effect must be Allow or Deny."),
         (with_statement(Action=None), "Statement #1 must have exactly one of Action and NotAction."),
