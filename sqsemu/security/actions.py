@@ -10,6 +10,12 @@ SQS API permissions: Actions and resource reference".
   reference's row for it has it (docs/behaviour.md 11.9);
 - ``ListQueues`` addresses no queue: its resource is ``arn:aws:sqs:<region>:<account>:*`` of the caller's account.
 
+:func:`request_keys` gives the condition keys a call's own parameters set, as the Service Authorization Reference's
+"Actions, resources, and condition keys for Amazon SQS" lists them per action and the SQS Developer Guide's "ABAC
+condition keys for Amazon SQS" says (``aws:RequestTag`` and ``aws:TagKeys``: "TagQueue, UntagQueue, CreateQueue"):
+the tags of ``CreateQueue`` and ``TagQueue`` as ``aws:RequestTag/<key>`` and their keys as ``aws:TagKeys``; the keys
+``UntagQueue`` removes as ``aws:TagKeys`` (it sends no values). A call without tags has neither key.
+
 :data:`REQUIRED` maps an API action to ``(iam action, role)`` pairs; the role names the queue the action is on:
 ``queue`` (the call's QueueUrl or QueueName), ``source`` (a move task's SourceArn, or the queue of its TaskHandle),
 ``destination`` (a move task's DestinationArn, when given) or ``account`` (the caller's account, ``ListQueues``).
@@ -17,7 +23,9 @@ SQS API permissions: Actions and resource reference".
 
 from __future__ import annotations
 
-__all__ = ["REQUIRED", "Role"]
+from collections.abc import Mapping
+
+__all__ = ["REQUIRED", "Role", "request_keys"]
 
 Role = str
 
@@ -55,3 +63,23 @@ REQUIRED.update(
         "ListMessageMoveTasks": (("sqs:ListMessageMoveTasks", "source"), ("sqs:GetQueueAttributes", "source")),
     }
 )  # fmt: skip
+
+
+def request_keys(action: str, request: object) -> dict[str, tuple[str, ...]] | None:
+    """The condition keys (lower case, as the request context holds them) that the parameters of ``request``, a
+    call of the SQS API ``action``, set (module docstring), None when it sets none: ``aws:tagkeys`` (the tag keys,
+    in the call's order) and ``aws:requesttag/<key in lower case>`` (its value; condition key names are
+    case-insensitive, "IAM JSON policy elements: Condition", so the first of two keys differing only in case
+    gives it)."""
+    if action == "UntagQueue":
+        keys = getattr(request, "tag_keys", None)
+        return {"aws:tagkeys": tuple(keys)} if isinstance(keys, list) and keys else None
+    if action not in ("CreateQueue", "TagQueue"):
+        return None
+    tags = getattr(request, "tags", None)
+    if not isinstance(tags, Mapping) or not tags:
+        return None
+    found: dict[str, tuple[str, ...]] = {"aws:tagkeys": tuple(tags)}
+    for key, value in tags.items():
+        found.setdefault(f"aws:requesttag/{key.lower()}", (value,))
+    return found

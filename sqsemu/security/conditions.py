@@ -20,8 +20,19 @@ operators" and "Single-valued vs. multivalued context keys":
   value that is not a date, an ``IpAddress``/``NotIpAddress`` one that is not an address, or an ``Arn*`` one that
   is not six ``:`` separated parts, is undecidable:
   :class:`Undecidable`, decided fail closed); ``Date*`` compare instants given as ISO 8601 or epoch seconds;
+  numbers and dates are read by IAM's rules, not Python's ("Condition operators": "an integer or decimal value";
+  date/time values in "one of the W3C implementations of the ISO 8601 date formats or in epoch (UNIX) time";
+  "Supported data types": a date is a "String adhering to the W3C Profile of ISO 8601"): a number is an optional
+  ``-``, ASCII digits and optionally ``.`` and digits (so ``NaN``, ``Infinity``, ``1_000``, `` 5 ``, ``+5``,
+  ``1e3`` and non-ASCII digits are not numbers), compared exactly (decimal, not binary floating point); a date is
+  ``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD`` or ``YYYY-MM-DDThh:mm[:ss[.s...]]`` with a zone designator (``Z`` or
+  ``+hh:mm``/``-hh:mm``), or epoch seconds written as a number (so ``2009`` is 2009 seconds after the epoch, not
+  the year: sqsemu's choice where the two forms overlap); a JSON number in the policy is read as its decimal
+  text;
   ``Bool`` compares ``true``/``false``; ``BinaryEquals`` compares base64 text; ``IpAddress``/``NotIpAddress`` test
-  membership of an IPv4 or IPv6 CIDR range (a bare address is a /32 or /128); ``Arn*`` compare the six ``:``
+  membership of an IPv4 or IPv6 CIDR range (a bare address is a /32 or /128; an IPv4-mapped IPv6 address,
+  ``::ffff:a.b.c.d``, is the IPv4 address it maps, RFC 4291 section 2.5.5.2: what a server listening on ``::`` sees
+  of an IPv4 client); ``Arn*`` compare the six ``:``
   separated parts of an ARN, each with ``*``/``?`` wildcards (``ArnEquals`` and ``ArnLike`` behave alike).
 
 Policy variables (IAM User Guide, "IAM policy elements: Variables and tags"): in a ``Version`` ``2012-10-17``
@@ -36,10 +47,12 @@ does not).
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any, Protocol
 
 from sqsemu.security.wildcard import Wildcard
@@ -53,6 +66,7 @@ __all__ = [
     "expand_pieces",
     "has_variables",
     "parse_conditions",
+    "unmapped",
 ]
 
 
@@ -123,26 +137,49 @@ def _wild(text: str) -> Wildcard:
     return Wildcard(text)
 
 
-def _number(text: str) -> float | None:
-    try:
-        return float(text)
-    except (TypeError, ValueError):
+_NUMBER_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+)?", re.ASCII)
+_DATE_RE = re.compile(
+    r"([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2})"
+    r"(?:T([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]+))?)?(Z|[+-][0-9]{2}:[0-9]{2}))?)?)?",
+    re.ASCII,
+)
+MAX_NUMBER_CHARS = 100
+"""The longest text read as a number or a date (longer: not one, so undecidable): no policy needs more digits."""
+
+
+def _number(text: str) -> Decimal | None:
+    """The number ``text`` writes (an optional ``-``, ASCII digits, optionally ``.`` and digits: module
+    docstring), None when it writes none."""
+    if len(text) > MAX_NUMBER_CHARS or _NUMBER_RE.fullmatch(text) is None:
         return None
+    return Decimal(text)
 
 
-def _instant(text: str) -> float | None:
-    """Epoch seconds of an ISO 8601 date/time or of epoch seconds; None when neither."""
-    text = text.strip()
+def _instant(text: str) -> Decimal | None:
+    """Epoch seconds of a W3C ISO 8601 date/time (a time needs its zone designator) or of epoch seconds written as
+    a number; None when neither (module docstring)."""
     number = _number(text)
     if number is not None:
         return number
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+    match = _DATE_RE.fullmatch(text) if len(text) <= MAX_NUMBER_CHARS else None
+    if match is None:
         return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+    year, month, day, hour, minute, second, fraction, zone = match.groups()
+    try:
+        moment = datetime(int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
+                          int(second or 0), tzinfo=UTC)  # fmt: skip
+    except ValueError:  # month 13, February 30, hour 24, second 60...
+        return None
+    seconds = Decimal(int(moment.timestamp()))
+    if fraction:
+        seconds += Decimal(f"0.{fraction}")
+    if zone and zone != "Z":
+        hours, minutes = int(zone[1:3]), int(zone[4:6])
+        if hours > 23 or minutes > 59:
+            return None
+        offset = hours * 3600 + minutes * 60
+        seconds -= offset if zone[0] == "+" else -offset
+    return seconds
 
 
 def _arn_parts(text: str) -> list[str] | None:
@@ -169,18 +206,31 @@ def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
         return None
 
 
+def unmapped(address: str) -> str:
+    """``address`` (text), or the IPv4 address an IPv4-mapped IPv6 address (``::ffff:a.b.c.d``, RFC 4291 section
+    2.5.5.2) maps, as text: the address ``aws:SourceIp`` and ``--forwarded-allow-ips`` compare (a client reaching
+    a server listening on ``::`` over IPv4 is seen as such an address)."""
+    if ":" not in address:
+        return address
+    try:
+        mapped = ipaddress.IPv6Address(address).ipv4_mapped
+    except ValueError:
+        return address
+    return address if mapped is None else str(mapped)
+
+
 def _in_network(value: str, network: ipaddress.IPv4Network | ipaddress.IPv6Network | None) -> bool:
     if network is None:
         return False
     try:
-        address = ipaddress.ip_address(value)
+        address = ipaddress.ip_address(unmapped(value))
     except ValueError:
         return False
     return address.version == network.version and address in network
 
 
-def _compare(parse: Callable[[str], float | None], check: Callable[[float, float], bool]) -> tuple[Any, Test]:
-    def test(value: str, wanted: float | None) -> bool:
+def _compare(parse: Callable[[str], Decimal | None], check: Callable[[Decimal, Decimal], bool]) -> tuple[Any, Test]:
+    def test(value: str, wanted: Decimal | None) -> bool:
         got = parse(value)
         return got is not None and wanted is not None and check(got, wanted)
 
@@ -207,23 +257,23 @@ def _identity(text: str) -> str:
     return text
 
 
-def _eq(a: float, b: float) -> bool:
+def _eq(a: Decimal, b: Decimal) -> bool:
     return a == b
 
 
-def _lt(a: float, b: float) -> bool:
+def _lt(a: Decimal, b: Decimal) -> bool:
     return a < b
 
 
-def _le(a: float, b: float) -> bool:
+def _le(a: Decimal, b: Decimal) -> bool:
     return a <= b
 
 
-def _gt(a: float, b: float) -> bool:
+def _gt(a: Decimal, b: Decimal) -> bool:
     return a > b
 
 
-def _ge(a: float, b: float) -> bool:
+def _ge(a: Decimal, b: Decimal) -> bool:
     return a >= b
 
 
@@ -268,8 +318,13 @@ _KINDS = {
 
 
 def _scalar(value: Any) -> str:
+    """A condition value as text: JSON ``true``/``false``; a JSON number as its decimal text (``1e20`` as
+    ``100000000000000000000``, a number ``Numeric*`` reads; ``NaN`` and ``Infinity`` never get here:
+    :mod:`sqsemu.security.policy` refuses them as not JSON); a string as it is."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and math.isfinite(value) and "e" in repr(value):
+        return format(Decimal(repr(value)), "f")
     if isinstance(value, (int, float)):
         return str(value)
     if isinstance(value, str):

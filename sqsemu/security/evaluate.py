@@ -49,7 +49,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqsemu.cachebound import CacheBound, size_of
-from sqsemu.security.conditions import Undecidable
+from sqsemu.observability.accesslog import logfmt
+from sqsemu.security.conditions import Undecidable, unmapped
 from sqsemu.security.policy import Policy, PrincipalSet, Statement
 
 __all__ = [
@@ -81,7 +82,7 @@ CROSS_ACCOUNT = "cross-account permissions do not apply"
 UNPARSABLE = "the queue policy does not parse"
 """The reason (followed by ``: <rule>``) of a fail-closed denial: a queue whose ``Policy`` does not parse denies
 every call, the root user's included (``sqsemu.security.iam``); its message is that of an explicit deny in a
-resource-based policy (sqsemu's choice: SQS never holds such a policy, so AWS has no message for it)."""
+resource-based policy (sqsemu's choice: every way a policy enters refuses one, so AWS's answer is not recorded)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,11 +126,13 @@ def principal_for(arn: str | None, account: str) -> Principal:
 
 class Context:
     """The request context's condition keys, computed only when a condition reads them: ``fixed`` (lower-case key
-    -> values: the caller's), ``aws:CurrentTime`` and ``aws:EpochTime`` from ``now`` (epoch seconds of the server's
-    clock), ``aws:SecureTransport`` and ``aws:SourceIp`` from the ASGI ``scope`` (when given),
+    -> values: the caller's), ``asked`` (the same, set by the call's own parameters: ``aws:RequestTag/<key>`` and
+    ``aws:TagKeys``, :func:`sqsemu.security.actions.request_keys`), ``aws:CurrentTime`` and ``aws:EpochTime`` from
+    ``now`` (epoch seconds of the server's clock), ``aws:SecureTransport`` and ``aws:SourceIp`` from the ASGI
+    ``scope`` (when given; an IPv4-mapped IPv6 peer, ``::ffff:a.b.c.d``, as the IPv4 address it is),
     ``aws:ResourceTag/<key>`` from the queue's ``tags``."""
 
-    __slots__ = ("fixed", "now", "scope", "tags")
+    __slots__ = ("fixed", "now", "scope", "tags", "asked")
 
     def __init__(
         self,
@@ -137,17 +140,24 @@ class Context:
         now: Callable[[], float],
         scope: Mapping[str, object] | None = None,
         tags: Mapping[str, str] | None = None,
+        asked: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.fixed = fixed
         self.now = now
         self.scope = scope
         self.tags = tags
+        self.asked = asked
 
     def values(self, key: str) -> Sequence[str] | None:
         """The values of the lower-case ``key``, None when absent."""
         found = self.fixed.get(key)
         if found is not None:
             return found
+        asked = self.asked
+        if asked is not None:
+            found = asked.get(key)
+            if found is not None:
+                return found
         if key == "aws:currenttime":
             return (datetime.fromtimestamp(self.now(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),)
         if key == "aws:epochtime":
@@ -158,7 +168,7 @@ class Context:
                 return ("true" if scope.get("scheme") in ("https", "wss") else "false",)
             if key == "aws:sourceip":
                 client = scope.get("client")
-                return (str(client[0]),) if isinstance(client, (tuple, list)) and client else None
+                return (unmapped(str(client[0])),) if isinstance(client, (tuple, list)) and client else None
         if key.startswith("aws:resourcetag/") and self.tags:
             wanted = key[len("aws:resourcetag/") :]
             for tag, value in self.tags.items():
@@ -339,11 +349,11 @@ def _applies(statement: Statement, resource: str, context: Context) -> bool:
 def _undecided(statement: Statement, element: str, error: Undecidable) -> str | None:
     """Fail closed on an element whose policy variable cannot be substituted ("IAM policy elements: Variables and
     tags"; sqsemu's choice, logged at WARNING): a ``Deny`` is taken to apply, an ``Allow`` not to (the element
-    reported as failed)."""
-    _logger.warning(
-        "fail_closed=%s statement=%s element=%s reason=%r",
-        "deny" if not statement.allow else "no-allow", statement.label, element, str(error),
-    )  # fmt: skip
+    reported as failed). The line is logfmt (``sqsemu.observability.accesslog.logfmt``): the statement's ``Sid``,
+    the condition key and the reason are the policy writer's text, quoted there so that none can end the line."""
+    fields = {"fail_closed": "deny" if not statement.allow else "no-allow", "statement": statement.label,
+              "element": element, "reason": str(error)}  # fmt: skip
+    _logger.warning(logfmt(fields))
     return None if not statement.allow else f"{element} ({error})"
 
 

@@ -11,13 +11,16 @@ socket. With it, a request whose peer address is in the list takes, as uvicorn's
   itself a trusted proxy (all trusted: the leftmost), with port 0.
 
 The standard ``Forwarded`` header (RFC 7239) is never read. The list holds addresses and networks (``10.0.0.0/8``,
-``::1``) separated by commas, or ``*`` for every peer.
+``::1``) separated by commas, or ``*`` for every peer. A peer or forwarded address in IPv4-mapped IPv6 form
+(``::ffff:10.0.0.5``, as a server listening on ``::`` sees an IPv4 client) is compared as the IPv4 address it maps.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import logging
+
+from sqsemu.security.conditions import unmapped
 
 __all__ = ["TrustedProxies"]
 
@@ -44,14 +47,19 @@ class TrustedProxies:
                 continue
             network = ipaddress.ip_network(entry, strict=False)  # ValueError names the entry
             if network.num_addresses == 1:
-                self._hosts.add(str(network.network_address))
+                self._hosts.add(unmapped(str(network.network_address)))
             else:
                 self._networks.append(network)
 
     def trusts(self, host: str) -> bool:
-        """Whether the address ``host`` (text) is a trusted proxy."""
+        """Whether the address ``host`` (text) is a trusted proxy; an IPv4-mapped IPv6 address (``::ffff:a.b.c.d``:
+        a proxy reaching a server listening on ``::`` over IPv4) is the IPv4 address it maps, so an IPv4 entry names
+        it (and an entry written in the mapped form names it too)."""
         if self._any or host in self._hosts:
             return True
+        plain = unmapped(host)
+        if plain != host:
+            return self.trusts(plain)
         if not self._networks:
             return False
         try:

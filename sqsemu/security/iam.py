@@ -33,7 +33,9 @@ The request context ("AWS global condition context keys"): ``aws:PrincipalArn``,
 ``aws:PrincipalType`` (``User``, ``AssumedRole``, ``Account``), ``aws:userid`` (the access key id; for a role
 ``<key>:<role name>``; the account id for a root user), ``aws:username`` (users only), ``aws:SecureTransport``
 (``true`` over HTTPS), ``aws:SourceIp`` (the client's address), ``aws:RequestedRegion``, ``aws:CurrentTime`` and
-``aws:EpochTime`` (the server's clock, manual or not), ``aws:ResourceTag/<key>`` (the queue's tags).
+``aws:EpochTime`` (the server's clock, manual or not), ``aws:ResourceTag/<key>`` (the queue's tags, on every call
+on a queue that exists), ``aws:RequestTag/<key>`` and ``aws:TagKeys`` (the tags ``CreateQueue`` and ``TagQueue``
+set, the keys ``UntagQueue`` removes: :func:`sqsemu.security.actions.request_keys`).
 ``aws:SourceArn``/``aws:SourceAccount`` are absent from a direct call (AWS sets them only for a service acting for a
 resource); ``POST /_sqsemu/authorize`` lets a hypothetical call give them.
 
@@ -61,7 +63,7 @@ from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.engine.errors import AccessDenied
 from sqsemu.observability.accesslog import ACCESS_LOGGER, logfmt
 from sqsemu.protocol.urls import parse_queue_url
-from sqsemu.security.actions import REQUIRED
+from sqsemu.security.actions import REQUIRED, request_keys
 from sqsemu.security.evaluate import UNPARSABLE, Context, Decision, Principal, evaluate, explain, principal_for
 from sqsemu.security.identity import Identity, identities
 from sqsemu.security.policy import Policy, PolicyError, parse_policy
@@ -170,14 +172,10 @@ def check_restored(broker: Broker, config: Config) -> None:
             "--auth iam will not serve it as if it had none. Start once without --auth iam and replace or remove "
             "it (SetQueueAttributes with a valid Policy, or Policy set to an empty string), then restart"
         )
-    for arn, reason in found:
-        logging.getLogger(ACCESS_LOGGER).warning(
-            "the queue %s restored from %s has a Policy that does not parse (%s): --auth iam would refuse to "
-            "start; replace or remove it (SetQueueAttributes)",
-            arn,
-            config.data_dir,
-            reason,
-        )
+    for arn, reason in found:  # the reason quotes the policy's own text (a Sid): logfmt, so it cannot end the line
+        fields = {"restored_policy_does_not_parse": arn, "data_dir": config.data_dir, "reason": reason,
+                  "fix": "--auth iam would refuse to start; replace or remove it (SetQueueAttributes)"}  # fmt: skip
+        logging.getLogger(ACCESS_LOGGER).warning(logfmt(fields, EXPLAINED_CHARS))
 
 
 class AccessControl:
@@ -224,7 +222,8 @@ class AccessControl:
             fixed = self._fixed_context(identity, caller.region)
             if self.fixed_bound.admit(self._fixed, _context_size(key, fixed)):
                 self._fixed[key] = fixed
-        decision = self._decide(identity.principal, identity.policies, needs, request, addressed, caller, fixed, scope)
+        decision = self._decide(identity.principal, identity.policies, needs, request, addressed, caller, fixed, scope,
+                                asked=request_keys(action, request))  # fmt: skip
         if decision is not None and not decision.allowed:
             self._denied(identity, decision, request_id)
             raise AccessDenied(decision.message())
@@ -289,9 +288,11 @@ class AccessControl:
         scope: Scope | None = None,
         queue_policy_text: str | None = None,
         checks: list[Decision] | None = None,
+        asked: Mapping[str, Sequence[str]] | None = None,
     ) -> Decision | None:
         """The first denial among the call's needed actions, else the last allow (None when it needs none on a
-        known queue: a move task whose handle does not decode is left to the call's own error)."""
+        known queue: a move task whose handle does not decode is left to the call's own error). ``asked``: the
+        condition keys the call's parameters set (:func:`~sqsemu.security.actions.request_keys`)."""
         if len(needs) == 1 and needs[0][1] == "queue":  # all but move tasks and ListQueues
             region = caller.region
             one = (region, addressed[0], addressed[1]) if addressed is not None else (region, caller.account_id, "*")
@@ -310,7 +311,7 @@ class AccessControl:
             except PolicyError as exc:  # fail closed: never as if the queue had no policy
                 decision = self._unparsable(principal, iam_action, ref, exc)
             else:
-                context = Context(fixed, self._now, scope, tags)
+                context = Context(fixed, self._now, scope, tags, asked)
                 decision = evaluate(principal, iam_action, _arn(ref), ref[1], policies, queue_policy, context)
                 if checks is not None or not decision.allowed:  # explained: a denial, POST /_sqsemu/authorize
                     notes = self._queue_notes(ref, queue_policy_text is not None and role in ("queue", "source"))

@@ -13,7 +13,11 @@ reference" (and the SQS Developer Guide's "Amazon SQS Access Policy Language" pa
   without one applies to the queue it is attached to (SQS's own generated policies always name it);
 - an action is ``*`` or ``<service>:<action>``, matched case-insensitively with ``*`` and ``?`` wildcards
   ("IAM JSON policy elements: Action"); a resource is ``*`` or an ARN, matched case-sensitively with the same
-  wildcards ("IAM JSON policy elements: Resource");
+  wildcards ("IAM JSON policy elements: Resource"). An identity-based policy's other resource values are refused;
+  a queue policy's are kept, as SQS keeps them (LocalStack's AWS-validated ``test_set_queue_policy``: SQS stored a
+  policy whose ``Resource`` is ``"'$sqs_queue_arn'"`` and gave it back; docs/behaviour.md 11.4), and decided
+  fail closed: such a value matches no queue, and a statement it cannot decide without one applies if a ``Deny``
+  and never if an ``Allow`` (:class:`~sqsemu.security.conditions.Undecidable`, as an unsubstituted variable);
 - a principal is ``"*"`` or an object whose keys are ``AWS``, ``Service``, ``Federated`` or ``CanonicalUser``, each
   a string or an array of strings; an ``AWS`` value is ``*``, a 12-digit account id, or an IAM ARN
   (``arn:aws:iam::<account>:root|user/...|role/...``, ``arn:aws:sts::<account>:assumed-role/...``);
@@ -85,19 +89,24 @@ class Pattern:
     exact strings are a set lookup, wildcard ones :class:`~sqsemu.security.wildcard.Wildcard` (no backtracking,
     whatever the pattern). ``ignore_case`` for actions."""
 
-    __slots__ = ("any", "exact", "wild", "ignore_case", "texts", "templates")
+    __slots__ = ("any", "exact", "wild", "ignore_case", "texts", "templates", "unusable")
 
-    def __init__(self, texts: tuple[str, ...], ignore_case: bool, variables: bool = False) -> None:
+    def __init__(
+        self, texts: tuple[str, ...], ignore_case: bool, variables: bool = False, unusable: tuple[str, ...] = ()
+    ) -> None:
         self.texts = texts
         self.ignore_case = ignore_case
         self.any = "*" in texts
-        self.templates = tuple(text for text in texts if has_variables(text)) if variables else ()
+        self.unusable = unusable
+        """Values kept but matching nothing (a queue policy's ``Resource`` that is not an ARN or ``*``): when no
+        other pattern matches, :meth:`matches_in` cannot decide (module docstring)."""
+        self.templates = tuple(t for t in texts if has_variables(t) and t not in unusable) if variables else ()
         """The patterns holding policy variables (``Resource`` of a ``2012-10-17`` policy), matched per request by
         :meth:`matches_in` ("IAM policy elements: Variables and tags")."""
         exact: set[str] = set()
         wild: list[Wildcard] = []
         for text in texts:
-            if text in self.templates:
+            if text in self.templates or text in unusable:
                 continue
             folded = text.lower() if ignore_case else text
             if "*" in text or "?" in text:
@@ -119,10 +128,13 @@ class Pattern:
     def matches_in(self, value: str, context: ContextLookup) -> bool:
         """Whether ``value`` matches one of the patterns, those with policy variables substituted from the request
         ``context`` (a substituted value matched literally); raises
-        :class:`~sqsemu.security.conditions.Undecidable` when one cannot be and no other pattern matches."""
+        :class:`~sqsemu.security.conditions.Undecidable` when one cannot be, or the element holds a value that is
+        not a resource (:attr:`unusable`), and no other pattern matches."""
         if self.matches(value):
             return True
         if not self.templates:
+            if self.unusable:
+                raise Undecidable(f"{self.unusable[0][:60]!r} is not a resource (an ARN or *): it matches no queue")
             return False
         folded = value.lower() if self.ignore_case else value
         undecidable: Undecidable | None = None
@@ -138,6 +150,8 @@ class Pattern:
                 return True
         if undecidable is not None:
             raise undecidable
+        if self.unusable:
+            raise Undecidable(f"{self.unusable[0][:60]!r} is not a resource (an ARN or *): it matches no queue")
         return False
 
 
@@ -222,14 +236,23 @@ def _actions(value: Any, where: str) -> Pattern:
     return Pattern(texts, ignore_case=True)
 
 
-def _resources(value: Any, where: str, variables: bool = False) -> Pattern:
+def _is_resource(text: str) -> bool:
+    """Whether ``text`` is ``*`` or an ARN (``arn:`` and six ``:`` separated parts)."""
+    return text == "*" or (text.startswith("arn:") and text.count(":") >= 5)
+
+
+def _resources(value: Any, where: str, variables: bool = False, resource_based: bool = False) -> Pattern:
+    """A ``Resource``/``NotResource`` element. An identity-based policy's value that is not ``*`` or an ARN is
+    refused ("IAM JSON policy elements: Resource"); a queue policy's is kept, matching no queue (module docstring:
+    SQS stores such a policy)."""
     texts = _strings(value, where)
-    for text in texts:
-        if text != "*" and not text.startswith("arn:"):
+    unusable = tuple(text for text in texts if not _is_resource(text))
+    if unusable and not resource_based:
+        text = unusable[0]
+        if not text.startswith("arn:"):
             raise PolicyError(f"{where}: {text[:100]!r} is not a resource (an ARN or *).")
-        if text.startswith("arn:") and text.count(":") < 5:
-            raise PolicyError(f"{where}: {text[:100]!r} is not a valid ARN (arn:partition:service:region:account:...).")
-    return Pattern(texts, ignore_case=False, variables=variables)
+        raise PolicyError(f"{where}: {text[:100]!r} is not a valid ARN (arn:partition:service:region:account:...).")
+    return Pattern(texts, ignore_case=False, variables=variables, unusable=unusable)
 
 
 def _principals(value: Any, where: str) -> PrincipalSet:
@@ -291,7 +314,8 @@ def _statement(index: int, raw: Any, resource_based: bool, variables: bool = Fal
     not_resource = "NotResource" in raw
     resources: Pattern | None = None
     if "Resource" in raw or not_resource:
-        resources = _resources(raw["NotResource" if not_resource else "Resource"], f"{where}: Resource", variables)
+        element = raw["NotResource" if not_resource else "Resource"]
+        resources = _resources(element, f"{where}: Resource", variables, resource_based)
     elif not resource_based:
         raise PolicyError(f"{where} must have Resource or NotResource.")
     has_principal = "Principal" in raw or "NotPrincipal" in raw
@@ -317,9 +341,15 @@ def _statement(index: int, raw: Any, resource_based: bool, variables: bool = Fal
     )  # fmt: skip
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
 def _document(text: str) -> Any:
+    """The JSON value of ``text``: RFC 8259 JSON, so ``NaN`` and ``Infinity`` (which Python's parser takes) are
+    refused as well."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_not_json)
     except (ValueError, RecursionError):
         raise PolicyError("The policy is not a valid JSON document.") from None
 

@@ -50,14 +50,14 @@ def test_parsed_policies_are_cached_by_text() -> None:
         ('{"Statement": []}', "Statement is required: a statement object or a non-empty array of them."),
         ('{"Id": 5, "Statement": []}', "Id must be a string."),
         ('{"Statement": [5]}', "Statement #1 must be an object."),
+        (with_statement(Condition={"NumericEquals": {"k": 1}}).replace("1}", "NaN}"), "not a valid JSON document"),
+        (with_statement(Condition={"NumericLessThan": {"k": 1}}).replace("1}", "Infinity}"), "not a valid JSON"),
         (with_statement(Effect="Maybe"), "Statement #1: Effect must be Allow or Deny."),
         (with_statement(Effect=None), "Statement #1: Effect must be Allow or Deny."),
         (with_statement(Action=None), "Statement #1 must have exactly one of Action and NotAction."),
         (with_statement(NotAction="sqs:*"), "Statement #1 must have exactly one of Action and NotAction."),
         (with_statement(Action="SendMessage"), "Statement #1: Action: 'SendMessage' is not an action"),
         (with_statement(Action=[]), "Statement #1: Action must be a string or a non-empty array of strings."),
-        (with_statement(Resource="queue"), "Statement #1: Resource: 'queue' is not a resource (an ARN or *)."),
-        (with_statement(Resource="arn:aws:sqs"), "Statement #1: Resource: 'arn:aws:sqs' is not a valid ARN"),
         (with_statement(NotResource="*"), "Statement #1 must not have both Resource and NotResource."),
         (with_statement(Principal=None), "Statement #1 must have Principal or NotPrincipal."),
         (with_statement(NotPrincipal="*"), "Statement #1 must not have both Principal and NotPrincipal."),
@@ -81,6 +81,23 @@ def test_grammar_errors(text: str, reason: str) -> None:
     with pytest.raises(PolicyError) as caught:
         parse_policy(text, True)
     assert str(caught.value).startswith(reason) or reason in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("resource", "reason"),
+    [
+        ("queue", "Statement #1: Resource: 'queue' is not a resource (an ARN or *)."),
+        ("arn:aws:sqs", "Statement #1: Resource: 'arn:aws:sqs' is not a valid ARN"),
+    ],
+)
+def test_an_identity_policy_resource_must_be_an_arn_a_queue_policys_is_kept(resource: str, reason: str) -> None:
+    """IAM refuses an identity-based policy's non-ARN resource; SQS stores a queue policy's (docs/behaviour.md
+    11.4): it is kept, and matches no queue."""
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(with_statement(Principal=None, Resource=resource), False)
+    assert str(caught.value).startswith(reason)
+    resources = parse_policy(with_statement(Resource=resource), True).statements[0].resources
+    assert resources is not None and resources.unusable == (resource,)
 
 
 def test_identity_policies_have_no_principal_and_need_a_resource() -> None:
