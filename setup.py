@@ -32,7 +32,6 @@ import sys
 import sysconfig
 import tempfile
 import threading
-import time
 from typing import IO, Any
 
 from setuptools import Extension, setup
@@ -199,8 +198,6 @@ class _OptionalBuildExt(build_ext):
         super().initialize_options()
         self._built: list[str] = []
         self._jobs = 1
-        self._modules_done = 0
-        self._started = time.monotonic()
 
     def finalize_options(self) -> None:
         super().finalize_options()
@@ -235,13 +232,9 @@ class _OptionalBuildExt(build_ext):
             self._record_sources()
             return
         try:
-            if self.extensions:
-                files = sum(len(ext.sources) for ext in self.extensions)
-                _say(f"compiling {files} C files, {self._jobs} at a time ({_MODULE_COUNT} modules, mypyc's runtime)")
-            self._started = time.monotonic()
             super().run()
             if self.extensions:
-                _say(f"compiled and linked in {time.monotonic() - self._started:.0f} s")
+                _progress().finished()
             _store_in_cache([(ext.name, self.get_ext_fullpath(ext.name)) for ext in self.extensions])
             if self.extensions:
                 self._record_sources()
@@ -253,33 +246,35 @@ class _OptionalBuildExt(build_ext):
                     os.remove(ext_file)
 
     def build_extension(self, ext: Any) -> None:
-        """Build one extension, its C files compiled ``self._jobs`` at a time (``compile_side_by_side``), each
-        compiled module announced as its C file is done."""
+        """Build one extension, its C files compiled ``self._jobs`` at a time (``compile_side_by_side``), each step
+        said as it happens with its measured time (``sqsemu.compiled.BuildProgress``): each compiled module as its C
+        file is done, the link when it starts and when it ends."""
         compiler = self.compiler
         compile_files = compiler.compile
+        link_files = compiler.link_shared_object
         helpers = _compiled_module()
+        progress = _progress()
 
         def compile_side_by_side(sources: list[str], output_dir: str | None = None, **options: Any) -> list[str]:
             def one(files: list[str]) -> list[str]:
                 return list(compile_files(files, output_dir=output_dir, **options))
 
-            return list(helpers.compile_side_by_side(one, sources, self._jobs, self._compiled))
+            return list(helpers.compile_side_by_side(one, sources, self._jobs, progress.compiled))
 
+        def link_shared_object(objects: list[str], output_filename: str, *args: Any, **options: Any) -> Any:
+            return progress.link(
+                lambda: link_files(objects, output_filename, *args, **options), output_filename, len(objects)
+            )
+
+        progress.extension(ext.name, list(ext.sources), self._jobs)
         compiler.compile = compile_side_by_side
+        compiler.link_shared_object = link_shared_object
         try:
             super().build_extension(ext)
         finally:
-            del compiler.compile  # the instance attribute: the class's method again
+            del compiler.compile  # the instance attributes: the class's methods again
+            del compiler.link_shared_object
         self._built.append(self.get_ext_fullpath(ext.name))
-
-    def _compiled(self, source: str) -> None:
-        """Announce a compiled module whose C file is compiled: ``[ 3/24] sqsemu.engine.broker (27 s)``."""
-        module = _compiled_module().module_of_c_file(source)
-        if module is None:
-            return
-        self._modules_done += 1
-        elapsed = time.monotonic() - self._started
-        _say(f"[{self._modules_done:>2}/{_MODULE_COUNT}] {module} ({elapsed:.0f} s)")
 
 
 def _cores() -> int:
@@ -290,7 +285,15 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-_MODULE_COUNT = 0  # set by _ext_modules: how many modules this build compiles
+_PROGRESS: list[Any] = []  # the build's BuildProgress (sqsemu.compiled), made by _ext_modules or at first use
+
+
+def _progress() -> Any:
+    """This build's ``sqsemu.compiled.BuildProgress``: what it says, with its measured times."""
+    if not _PROGRESS:
+        _PROGRESS.append(_compiled_module().BuildProgress(_say, len(_compiled_list()[0])))
+    return _PROGRESS[0]
+
 
 # The setup.py commands that build (PEP 517 runs this file for egg_info and dist_info first, which need no mypyc run).
 _BUILDING = {"bdist_wheel", "editable_wheel", "build", "build_ext", "install", "develop", "bdist_egg"}
@@ -332,22 +335,21 @@ def _ext_modules() -> list[Any]:
         _say(f"the sources are unchanged since a build kept in {cached[1]}: reusing its compiled modules")
         return cached[0]
     paths = [os.path.join(*m.split(".")) + ".py" for m in modules]
-    global _MODULE_COUNT
-    _MODULE_COUNT = len(paths)
     _say(
-        f"compiling the hot path ({len(paths)} modules) with mypyc, then a C compiler: about 20 s on 2 cores "
-        f"(docs/compiled.md); {pure_env}=1 skips it and installs the pure-Python package"
+        f"compiling the hot path ({len(paths)} modules) with mypyc, then a C compiler: each step's time is said as "
+        f"it ends (docs/compiled.md); {pure_env}=1 skips it and installs the pure-Python package"
     )
-    started = time.monotonic()
-    _say(f"type-checking and translating {len(paths)} modules to C")
+    progress = _progress()
+    progress.translating()
     try:
         # multi_file: a C file per module (one shared library still), so that the C compiles on every core.
         extensions = list(mypycify([*_MYPY_FLAGS, *paths], opt_level="3", debug_level="0", multi_file=True))
-        _say(f"translated to C in {time.monotonic() - started:.0f} s")
+        progress.translated()
         return extensions
     except (SystemExit, Exception) as error:  # noqa: BLE001 - mypyc's type errors exit; the pure package still works
         _say(f"mypyc could not translate the modules ({error!r}): building the pure-Python package")
         return []
 
 
-setup(ext_modules=_ext_modules(), cmdclass={"build_ext": _OptionalBuildExt})
+if __name__ == "__main__":  # pip's build backend runs this file as __main__; a test may load it without building
+    setup(ext_modules=_ext_modules(), cmdclass={"build_ext": _OptionalBuildExt})

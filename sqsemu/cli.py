@@ -19,8 +19,8 @@ Exit statuses, one rule (:data:`EXIT_STATUSES`, also in ``--help`` and docs/conf
 - 1: could not start with valid settings: the address cannot be listened on (port in use, a host that is not this
   machine's), the data folder cannot be used (in use by another sqsemu, not writable, corrupt), or a declared queue
   conflicts with a restored one;
-- 2: usage error: an invalid option value, or a configuration file that cannot be read or holds a bad key or
-  declaration (reported by click);
+- 2: usage error: an invalid option value (an ``--init-dir`` that does not exist included), or a configuration file
+  that cannot be read or holds a bad key or declaration (reported by click);
 - 3: the durable store failed while serving (a full disk, an I/O error), after one log line saying why: restart,
   and the server starts from what is on disk.
 """
@@ -206,7 +206,7 @@ def _config(options: dict[str, Any]) -> Config:
         options = {**options, "port": LOCALSTACK_PORT}  # LocalStack's one port (sqsemu.compat.localstack)
     loaded = ctx.meta.get(_LOADED)
     if loaded is None:
-        return _security_config(options)
+        return _check_init_dir(_security_config(options))
     from sqsemu.declare import DeclarationError, check_declarations
 
     config = _security_config(
@@ -222,6 +222,22 @@ def _config(options: dict[str, Any]) -> Config:
         ctx = click.get_current_context()
         param = next(p for p in ctx.command.params if p.name == "config")
         raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+    return _check_init_dir(config)
+
+
+def _check_init_dir(config: Config) -> Config:
+    """``config``, unless it runs LocalStack's init scripts (``--compat localstack``) from an ``--init-dir`` that
+    was given but cannot be what was meant: a folder that does not exist, or one holding scripts but no ``ready.d``
+    (:func:`sqsemu.compat.initscripts.init_dir_problem`). That is a usage error (exit status 2) naming where it was
+    set, instead of a server that runs no script and says ``Ready.``."""
+    if config.compat != "localstack" or not config.init_dir:
+        return config
+    from sqsemu.compat.initscripts import init_dir_problem
+
+    problem = init_dir_problem(config.init_dir)
+    if problem is not None:
+        ctx = click.get_current_context()
+        raise _bad_value(ctx, next(p for p in ctx.command.params if p.name == "init_dir"), problem)
     return config
 
 

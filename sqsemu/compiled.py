@@ -33,12 +33,15 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
+from typing import TypeVar
 
 __all__ = [
     "COMPILED",
+    "BuildProgress",
     "MODULES",
     "PURE_ENV",
     "SOURCES_FILE",
@@ -173,6 +176,116 @@ def compile_side_by_side(
                 objects[source] = future.result()
                 done(source)
     return [obj for source in sources for obj in objects[source]]
+
+
+_T = TypeVar("_T")
+
+
+class BuildProgress:
+    """What ``setup.py`` says while it compiles, every figure measured on this build, none assumed.
+
+    The build's steps, in order: mypyc translates the modules to C (:meth:`translating`, :meth:`translated`: the
+    time it took); the C files of the one shared library compile side by side (:meth:`extension`, then
+    :meth:`compiled` as each file is done, which names its module, or mypyc's runtime, with the seconds since
+    compiling began and, from the second file on, an estimate of the compiling left: the C not yet compiled at this
+    build's pace so far, in bytes per second, labelled as an estimate); the library links (:meth:`link`: a line
+    when the linker starts, one with its duration when it ends); the modules' import stubs (one tiny C file each)
+    compile and link (one line when they start); :meth:`finished` gives the total and each step's time.
+    ``say(line)`` writes a line; ``clock()`` gives seconds (``time.monotonic``). No figure is a constant:
+    docs/compiled.md shows a run."""
+
+    def __init__(
+        self, say: Callable[[str], None], modules: int = 0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.say = say
+        self.modules = modules
+        self.clock = clock
+        self.seconds: dict[str, float] = {}
+        """Seconds per step: ``translate``, ``compile``, ``link``, ``stubs``."""
+        self._step = ""
+        self._mark = self._began = clock()
+        self._compile_began: float | None = None
+        self._sizes: dict[str, int] = {}
+        self._done_bytes = 0
+        self._files_done = 0
+        self._stubs = 0
+
+    def _switch(self, step: str) -> float:
+        """Close the current step's time at now, start ``step``; now."""
+        now = self.clock()
+        if self._step:
+            self.seconds[self._step] = self.seconds.get(self._step, 0.0) + now - self._mark
+        self._step, self._mark = step, now
+        return now
+
+    def translating(self) -> None:
+        """mypyc begins to type-check the modules and translate them to C."""
+        self._switch("translate")
+        self.say(f"type-checking and translating {self.modules} modules to C")
+
+    def translated(self) -> None:
+        """mypyc has translated the modules to C."""
+        self._switch("")
+        self.say(f"translated to C in {self.seconds['translate']:.0f} s")
+
+    def extension(self, name: str, sources: Sequence[str], jobs: int) -> None:
+        """An extension's build begins: the shared library (its C files compiled ``jobs`` at a time), or a module's
+        import stub (a listed module's name and one C file: the first one says that they follow)."""
+        if name in MODULES and len(sources) == 1:
+            self._switch("stubs")
+            self._stubs += 1
+            if self._stubs == 1:
+                self.say(f"compiling and linking the modules' import stubs ({self.modules}, one small C file each)")
+            return
+        now = self._switch("compile")
+        if self._compile_began is None:
+            self._compile_began = now
+        for source in sources:
+            try:
+                self._sizes[source] = os.path.getsize(source)
+            except OSError:
+                self._sizes[source] = 0
+        modules = sum(1 for source in sources if module_of_c_file(source) is not None)
+        self.say(f"compiling {len(sources)} C files, {jobs} at a time ({modules} modules, mypyc's runtime)")
+
+    def compiled(self, source: str) -> None:
+        """A C file is compiled: ``[ 3/44] sqsemu.engine.broker (27 s; estimate: about 40 s more at this build's
+        pace)``; another (mypyc's runtime, the group's shared code) by its name, ``[40/44] str_ops.c (80 s)``; a
+        file of no announced extension (a stub's) says nothing."""
+        if source not in self._sizes:
+            return
+        self._done_bytes += self._sizes[source]
+        self._files_done += 1
+        now = self.clock()
+        elapsed = now - (self._compile_began if self._compile_began is not None else now)
+        module = module_of_c_file(source)
+        what = module if module is not None else os.path.basename(source)  # mypyc's runtime, the group's shared code
+        line = f"[{self._files_done:>{len(str(len(self._sizes)))}}/{len(self._sizes)}] {what} ({elapsed:.0f} s"
+        left = sum(self._sizes.values()) - self._done_bytes
+        estimate = elapsed * left / self._done_bytes if self._done_bytes > 0 else 0.0
+        if self._files_done > 1 and estimate >= 0.5:  # shown rounded to the second: "about 0 s" says nothing
+            line += f"; estimate: about {estimate:.0f} s more at this build's pace"
+        self.say(line + ")")
+
+    def link(self, link: Callable[[], _T], target: str, objects: int) -> _T:
+        """Run ``link()`` (the linker making ``target`` of ``objects`` object files) and return what it returns;
+        the shared library's link says when it starts and how long it took (a stub's is counted in ``stubs``)."""
+        if self._step == "stubs":
+            return link()
+        self._switch("link")
+        self.say(f"linking {objects} object files into {os.path.basename(target)}")
+        started = self.clock()
+        result = link()
+        self.say(f"linked in {self.clock() - started:.0f} s")
+        self._switch("")
+        return result
+
+    def finished(self) -> None:
+        """Every extension is built: the total, and each step's measured time."""
+        now = self._switch("")
+        names = (("translate", "translating"), ("compile", "compiling"), ("link", "linking"), ("stubs", "stubs"))
+        steps = ", ".join(f"{words} {self.seconds[step]:.0f} s" for step, words in names if step in self.seconds)
+        self.say(f"compiled and linked in {now - self._began:.0f} s ({steps})")
 
 
 def module_of_c_file(path: str) -> str | None:

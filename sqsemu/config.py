@@ -329,7 +329,8 @@ class Config:
         default="",
         metadata=option(
             "With `--compat localstack`: the folder whose `ready.d` scripts run once the server is ready "
-            "(LocalStack's init hooks).",
+            "(LocalStack's init hooks), or a `ready.d` folder itself; one that does not exist, or holds scripts "
+            "but no `ready.d`, is refused at start.",
             default_text="`/etc/localstack/init`",
             metavar="PATH",
             path=True,

@@ -69,7 +69,7 @@ from sqsemu.engine.realism import Realism
 from sqsemu.eventsource import LAMBDA_API_PREFIX
 from sqsemu.http.adminapp import AdminApp
 from sqsemu.http.home import CONTENT_TYPE as HOME_CONTENT_TYPE
-from sqsemu.http.home import home_text
+from sqsemu.http.home import console_queue_page, home_text
 from sqsemu.observability import METRICS_PATH
 from sqsemu.observability.accesslog import ACCESS_LOGGER, AccessLog, logfmt
 from sqsemu.observability.banner import Banner
@@ -636,6 +636,10 @@ class SQSApp:
         method = scope["method"]
         if accept is not None and self.console_home and method in _HOME_METHODS and _browser_home(scope, accept):
             return 307, _CONSOLE_REDIRECT, b""
+        if accept is not None and self.console_home and method in _HOME_METHODS and _browser_get(call, accept):
+            page = console_queue_page(scope["path"], self.config, self.broker)  # a queue URL opened in a browser
+            if page is not None:
+                return 307, [(b"location", page), (_CONTENT_LENGTH, b"0")], b""
         if method in _HOME_METHODS and scope["path"] == "/" and not scope["query_string"] and call.target is None:
             return self._home(scope, host)
         return None
@@ -874,6 +878,14 @@ def _browser_home(scope: Scope, accept: bytes) -> bool:
     if scope["path"] != "/" or b"text/html" not in accept:
         return False
     return not any(key == "Action" for key, _ in parse_qsl(scope["query_string"].decode("latin-1")))
+
+
+def _browser_get(call: _Call, accept: bytes) -> bool:
+    """Whether a GET is a browser's (HTML accepted, no ``X-Amz-Target``, no ``Action`` parameter): SDKs never ask
+    for HTML, so their requests keep AWS's answers."""
+    if b"text/html" not in accept or call.target is not None:
+        return False
+    return not any(key == "Action" for key, _ in parse_qsl(call.scope["query_string"].decode("latin-1")))
 
 
 def _presigned_credential(params: list[tuple[str, str]]) -> str | None:

@@ -27,6 +27,10 @@ listened on, a wildcard one as ``localhost``; the metrics and console URLs start
 ``region``, ``account``, ``clock``, ``fidelity``, ``data_dir`` (``null``: in memory), ``fsync``,
 ``queues_restored``, ``queues_declared``, ``metrics_url``, ``console_url`` (``null`` when off or absent), ``build``,
 ``auth`` (``none``, ``sigv4``, ``iam``) and ``identities`` (the keys it accepts; 0 with ``none``).
+
+After the lines, what the settings leave open or unused is logged as warnings (:func:`start_warnings`), each once
+per start: ``--auth sigv4``/``iam`` without ``--admin-token`` while the operator's routes are on (they are open to
+anyone who reaches the port: docs/security.md), and ``--init-dir`` without ``--compat localstack`` (no script runs).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from sqsemu import compiled
 from sqsemu.config import Config
 from sqsemu.observability import METRICS_PATH
 
-__all__ = ["BANNER_LOGGER", "CONSOLE_PATH", "Banner", "console_installed"]
+__all__ = ["BANNER_LOGGER", "CONSOLE_PATH", "Banner", "console_installed", "start_warnings"]
 
 BANNER_LOGGER = "sqsemu.banner"
 CONSOLE_PATH = "/_sqsemu/ui/"
@@ -71,6 +75,29 @@ def endpoint_url(config: Config, port: int) -> str:
     return listen_url(config, port)
 
 
+def start_warnings(config: Config) -> list[str]:
+    """The warnings a server of ``config`` logs at start (after the banner): settings that leave something open, or
+    that do nothing, without a word otherwise. Empty for the defaults."""
+    warnings: list[str] = []
+    if config.auth != "none" and config.admin and not config.admin_token:
+        routes = "/_sqsemu/* (peek, reset, clock, faults, authorize)"
+        routes += ", the web console" if config.console else ""
+        routes += ", /moto-api/reset"
+        routes += ", /metrics" if config.metrics else ""
+        if config.compat == "localstack":
+            routes += ", /_aws/sqs/messages"
+        warnings.append(
+            f"--auth {config.auth} checks every SQS call, but the operator's routes are open to anyone who reaches "
+            f"this port, without a signature: {routes}; set --admin-token (or --no-admin) where others can reach "
+            "it (docs/security.md)"
+        )
+    if config.init_dir and config.compat != "localstack":
+        warnings.append(
+            f"--init-dir {config.init_dir} is set, but init scripts run only with --compat localstack: none run"
+        )
+    return warnings
+
+
 @dataclass(frozen=True)
 class Banner:
     """The facts the banner shows (``data_dir`` None: in memory; a URL None: switched off or absent)."""
@@ -96,6 +123,7 @@ class Banner:
     identities: int = 0  # the [[credentials]] keys --auth sigv4 or iam accepts (each one identity under iam)
     local_url: str | None = None  # a wildcard address (every interface) as reached from this machine
     fixed_urls: bool = False  # the endpoint is --base-url (queue URLs name it)
+    warnings: tuple[str, ...] = ()  # start_warnings(config), logged after the lines
 
     @classmethod
     def of(cls, config: Config, version: str, port: int, restored: int, data_dir: str | None = None) -> Banner:
@@ -126,6 +154,7 @@ class Banner:
             identities=len(config.credentials) if config.auth != "none" else 0,
             local_url=f"http://localhost:{port}" if config.host in WILDCARD_HOSTS else None,
             fixed_urls=bool(config.base_url),
+            warnings=tuple(start_warnings(config)),
         )
 
     def lines(self) -> list[str]:
@@ -165,14 +194,17 @@ class Banner:
     def fields(self) -> dict[str, object]:
         """The facts, for the JSON format."""
         facts = asdict(self)
-        for internal in ("admin_token", "admin", "console_built", "local_url", "fixed_urls"):
+        for internal in ("admin_token", "admin", "console_built", "local_url", "fixed_urls", "warnings"):
             facts.pop(internal)
         return facts
 
     def log(self, logger: logging.Logger | None = None) -> None:
-        """Log the lines at INFO (to ``sqsemu.banner`` unless ``logger`` is given); the first carries ``fields``. A
-        stale or incomplete compile is then logged as a warning (:func:`sqsemu.compiled.warn_if_stale`)."""
+        """Log the lines at INFO (to ``sqsemu.banner`` unless ``logger`` is given); the first carries ``fields``.
+        Then each of :attr:`warnings` at WARNING, and a stale or incomplete compile as a warning too
+        (:func:`sqsemu.compiled.warn_if_stale`)."""
         logger = logger or logging.getLogger(BANNER_LOGGER)
         for index, line in enumerate(self.lines()):
             logger.info(line, extra={"fields": self.fields()} if index == 0 else None)
+        for warning in self.warnings:
+            logger.warning("%s", warning)
         compiled.warn_if_stale()  # a stale or incomplete compile: said as a warning too, not only in ``build``

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqsemu.engine.broker import Broker, Namespace, Queue
+from sqsemu.engine.elsewhere import hint_missing_queue
 from sqsemu.engine.errors import (
     InvalidParameterValue,
     MissingParameter,
+    QueueDoesNotExist,
     SQSError,
     invalid_value,
 )
@@ -89,7 +91,18 @@ class Context:
             ns = caller
         else:
             ns = Namespace(account, caller.region)
-        return self.broker.get_queue(ns, name)
+        return _get_queue(self.broker, ns, name)
+
+
+def _get_queue(broker: Broker, ns: Namespace, name: str) -> Queue:
+    """``broker.get_queue(ns, name)`` for a call; a ``QueueDoesNotExist`` is raised as it is (AWS's answer), after a
+    rate-limited hint in the log when a queue of that name exists in another region or account
+    (:mod:`sqsemu.engine.elsewhere`)."""
+    try:
+        return broker.get_queue(ns, name)
+    except QueueDoesNotExist:
+        hint_missing_queue(broker, ns, name)
+        raise
 
 
 Handler = Callable[[Context, Any], Response]
@@ -169,7 +182,7 @@ def get_queue_url(ctx: Context, req: s.GetQueueUrlRequest) -> Response:
     owner = req.queue_owner_aws_account_id
     if owner and owner != ns.account_id:
         ns = Namespace(owner, ns.region)
-    return {"QueueUrl": ctx.queue_url(ctx.broker.get_queue(ns, req.queue_name))}
+    return {"QueueUrl": ctx.queue_url(_get_queue(ctx.broker, ns, req.queue_name))}
 
 
 def list_queues(ctx: Context, req: s.ListQueuesRequest) -> Response:

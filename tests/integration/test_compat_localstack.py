@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
+import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -73,8 +75,10 @@ def localstack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProce
     ready.mkdir()
     (ready / "01-queues.py").write_text(INIT_SCRIPT, encoding="utf-8")
     failing = ready / "02-fails.sh"
-    failing.write_text("#!/bin/sh\necho going wrong\nexit 3\n", encoding="utf-8")
+    failing.write_text("#!/bin/sh\necho going wrong\necho on stderr >&2\nexit 3\n", encoding="utf-8")
     failing.chmod(failing.stat().st_mode | stat.S_IXUSR)
+    (ready / "README.md").write_text("# what these scripts do\n", encoding="utf-8")  # no script: left out
+    (ready / ".gitkeep").write_text("", encoding="utf-8")
     with ServerProcess(["--compat", "localstack", "--init-dir", str(init)]) as srv:
         deadline = time.monotonic() + 30
         while "Ready." not in srv.log_tail(100_000) and time.monotonic() < deadline:
@@ -93,6 +97,74 @@ def test_the_ready_line_comes_after_the_init_scripts(localstack: ServerProcess) 
     ready_at = lines.index("Ready.")
     assert any("queue made" in line for line in lines[:ready_at]), log
     assert any("02-fails.sh failed with exit status 3" in line for line in lines[:ready_at]), log
+
+
+def test_each_init_script_says_how_it_ended_in_one_line(localstack: ServerProcess) -> None:
+    """Issue 47, finding 13: one line per script with its exit status and duration (a failure at ERROR with its
+    last output lines, stdout and stderr in the order written), then a summary; before, a success logged nothing
+    and a failure only its status."""
+    log = localstack.log_tail(100_000)
+    assert re.search(
+        r"INFO sqsemu\.compat init script 01-queues\.py: SUCCESSFUL \(exit status 0, \d+\.\d\d s\)", log
+    ), log
+    failed = r"ERROR sqsemu\.compat init script 02-fails\.sh failed with exit status 3 after \d+\.\d\d s \(ERROR\)"
+    assert re.search(failed + r"; last output: going wrong \| on stderr$", log, re.MULTILINE), log
+    assert "WARNING sqsemu.compat init scripts: 2 run, 1 SUCCESSFUL, 1 ERROR" in log, log
+
+
+def test_files_that_are_no_scripts_are_left_out_in_one_info_line(localstack: ServerProcess) -> None:
+    """Issue 47, suspicion of finding 9: a README.md or .gitkeep in ready.d (neither .sh nor .py, not executable) is
+    not shown as an ERROR script: left out of /_localstack/init, named in one INFO line."""
+    log = localstack.log_tail(100_000)
+    left_out = "not scripts, not run (neither .sh nor .py, nor executable): .gitkeep, README.md"
+    assert f"INFO sqsemu.compat init scripts: {left_out}" in log, log
+    assert "README.md is not executable" not in log
+    names = [
+        s["name"] for s in requests.get(f"{localstack.endpoint_url}/_localstack/init", timeout=10).json()["scripts"]
+    ]
+    assert names == ["01-queues.py", "02-fails.sh"]
+
+
+def _sqsemu_exits(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m sqsemu ARGS`` on a free port, expected to stop by itself (a refused start)."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("SQSEMU_") or k == "SQSEMU_PURE_PYTHON"}
+    argv = [sys.executable, "-m", "sqsemu", "--host", "127.0.0.1", "--port", "0", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, env={**environment, **(env or {})})
+
+
+def test_an_init_dir_that_does_not_exist_is_refused_at_start(tmp_path: Path) -> None:
+    """Issue 47, finding 13: ``--init-dir`` naming no folder ran nothing, said nothing and printed ``Ready.``; it
+    is a usage error (exit status 2) naming the option, or its variable."""
+    missing = str(tmp_path / "no-such-init")
+    result = _sqsemu_exits("--compat", "localstack", "--init-dir", missing)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"Invalid value for '--init-dir': {missing!r} does not exist" in result.stderr
+    assert "Ready." not in result.stdout
+    by_variable = _sqsemu_exits("--compat", "localstack", env={"SQSEMU_INIT_DIR": missing})
+    assert by_variable.returncode == 2, by_variable.stderr
+    assert "(env var: 'SQSEMU_INIT_DIR')" in by_variable.stderr
+
+
+def test_an_init_dir_holding_scripts_but_no_ready_d_is_refused_saying_what_is_expected(tmp_path: Path) -> None:
+    (tmp_path / "01-queues.sh").write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    result = _sqsemu_exits("--compat", "localstack", "--init-dir", str(tmp_path))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"{str(tmp_path)!r} holds scripts (01-queues.sh) but no ready.d folder" in result.stderr
+    assert "move them there, or give a folder named ready.d" in result.stderr
+
+
+def test_an_init_dir_naming_a_ready_d_folder_runs_its_scripts(tmp_path: Path) -> None:
+    """Issue 47, finding 13: ``--init-dir .../ready.d`` (a stage folder, as LocalStack lets one mount it) ran
+    nothing (it looked for ``ready.d/ready.d``); its scripts now run, and the log says how the folder was taken."""
+    ready = tmp_path / "ready.d"
+    ready.mkdir()
+    (ready / "01-queues.py").write_text(INIT_SCRIPT, encoding="utf-8")
+    with ServerProcess(["--compat", "localstack", "--init-dir", str(ready)]) as srv:
+        log = wait_for_ready_line(srv)
+        assert f"--init-dir {ready} is a ready.d folder: its scripts run as the READY stage" in log, log
+        data = requests.get(f"{srv.endpoint_url}/_localstack/init", timeout=10).json()
+        assert data["scripts"] == [{"stage": "READY", "name": "01-queues.py", "state": "SUCCESSFUL"}], log
+        assert client_for(srv.endpoint_url, "json").get_queue_url(QueueName="made-by-ready-d")["QueueUrl"]
 
 
 def test_health_as_localstack_clients_poll_it(localstack: ServerProcess) -> None:

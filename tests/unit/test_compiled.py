@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.machinery
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -223,3 +224,113 @@ def test_the_build_names_each_compiled_module_by_its_c_file() -> None:
     assert compiled.module_of_c_file("build/__native_63819c12c7b1ec9ea676.c") is None  # the group's shared file
     assert compiled.module_of_c_file("build/str_ops.c") is None  # mypyc's run-time library
     assert compiled.module_of_c_file("build/sqsemu/engine/queue.c") is None  # the module's import stub
+
+
+def _c_files(folder: Path, sizes: dict[str, int]) -> list[str]:
+    """C files of mypyc's ``multi_file`` names in ``folder``, each of the given size in bytes."""
+    paths = []
+    for name, size in sizes.items():
+        path = folder / name
+        path.write_text("x" * size)
+        paths.append(str(path))
+    return paths
+
+
+@pytest.mark.parametrize("pace", [1, 3])
+def test_the_build_says_each_step_as_it_happens_with_its_measured_time_the_link_included(
+    tmp_path: Path, pace: int
+) -> None:
+    """Issue 47, finding 14: what setup.py says comes from this build's clock, never a constant ("about 20 s on 2
+    cores"): each C file as it is compiled (its module, or mypyc's runtime: no silence after the last module) with
+    the seconds since compiling began and, from the second on, an estimate labelled as one (the C left at the pace
+    so far); a line when the link starts (before the linker runs) and its
+    duration when it ends; the stubs; the total per step. A build ``pace`` times slower says figures ``pace``
+    times larger."""
+    now = [1000.0]
+    lines: list[str] = []
+    progress = compiled.BuildProgress(lines.append, modules=2, clock=lambda: now[0])
+    progress.translating()
+    now[0] += 4 * pace
+    progress.translated()
+    sources = _c_files(
+        tmp_path,
+        {"__native_sqsemu___engine___queue.c": 3000, "__native_sqsemu___protocol___md5.c": 1000, "str_ops.c": 1000},
+    )
+    progress.extension("0123abcd__mypyc", sources, 1)
+
+    def compile_files(files: list[str]) -> list[str]:
+        now[0] += os.path.getsize(files[0]) / 100 * pace  # 10 s per 1,000 bytes, times the pace
+        return [files[0] + ".o"]
+
+    objects = compiled.compile_side_by_side(compile_files, sources, 1, progress.compiled)
+    said_before_linking: list[str] = []
+
+    def link() -> str:
+        said_before_linking.extend(lines)
+        now[0] += 15 * pace
+        return "linked"
+
+    assert (
+        progress.link(link, str(tmp_path / "0123abcd__mypyc.cpython-311-x86_64-linux-gnu.so"), len(objects)) == "linked"
+    )
+    progress.extension("sqsemu.engine.queue", [str(tmp_path / "sqsemu" / "engine" / "queue.c")], 1)
+    progress.link(lambda: now.__setitem__(0, now[0] + pace), "queue.so", 1)  # a stub: counted, not said
+    progress.finished()
+    assert lines == [
+        "type-checking and translating 2 modules to C",
+        f"translated to C in {4 * pace} s",
+        "compiling 3 C files, 1 at a time (2 modules, mypyc's runtime)",
+        f"[1/3] sqsemu.engine.queue ({30 * pace} s)",
+        f"[2/3] sqsemu.protocol.md5 ({40 * pace} s; estimate: about {10 * pace} s more at this build's pace)",
+        f"[3/3] str_ops.c ({50 * pace} s)",
+        "linking 3 object files into 0123abcd__mypyc.cpython-311-x86_64-linux-gnu.so",
+        f"linked in {15 * pace} s",
+        "compiling and linking the modules' import stubs (2, one small C file each)",
+        f"compiled and linked in {70 * pace} s (translating {4 * pace} s, compiling {50 * pace} s, linking "
+        f"{15 * pace} s, stubs {pace} s)",
+    ]
+    assert said_before_linking[-1].startswith("linking 3 object files")  # said when the link starts, not after
+    assert not any("about 20 s" in line or "cores" in line for line in lines)
+
+
+def test_setup_py_builds_and_links_a_c_extension_saying_the_link_when_it_starts(tmp_path: Path) -> None:
+    """Issue 47, finding 14, in a real process with the real C compiler and linker: setup.py's build command, loaded
+    without building sqsemu (it builds only when run as a script), builds a one-file extension and says the link
+    as it starts and with its measured duration when it ends (before: about 15 s of link with no line), and no
+    fixed estimate."""
+    missing = can_compile()
+    if missing:
+        pytest.skip(f"no C build here: {missing}")
+    (tmp_path / "tiny.c").write_text(
+        "#include <Python.h>\n"
+        'static struct PyModuleDef tiny = {PyModuleDef_HEAD_INIT, "tiny", NULL, -1, NULL};\n'
+        "PyMODINIT_FUNC PyInit_tiny(void) { return PyModule_Create(&tiny); }\n"
+    )
+    script = f"""
+import importlib.util
+from setuptools import Distribution, Extension
+spec = importlib.util.spec_from_file_location("sqsemu_setup", {str(ROOT / "setup.py")!r})
+setup_py = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(setup_py)
+dist = Distribution({{"name": "tiny", "ext_modules": [Extension("tiny", [{str(tmp_path / "tiny.c")!r}])],
+                     "cmdclass": {{"build_ext": setup_py._OptionalBuildExt}}}})
+command = dist.get_command_obj("build_ext")
+command.build_lib, command.build_temp = {str(tmp_path / "lib")!r}, {str(tmp_path / "tmp")!r}
+dist.run_command("build_ext")
+"""
+    env = {**os.environ, "SQSEMU_BUILD_CACHE": "off", "SQSEMU_BUILD_PROGRESS": "0"}  # no cache entry, no /dev/tty
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    said = [line for line in result.stderr.splitlines() if line.startswith("sqsemu build: ")]
+    linking = [
+        i for i, line in enumerate(said) if re.fullmatch(r"sqsemu build: linking 1 object files into tiny\..*so", line)
+    ]
+    linked = [i for i, line in enumerate(said) if re.fullmatch(r"sqsemu build: linked in \d+ s", line)]
+    assert linking and linked and linking[0] < linked[0], said
+    assert re.fullmatch(r"sqsemu build: compiled and linked in \d+ s \(compiling \d+ s, linking \d+ s\)", said[-1]), (
+        said
+    )
+    assert not any("about" in line for line in said), said
+    assert list((tmp_path / "lib").glob("tiny.*so")), "the extension was not built"

@@ -9,7 +9,7 @@ import pytest
 from sqsemu import compiled
 from sqsemu.config import Config, Credential, QueueDeclaration
 from sqsemu.observability import banner as banner_module
-from sqsemu.observability.banner import Banner, endpoint_url
+from sqsemu.observability.banner import Banner, endpoint_url, start_warnings
 
 
 def test_banner_of_the_defaults() -> None:
@@ -126,3 +126,28 @@ def test_banner_is_logged_at_info_with_the_facts_on_its_first_line(caplog: pytes
     assert all(r.levelno == logging.INFO for r in records)
     assert records[0].__dict__["fields"] == banner.fields()
     assert "fields" not in records[1].__dict__
+
+
+def test_the_start_warnings_name_what_the_settings_leave_open_or_unused(caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 47, finding 13: ``--auth iam`` (or sigv4) without ``--admin-token`` leaves the operator's routes open,
+    and ``--init-dir`` without ``--compat localstack`` runs nothing: each said once at start, at WARNING, after the
+    banner's lines. The defaults warn of nothing."""
+    keys = (Credential("AKIDWARN", "secret", "111111111111"),)
+    assert start_warnings(Config()) == []
+    (open_routes,) = start_warnings(Config(auth="iam", credentials=keys))
+    assert open_routes.startswith("--auth iam checks every SQS call, but the operator's routes are open to anyone")
+    assert "/_sqsemu/*" in open_routes and "/metrics" in open_routes and "set --admin-token" in open_routes
+    assert "--auth sigv4 checks" in start_warnings(Config(auth="sigv4", credentials=keys))[0]
+    assert start_warnings(Config(auth="iam", credentials=keys, admin_token="tok-12345")) == []
+    assert start_warnings(Config(auth="iam", credentials=keys, admin=False)) == []
+    assert start_warnings(Config(init_dir="/srv/init")) == [
+        "--init-dir /srv/init is set, but init scripts run only with --compat localstack: none run"
+    ]
+    assert start_warnings(Config(init_dir="/srv/init", compat="localstack")) == []
+    banner = Banner.of(Config(auth="iam", credentials=keys), "1", 9324, restored=0)
+    with caplog.at_level(logging.INFO, logger="sqsemu.banner"):
+        banner.log()
+    records = [r for r in caplog.records if r.name == "sqsemu.banner"]
+    assert [r.getMessage() for r in records] == [*banner.lines(), open_routes]
+    assert records[-1].levelno == logging.WARNING
+    assert "warnings" not in banner.fields()
