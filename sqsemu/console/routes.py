@@ -22,20 +22,22 @@ own URL (``data-live-url``) for the live updates, since the post's URL answers n
 ``GET|POST /_sqsemu/ui/login`` and ``POST /_sqsemu/ui/logout``: the session cookie when ``--admin-token`` is set
 (:mod:`sqsemu.security.console`). Every page carries a Content-Security-Policy that allows only the server's own
 scripts, styles and connections (no inline script, no CDN) and forbids framing.
+
+``GET /_sqsemu/ui/static/{name}``: the stylesheet, the script and the icon. They and the templates are read into
+memory when the server is made (:mod:`sqsemu.console.assets`): an install that moves the package folder while the
+server runs leaves its console as it was.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.routing import BaseRoute, Route
 
 from sqsemu.admin.common import AdminError
 from sqsemu.admin.faults import injector_for
@@ -45,6 +47,7 @@ from sqsemu.clock import Clock
 from sqsemu.config import ACCOUNT_RE, Config
 from sqsemu.console import actions
 from sqsemu.console.actions import EDITABLE_ATTRIBUTES, Form, SQSCalls
+from sqsemu.console.assets import Assets
 from sqsemu.console.views import (
     PREFIX,
     fmt_duration,
@@ -71,7 +74,6 @@ if TYPE_CHECKING:
 
     from sqsemu.observability.history import QueueHistory
 
-HERE = Path(__file__).resolve().parent
 FLASH_COOKIE = "sqsemu_flash"
 MAX_TASKS_SHOWN = 10
 ADVANCE_STEPS = ((1, "+1 s"), (30, "+30 s"), (300, "+5 min"), (3600, "+1 h"))
@@ -134,11 +136,11 @@ def describe(error: Exception) -> tuple[str, int]:
     return str(error), 400
 
 
-def _environment() -> jinja2.Environment:
+def _environment(templates: Mapping[str, str]) -> jinja2.Environment:
     import jinja2  # imported with the first page, not at start-up (it is a fifth of the server's imports)
 
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        loader=jinja2.DictLoader(dict(templates)),  # read at start (sqsemu.console.assets), never from disk again
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -150,7 +152,8 @@ def _environment() -> jinja2.Environment:
 
 
 class Console:
-    """The console of one server: its pages and actions over ``broker`` and ``clock`` (module docstring)."""
+    """The console of one server: its pages and actions over ``broker`` and ``clock`` (module docstring), its
+    templates and static files served from ``assets`` (read at start, :mod:`sqsemu.console.assets`)."""
 
     def __init__(
         self,
@@ -159,8 +162,11 @@ class Console:
         clock: Clock,
         history: QueueHistory | None = None,
         authorize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+        *,
+        assets: Assets,
     ) -> None:
         self.config = config
+        self.assets = assets
         self.authorize = authorize  # --auth iam (sqsemu.security.iam): the queue page's "try a call" form
         self.history = history
         self.broker = broker
@@ -179,7 +185,7 @@ class Console:
         if self._templates is None:
             from starlette.templating import Jinja2Templates
 
-            self._templates = Jinja2Templates(env=_environment())
+            self._templates = Jinja2Templates(env=_environment(self.assets.templates))
         return self._templates
 
     def base(self, request: Request) -> str:
@@ -571,6 +577,22 @@ class Console:
         response.headers.append("set-cookie", ConsoleSession.clear_cookie_header(request.url.scheme == "https"))
         return response
 
+    async def static_file(self, request: Request) -> Response:
+        """``GET|HEAD /_sqsemu/ui/static/{name}``: a static file from memory, with its content type and ``ETag``
+        (``If-None-Match`` naming it: 304); ``Cache-Control: no-cache`` (the pages name each file with the
+        server's version, ``?v=``); an unknown name is 404."""
+        found = self.assets.static.get(request.path_params["name"])
+        if found is None:
+            return Response("Not Found", 404, media_type="text/plain")
+        headers = {"ETag": found.etag, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+        wanted = request.headers.get("if-none-match")
+        if wanted is not None and (wanted.strip() == "*" or found.etag in (tag.strip() for tag in wanted.split(","))):
+            return Response(status_code=304, headers=headers)
+        if request.method == "HEAD":
+            headers["Content-Length"] = str(len(found.body))
+            return Response(b"", headers=headers, media_type=found.content_type)
+        return Response(found.body, headers=headers, media_type=found.content_type)
+
     async def home(self, request: Request) -> Response:
         """``/_sqsemu/ui`` without its slash."""
         return RedirectResponse(PREFIX + "/", status_code=307)
@@ -591,7 +613,7 @@ class Console:
             Route(PREFIX + "/server/{action}", self.server_action, methods=["POST"]),
             Route(PREFIX + "/login", self.login_page, methods=["GET", "POST"]),
             Route(PREFIX + "/logout", self.logout, methods=["POST"]),
-            Mount(PREFIX + "/static", app=StaticFiles(directory=HERE / "static"), name="console-static"),
+            Route(PREFIX + "/static/{name:path}", self.static_file, methods=["GET"]),
         ]
 
 
@@ -601,11 +623,14 @@ def routes(
     clock: Clock,
     history: QueueHistory | None = None,
     authorize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+    *,
+    assets: Assets,
 ) -> list[BaseRoute]:
     """The console's routes for one server (mounted by ``sqsemu.http.adminapp`` beside the admin routes); the
     queue pages chart ``history`` when given, and (``--auth iam``) show the queue policy with a form that tries a
-    call against it through ``authorize`` (``sqsemu.security.iam.AccessControl.authorize``)."""
-    return Console(config, broker, clock, history, authorize).routes()
+    call against it through ``authorize`` (``sqsemu.security.iam.AccessControl.authorize``); its templates and
+    static files are ``assets``, read when the server was made (:func:`sqsemu.console.assets.load_assets`)."""
+    return Console(config, broker, clock, history, authorize, assets=assets).routes()
 
 
 __all__ = ["Console", "describe", "routes"]
