@@ -20,8 +20,9 @@ right below the button that asked, the form filled in with what was tried. A pag
 own URL (``data-live-url``) for the live updates, since the post's URL answers no ``GET``.
 
 ``GET|POST /_sqsemu/ui/login`` and ``POST /_sqsemu/ui/logout``: the session cookie when ``--admin-token`` is set
-(:mod:`sqsemu.security.console`). Every page carries a Content-Security-Policy that allows only the server's own
-scripts, styles and connections (no inline script, no CDN) and forbids framing.
+(:mod:`sqsemu.security.console`: a session lasts 12 hours; logout ends it on the server). Every page carries a
+Content-Security-Policy that allows only the server's own scripts, styles and connections (no inline script, no CDN)
+and forbids framing.
 
 ``GET /_sqsemu/ui/static/{name}``: the stylesheet, the script and the icon. They and the templates are read into
 memory when the server is made (:mod:`sqsemu.console.assets`): an install that moves the package folder while the
@@ -164,7 +165,10 @@ class Console:
         authorize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
         *,
         assets: Assets,
+        session: ConsoleSession | None = None,
     ) -> None:
+        if config.admin_token and session is None:
+            raise ValueError("the console of a server with an admin token needs its gate's sessions")
         self.config = config
         self.assets = assets
         self.authorize = authorize  # --auth iam (sqsemu.security.iam): the queue page's "try a call" form
@@ -173,7 +177,7 @@ class Console:
         self.clock = clock
         self.injector = injector_for(broker)
         self._templates: Jinja2Templates | None = None
-        self.session = ConsoleSession(config.admin_token) if config.admin_token else None
+        self.session = session if config.admin_token else None  # opened at login, ended at logout or after 12 h
         self.version = package_version()
         self.default_ns = Namespace(config.account_id, config.region)
 
@@ -565,14 +569,18 @@ class Console:
             target = safe_next(form.get("next") or None)
             if self.session.token_matches(form.get("token")):
                 response = RedirectResponse(target, status_code=303)
-                response.headers.append("set-cookie", self.session.set_cookie_header(secure))
+                response.headers.append("set-cookie", self.session.set_cookie_header(self.session.open(), secure))
                 return response
             context = {"next": target, "nav": "", "live": False, "logged_in": False}
             return self.page(request, "login.html", context, 403, "That is not the admin token.")
         return self.page(request, "login.html", {"next": target, "nav": "", "live": False, "logged_in": False})
 
     async def logout(self, request: Request) -> Response:
-        """Clear the session cookie."""
+        """End the session the request carries, on the server (its cookie no longer authenticates), and clear the
+        browser's cookie; then the login form."""
+        if self.session is not None:
+            cookie = request.headers.get("cookie")
+            self.session.revoke(cookie.encode("latin-1") if cookie is not None else None)
         response = RedirectResponse(PREFIX + "/login", status_code=303)
         response.headers.append("set-cookie", ConsoleSession.clear_cookie_header(request.url.scheme == "https"))
         return response
@@ -625,12 +633,15 @@ def routes(
     authorize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
     *,
     assets: Assets,
+    session: ConsoleSession | None = None,
 ) -> list[BaseRoute]:
     """The console's routes for one server (mounted by ``sqsemu.http.adminapp`` beside the admin routes); the
     queue pages chart ``history`` when given, and (``--auth iam``) show the queue policy with a form that tries a
     call against it through ``authorize`` (``sqsemu.security.iam.AccessControl.authorize``); its templates and
-    static files are ``assets``, read when the server was made (:func:`sqsemu.console.assets.load_assets`)."""
-    return Console(config, broker, clock, history, authorize, assets=assets).routes()
+    static files are ``assets``, read when the server was made (:func:`sqsemu.console.assets.load_assets`). With
+    an admin token, ``session`` is the admin gate's (:class:`sqsemu.security.console.ConsoleSession`): login opens
+    a session in it, logout ends one; raises ``ValueError`` when it is missing then."""
+    return Console(config, broker, clock, history, authorize, assets=assets, session=session).routes()
 
 
 __all__ = ["Console", "describe", "routes"]

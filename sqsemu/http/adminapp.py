@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from sqsemu.console.assets import Assets
     from sqsemu.engine.broker import Broker
     from sqsemu.observability.metrics import Metrics
+    from sqsemu.security.console import ConsoleSession
 
 __all__ = ["AdminApp"]
 
@@ -69,6 +70,7 @@ class AdminApp:
         self.lane = lane if lane is not None else FastLaneState()
         self.more_routes: list[BaseRoute] = []  # routes of other parts (--auth iam's POST /_sqsemu/authorize)
         self.authorize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None  # --auth iam: the console's try
+        self.console_session: ConsoleSession | None = None  # --admin-token: the gate's sessions (sqsemu.http.app)
         self.console_assets: Assets | None = None
         if config.console:  # its templates and static files, read now: an install may move the package folder later
             from sqsemu.console.assets import load_assets
@@ -111,7 +113,13 @@ class AdminApp:
                 from sqsemu.console.routes import routes as console_routes
 
                 extra += console_routes(
-                    self.config, self.broker, self.clock, self.history, self.authorize, assets=self.console_assets
+                    self.config,
+                    self.broker,
+                    self.clock,
+                    self.history,
+                    self.authorize,
+                    assets=self.console_assets,
+                    session=self.console_session,
                 )
             if self.metrics is not None:
                 extra.append(self.metrics.route())
