@@ -14,10 +14,12 @@ table or the admin functions): ``POST /_sqsemu/ui/queues`` (create), ``POST .../
 {send|attributes|tag|untag|purge|delete|redrive|cancel-redrive}``, ``POST /_sqsemu/ui/server/{advance|add-fault|
 delete-fault|reset}``. Success answers 303 to the page, with a note carried by a short-lived cookie
 (``sqsemu_flash``); an error answers the page again with the error (``Code: message``), the HTTP status the SQS
-action would have had (or the admin route's), and the submitted form filled in. The queue page's "try a call"
-(``.../try-call``, ``--auth iam``) always answers the page in place: its result (allowed, denied, or a bad form)
-right below the button that asked, the form filled in with what was tried. A page answered to a post names its
-own URL (``data-live-url``) for the live updates, since the post's URL answers no ``GET``.
+action would have had (or the admin route's), and the submitted form filled in. The queue page's "Try the call"
+(``.../try-call``, ``--auth iam``; :mod:`sqsemu.console.access`) answers 303 to the queue page with the call in
+its query (``?try_as=&try_call=&try_context=``) and the fragment ``#try-result``: that page decides the call and
+shows the result right below the button that asked, scrolled into view, the form filled in with what was tried;
+a reload shows it again without resending anything. A page answered to a post names its own URL
+(``data-live-url``) for the live updates, since the post's URL answers no ``GET``.
 
 ``GET|POST /_sqsemu/ui/login`` and ``POST /_sqsemu/ui/logout``: the session cookie when ``--admin-token`` is set
 (:mod:`sqsemu.security.console`: a session lasts 12 hours; logout ends it on the server). Every page carries a
@@ -34,7 +36,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, urlencode
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -47,6 +49,7 @@ from sqsemu.admin.peek import STATE_NAMES, message_view, peek_queue, tenants_of
 from sqsemu.clock import Clock
 from sqsemu.config import ACCOUNT_RE, Config
 from sqsemu.console import actions
+from sqsemu.console.access import TRY_ACTIONS, TRY_CONTEXT_MAX_CHARS, TRY_FIELDS, refused_form, tried_call
 from sqsemu.console.actions import EDITABLE_ATTRIBUTES, Form, SQSCalls
 from sqsemu.console.assets import Assets
 from sqsemu.console.views import (
@@ -108,14 +111,6 @@ INJECTED_LABELS = {
     "reordered": "Realism mode: its latest delivery was taken out of send order",
 }
 """The realism labels a message can carry (``peek.message_view``'s ``injected``), as the console explains them."""
-
-
-TRY_ACTIONS = (
-    "SendMessage", "ReceiveMessage", "DeleteMessage", "ChangeMessageVisibility", "GetQueueAttributes",
-    "SetQueueAttributes", "GetQueueUrl", "PurgeQueue", "DeleteQueue", "ListQueueTags", "TagQueue",
-    "ListDeadLetterSourceQueues", "StartMessageMoveTask",
-)  # fmt: skip
-"""The calls the queue page's "try a call" form offers (--auth iam)."""
 
 
 class NotFound(Exception):
@@ -219,7 +214,7 @@ class Console:
         """A whole page; shows (and clears) the note left by the last action."""
         flash = request.cookies.get(FLASH_COOKIE)
         note = unquote(flash) if flash else None
-        # answered to a post (an error, a tried call): the live updates ask the page's own URL (``page_url``)
+        # answered to a post (an error, a refused try): the live updates ask the page's own URL (``page_url``)
         live_url = context.get("page_url") if request.method == "POST" else None
         full = {**self.common(request), "note": note, "error": error, "live": True, "live_url": live_url, **context}
         response = self.templates.TemplateResponse(request, template, full, status_code=status, headers=PAGE_HEADERS)
@@ -358,10 +353,11 @@ class Console:
         forms: dict[str, Form] | None = None,
         status: int = 200,
         error: str | None = None,
-        tried: dict[str, str] | None = None,
+        tried: dict[str, Any] | None = None,
     ) -> Response:
         """One queue: counts, messages, send form, attributes, tags, dead-letter settings, redrive, purge, delete;
-        ``tried`` is the result of the access card's "try a call" (:meth:`try_call`), shown below its button."""
+        with ``?try_call=`` (``--auth iam``), the access card's "Try the call" decided and shown below its button
+        (:mod:`sqsemu.console.access`); ``tried`` is a result decided already (a form refused in place)."""
         live = bool(request.query_params.get("live"))
         try:
             ns, name = self.queue_ref(request)
@@ -371,12 +367,20 @@ class Console:
         context = self.queue_live(request, queue)
         if live:
             return self.parts(request, ("counts", "charts", "messages", "tasks"), context)
+        forms = dict(forms or {})
+        if tried is None and self.authorize is not None and "try_call" in request.query_params:
+            fields = {field: request.query_params.get(param, "") for field, param in TRY_FIELDS}
+            forms["try-call"] = Form(list(fields.items()))
+            try:
+                tried = tried_call(self.authorize, fields, queue.arn)
+            except AdminError as exc:
+                tried = refused_form(describe(exc)[0])
         calls = SQSCalls(self.broker, ns, name, self.base(request))
         attributes = actions.queue_attributes(calls)
         candidates = [q for q in self.broker.list_queues(ns, None) if q.fifo == queue.fifo and q is not queue]
         context.update(
             nav="queues",
-            forms=forms or {},
+            forms=forms,
             empty=Form([]),
             url=queue_url(self.base(request), queue),
             attributes=attributes,
@@ -407,27 +411,6 @@ class Console:
                 for c in self.config.credentials]  # fmt: skip
         return {"policy": shown, "keys": keys, "actions": TRY_ACTIONS}
 
-    def try_call(self, form: Form, queue: Queue) -> dict[str, str]:
-        """The "try a call" form: allowed or denied, and why (``POST /_sqsemu/authorize``'s answer), as
-        ``{"outcome": "allowed" | "denied", "text": ...}``. Raises ``AdminError`` for a bad form (a context that is
-        not a JSON object)."""
-        assert self.authorize is not None
-        raw = form.get("context").strip() or "{}"
-        try:
-            context = json.loads(raw)
-        except ValueError:
-            raise AdminError("The context must be a JSON object of condition keys and values.") from None
-        call = {"access_key_id": form.get("access_key_id"), "action": form.get("action"), "queue": queue.arn}
-        try:
-            answer = self.authorize({**call, "context": context})
-        except ValueError as exc:
-            raise AdminError(str(exc)) from None
-        allowed = answer["decision"] == "allowed"
-        verdict = "Allowed" if allowed else "Denied"
-        text = f"{verdict}: {form.get('action')} as {answer['principal']}, decided by {answer['deciding']}."
-        text = text if answer["message"] is None else f"{text} {answer['message']}"
-        return {"outcome": "allowed" if allowed else "denied", "text": text}
-
     def mappings_of(self, queue: Queue) -> list[dict[str, Any]]:
         """The event source mappings reading ``queue`` (docs/lambda.md), their last invocations' times formatted."""
         from sqsemu.eventsource.registry import event_sources_for
@@ -453,12 +436,12 @@ class Console:
         calls = SQSCalls(self.broker, ns, name, self.base(request))
         href = queue_href(ns.account_id, ns.region, name)
         if action == "try-call" and self.authorize is not None:
-            try:
-                tried = self.try_call(form, queue)
-            except AdminError as exc:
-                text, status = describe(exc)
-                return await self.queue_page(request, {action: form}, status, tried={"outcome": "error", "text": text})
-            return await self.queue_page(request, {action: form}, tried=tried)
+            # Post/Redirect/Get: the page shows the call decided, from its query; a reload resends nothing
+            fields = [(param, form.get(field)) for field, param in TRY_FIELDS]
+            if len(form.get("context")) > TRY_CONTEXT_MAX_CHARS:  # it travels in the URL: refused here, in place
+                text = f"The context keys are longer than {TRY_CONTEXT_MAX_CHARS} characters."
+                return await self.queue_page(request, {action: form}, 400, tried=refused_form(text))
+            return RedirectResponse(f"{href}?{urlencode(fields)}#try-result", status_code=303)
         try:
             if action == "send":
                 note = actions.send_message(calls, form, queue.fifo)
