@@ -108,10 +108,6 @@ class ConsoleSession:
         self.max_sessions = max_sessions
         self._ends: dict[bytes, float] = {}  # SHA-256 of an open session's cookie value -> its end (wall time, s)
 
-    def __len__(self) -> int:
-        """How many sessions are open (ended ones not yet forgotten included)."""
-        return len(self._ends)
-
     def token_matches(self, given: str) -> bool:
         """Whether ``given`` (typed into the login form) is the admin token."""
         return hmac.compare_digest(given.encode("utf-8", "replace"), self._token)

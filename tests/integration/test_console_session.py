@@ -15,7 +15,7 @@ from harness.pages import Pages
 
 from sqsemu.config import Config
 from sqsemu.http.app import SQSApp
-from sqsemu.security.console import SESSION_COOKIE, SESSION_LIFETIME_S
+from sqsemu.security.console import SESSION_COOKIE, SESSION_LIFETIME_S, ConsoleSession
 from sqsemu.server import ServerThread
 
 TOKEN = "session-t0ken"
@@ -109,3 +109,13 @@ def test_a_session_ends_12_hours_after_its_login_by_wall_time(token_server: Serv
     assert _opens_the_console(pages)
     wall[0] += SESSION_LIFETIME_S - 1
     assert _opens_the_console(pages)
+
+
+def test_a_login_beyond_the_most_sessions_ends_the_oldest() -> None:
+    """The server holds at most MAX_SESSIONS (1,024) sessions; here 2, on the session store itself."""
+    sessions = ConsoleSession(TOKEN, max_sessions=2)
+    first, second, third = (sessions.open().encode() for _ in range(3))
+    cookie = SESSION_COOKIE.encode() + b"="
+    assert not sessions.cookie_matches(cookie + first)
+    assert sessions.cookie_matches(cookie + second) and sessions.cookie_matches(b"a=b; " + cookie + third)
+    assert sessions.revoke(cookie + second) and not sessions.cookie_matches(cookie + second)
