@@ -69,6 +69,8 @@ def _check_console(srv: ServerProcess, queue_url: str) -> None:
         etag = page.headers["etag"]
         again = pages.get(f"{UI}/static/{file}", {"If-None-Match": etag})
         assert again.status == 304 and again.headers["etag"] == etag and not again.body
+        head = pages.request("HEAD", f"{UI}/static/{file}")
+        assert head.status == 200 and int(head.headers["content-length"]) == len(page.body) and not head.body
     assert MARK in pages.get(UI + "/static/console.css").text  # the copy's files: the server runs from the copy
     assert pages.get(UI + "/static/no-such-file.css").status == 404
     assert "Traceback" not in srv.log_tail(20_000)
