@@ -11,8 +11,9 @@ and errors are therefore the engine's, shown on the page.
 - :mod:`~sqsemu.console.views`: what the templates show, built from the admin views (times, bodies, links).
 - :mod:`~sqsemu.console.actions`: form fields to typed requests, run through the operations table.
 - :mod:`~sqsemu.console.routes`: the pages, the form posts and the live-update answers.
-- ``templates/`` (Jinja2) and ``static/`` (one CSS file, one plain JavaScript file, an icon): no build step, no
-  CDN; the console works offline.
+- :mod:`~sqsemu.console.assets`: ``templates/`` (Jinja2) and ``static/`` (one CSS file, one plain JavaScript file,
+  an icon), read into memory when the server is made: no build step, no CDN, the console works offline, and an
+  install that moves the package folder under a running server leaves its console working.
 
 The console sits behind the admin routes' gate (:mod:`sqsemu.security.admin`): cross-site browser requests are
 refused, ``--no-admin`` switches it off, and with ``--admin-token`` a login form sets a session cookie

@@ -19,21 +19,23 @@ from markupsafe import Markup
 __all__ = ["Chart", "charts"]
 
 WIDTH = 360
-HEIGHT = 120
-LEFT = 40  # room for the y axis' labels
-RIGHT = 6
-TOP = 8
-BOTTOM = 100  # the x axis; its labels below
+HEIGHT = 100
+"""The plot's own units: the SVG is stretched to its card's width and the stylesheet's height
+(``preserveAspectRatio="none"``, lines of constant width), so the two charts fill their card at any screen width;
+the axis labels are HTML beside it, at the page's text size."""
+PAD = 2  # room for the lines' width at the plot's top and bottom edges
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Chart:
-    """One chart: ``name`` (``depth`` or ``rates``), its ``title``, its ``svg`` (safe markup), and its ``legend``:
-    ``(series key, label, latest value as shown)`` per line."""
+    """One chart: ``name`` (``depth`` or ``rates``), its ``title``, its ``svg`` (safe markup: the plot, lines and
+    grid only), ``top`` (the y axis' top value as shown; its bottom is 0), and its ``legend``: ``(series key,
+    label, latest value as shown)`` per line."""
 
     name: str
     title: str
     svg: Markup
+    top: str
     legend: tuple[tuple[str, str, str], ...]
 
 
@@ -55,33 +57,28 @@ def _scale_top(peak: float) -> float:
     return top
 
 
-def _svg(name: str, title: str, points: Sequence[dict[str, Any]], keys: Sequence[tuple[str, str]]) -> Markup:
-    values = [float(point[key] or 0) for point in points for key, _ in keys]
-    top = _scale_top(max(values, default=0.0))
+def _svg(
+    name: str, title: str, points: Sequence[dict[str, Any]], keys: Sequence[tuple[str, str]], top: float
+) -> Markup:
     count = max(len(points) - 1, 1)
-    span_x = WIDTH - LEFT - RIGHT
-    span_y = BOTTOM - TOP
 
     def x(index: int) -> str:
-        return f"{LEFT + span_x * index / count:.1f}"
+        return f"{WIDTH * index / count:.1f}"
 
     def y(value: float) -> str:
-        return f"{BOTTOM - span_y * min(value, top) / top:.1f}"
+        return f"{HEIGHT - HEIGHT * min(value, top) / top:.1f}"
 
+    fixed = 'vector-effect="non-scaling-stroke"'
     parts = [
-        f'<svg class="chart" data-chart="{name}" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
-        f'role="img" aria-label="{title}">',
+        f'<svg class="chart" data-chart="{name}" viewBox="0 {-PAD} {WIDTH} {HEIGHT + 2 * PAD}" '
+        f'preserveAspectRatio="none" role="img" aria-label="{title}">',
         f"<title>{title}</title>",
-        f'<line class="chart-grid" x1="{LEFT}" y1="{TOP}" x2="{WIDTH - RIGHT}" y2="{TOP}"/>',
-        f'<line class="chart-axis" x1="{LEFT}" y1="{BOTTOM}" x2="{WIDTH - RIGHT}" y2="{BOTTOM}"/>',
-        f'<text class="chart-label" x="{LEFT - 4}" y="{TOP + 4}" text-anchor="end">{_number(top)}</text>',
-        f'<text class="chart-label" x="{LEFT - 4}" y="{BOTTOM}" text-anchor="end">0</text>',
-        f'<text class="chart-label" x="{LEFT}" y="{HEIGHT - 4}">15 min ago</text>',
-        f'<text class="chart-label" x="{WIDTH - RIGHT}" y="{HEIGHT - 4}" text-anchor="end">now</text>',
+        f'<line class="chart-grid" x1="0" y1="0" x2="{WIDTH}" y2="0" {fixed}/>',
+        f'<line class="chart-axis" x1="0" y1="{HEIGHT}" x2="{WIDTH}" y2="{HEIGHT}" {fixed}/>',
     ]
     for key, _label in keys:
         line = " ".join(f"{x(i)},{y(float(point[key] or 0))}" for i, point in enumerate(points))
-        parts.append(f'<polyline class="chart-line line-{key}" data-series="{key}" points="{line}"/>')
+        parts.append(f'<polyline class="chart-line line-{key}" data-series="{key}" points="{line}" {fixed}/>')
     parts.append("</svg>")
     return Markup("".join(parts))  # noqa: S704 - numbers and the fixed words above only
 
@@ -106,5 +103,6 @@ def charts(series: dict[str, Any]) -> list[Chart]:
             continue
         latest = points[-1] if points else {}
         legend = tuple((key, label, _number(float(latest.get(key) or 0))) for key, label in keys)
-        out.append(Chart(name, title, _svg(name, title, points, keys), legend))
+        top = _scale_top(max((float(point[key] or 0) for point in points for key, _ in keys), default=0.0))
+        out.append(Chart(name, title, _svg(name, title, points, keys, top), _number(top), legend))
     return out

@@ -14,28 +14,33 @@ table or the admin functions): ``POST /_sqsemu/ui/queues`` (create), ``POST .../
 {send|attributes|tag|untag|purge|delete|redrive|cancel-redrive}``, ``POST /_sqsemu/ui/server/{advance|add-fault|
 delete-fault|reset}``. Success answers 303 to the page, with a note carried by a short-lived cookie
 (``sqsemu_flash``); an error answers the page again with the error (``Code: message``), the HTTP status the SQS
-action would have had (or the admin route's), and the submitted form filled in. The queue page's "try a call"
-(``.../try-call``, ``--auth iam``) always answers the page in place: its result (allowed, denied, or a bad form)
-right below the button that asked, the form filled in with what was tried. A page answered to a post names its
-own URL (``data-live-url``) for the live updates, since the post's URL answers no ``GET``.
+action would have had (or the admin route's), and the submitted form filled in. The queue page's "Try the call"
+(``.../try-call``, ``--auth iam``; :mod:`sqsemu.console.access`) answers 303 to the queue page with the call in
+its query (``?try_as=&try_call=&try_context=``) and the fragment ``#try-result``: that page decides the call and
+shows the result right below the button that asked, scrolled into view, the form filled in with what was tried;
+a reload shows it again without resending anything. A page answered to a post names its own URL
+(``data-live-url``) for the live updates, since the post's URL answers no ``GET``.
 
 ``GET|POST /_sqsemu/ui/login`` and ``POST /_sqsemu/ui/logout``: the session cookie when ``--admin-token`` is set
-(:mod:`sqsemu.security.console`). Every page carries a Content-Security-Policy that allows only the server's own
-scripts, styles and connections (no inline script, no CDN) and forbids framing.
+(:mod:`sqsemu.security.console`: a session lasts 12 hours; logout ends it on the server). Every page carries a
+Content-Security-Policy that allows only the server's own scripts, styles and connections (no inline script, no CDN)
+and forbids framing.
+
+``GET /_sqsemu/ui/static/{name}``: the stylesheet, the script and the icon. They and the templates are read into
+memory when the server is made (:mod:`sqsemu.console.assets`): an install that moves the package folder while the
+server runs leaves its console as it was.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, urlencode
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.routing import BaseRoute, Route
 
 from sqsemu.admin.common import AdminError
 from sqsemu.admin.faults import injector_for
@@ -44,7 +49,9 @@ from sqsemu.admin.peek import STATE_NAMES, message_view, peek_queue, tenants_of
 from sqsemu.clock import Clock
 from sqsemu.config import ACCOUNT_RE, Config
 from sqsemu.console import actions
+from sqsemu.console.access import TRY_ACTIONS, TRY_CONTEXT_MAX_CHARS, TRY_FIELDS, refused_form, tried_call
 from sqsemu.console.actions import EDITABLE_ATTRIBUTES, Form, SQSCalls
+from sqsemu.console.assets import Assets
 from sqsemu.console.views import (
     PREFIX,
     fmt_duration,
@@ -71,7 +78,6 @@ if TYPE_CHECKING:
 
     from sqsemu.observability.history import QueueHistory
 
-HERE = Path(__file__).resolve().parent
 FLASH_COOKIE = "sqsemu_flash"
 MAX_TASKS_SHOWN = 10
 ADVANCE_STEPS = ((1, "+1 s"), (30, "+30 s"), (300, "+5 min"), (3600, "+1 h"))
@@ -107,14 +113,6 @@ INJECTED_LABELS = {
 """The realism labels a message can carry (``peek.message_view``'s ``injected``), as the console explains them."""
 
 
-TRY_ACTIONS = (
-    "SendMessage", "ReceiveMessage", "DeleteMessage", "ChangeMessageVisibility", "GetQueueAttributes",
-    "SetQueueAttributes", "GetQueueUrl", "PurgeQueue", "DeleteQueue", "ListQueueTags", "TagQueue",
-    "ListDeadLetterSourceQueues", "StartMessageMoveTask",
-)  # fmt: skip
-"""The calls the queue page's "try a call" form offers (--auth iam)."""
-
-
 class NotFound(Exception):
     """A console page about something that does not exist (a queue, a message): answered 404 with a page."""
 
@@ -134,11 +132,11 @@ def describe(error: Exception) -> tuple[str, int]:
     return str(error), 400
 
 
-def _environment() -> jinja2.Environment:
+def _environment(templates: Mapping[str, str]) -> jinja2.Environment:
     import jinja2  # imported with the first page, not at start-up (it is a fifth of the server's imports)
 
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        loader=jinja2.DictLoader(dict(templates)),  # read at start (sqsemu.console.assets), never from disk again
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -150,7 +148,8 @@ def _environment() -> jinja2.Environment:
 
 
 class Console:
-    """The console of one server: its pages and actions over ``broker`` and ``clock`` (module docstring)."""
+    """The console of one server: its pages and actions over ``broker`` and ``clock`` (module docstring), its
+    templates and static files served from ``assets`` (read at start, :mod:`sqsemu.console.assets`)."""
 
     def __init__(
         self,
@@ -159,15 +158,21 @@ class Console:
         clock: Clock,
         history: QueueHistory | None = None,
         authorize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+        *,
+        assets: Assets,
+        session: ConsoleSession | None = None,
     ) -> None:
+        if config.admin_token and session is None:
+            raise ValueError("the console of a server with an admin token needs its gate's sessions")
         self.config = config
+        self.assets = assets
         self.authorize = authorize  # --auth iam (sqsemu.security.iam): the queue page's "try a call" form
         self.history = history
         self.broker = broker
         self.clock = clock
         self.injector = injector_for(broker)
         self._templates: Jinja2Templates | None = None
-        self.session = ConsoleSession(config.admin_token) if config.admin_token else None
+        self.session = session if config.admin_token else None  # opened at login, ended at logout or after 12 h
         self.version = package_version()
         self.default_ns = Namespace(config.account_id, config.region)
 
@@ -179,7 +184,7 @@ class Console:
         if self._templates is None:
             from starlette.templating import Jinja2Templates
 
-            self._templates = Jinja2Templates(env=_environment())
+            self._templates = Jinja2Templates(env=_environment(self.assets.templates))
         return self._templates
 
     def base(self, request: Request) -> str:
@@ -209,7 +214,7 @@ class Console:
         """A whole page; shows (and clears) the note left by the last action."""
         flash = request.cookies.get(FLASH_COOKIE)
         note = unquote(flash) if flash else None
-        # answered to a post (an error, a tried call): the live updates ask the page's own URL (``page_url``)
+        # answered to a post (an error, a refused try): the live updates ask the page's own URL (``page_url``)
         live_url = context.get("page_url") if request.method == "POST" else None
         full = {**self.common(request), "note": note, "error": error, "live": True, "live_url": live_url, **context}
         response = self.templates.TemplateResponse(request, template, full, status_code=status, headers=PAGE_HEADERS)
@@ -348,10 +353,11 @@ class Console:
         forms: dict[str, Form] | None = None,
         status: int = 200,
         error: str | None = None,
-        tried: dict[str, str] | None = None,
+        tried: dict[str, Any] | None = None,
     ) -> Response:
         """One queue: counts, messages, send form, attributes, tags, dead-letter settings, redrive, purge, delete;
-        ``tried`` is the result of the access card's "try a call" (:meth:`try_call`), shown below its button."""
+        with ``?try_call=`` (``--auth iam``), the access card's "Try the call" decided and shown below its button
+        (:mod:`sqsemu.console.access`); ``tried`` is a result decided already (a form refused in place)."""
         live = bool(request.query_params.get("live"))
         try:
             ns, name = self.queue_ref(request)
@@ -361,12 +367,20 @@ class Console:
         context = self.queue_live(request, queue)
         if live:
             return self.parts(request, ("counts", "charts", "messages", "tasks"), context)
+        forms = dict(forms or {})
+        if tried is None and self.authorize is not None and "try_call" in request.query_params:
+            fields = {field: request.query_params.get(param, "") for field, param in TRY_FIELDS}
+            forms["try-call"] = Form(list(fields.items()))
+            try:
+                tried = tried_call(self.authorize, fields, queue.arn)
+            except AdminError as exc:
+                tried = refused_form(describe(exc)[0])
         calls = SQSCalls(self.broker, ns, name, self.base(request))
         attributes = actions.queue_attributes(calls)
         candidates = [q for q in self.broker.list_queues(ns, None) if q.fifo == queue.fifo and q is not queue]
         context.update(
             nav="queues",
-            forms=forms or {},
+            forms=forms,
             empty=Form([]),
             url=queue_url(self.base(request), queue),
             attributes=attributes,
@@ -397,27 +411,6 @@ class Console:
                 for c in self.config.credentials]  # fmt: skip
         return {"policy": shown, "keys": keys, "actions": TRY_ACTIONS}
 
-    def try_call(self, form: Form, queue: Queue) -> dict[str, str]:
-        """The "try a call" form: allowed or denied, and why (``POST /_sqsemu/authorize``'s answer), as
-        ``{"outcome": "allowed" | "denied", "text": ...}``. Raises ``AdminError`` for a bad form (a context that is
-        not a JSON object)."""
-        assert self.authorize is not None
-        raw = form.get("context").strip() or "{}"
-        try:
-            context = json.loads(raw)
-        except ValueError:
-            raise AdminError("The context must be a JSON object of condition keys and values.") from None
-        call = {"access_key_id": form.get("access_key_id"), "action": form.get("action"), "queue": queue.arn}
-        try:
-            answer = self.authorize({**call, "context": context})
-        except ValueError as exc:
-            raise AdminError(str(exc)) from None
-        allowed = answer["decision"] == "allowed"
-        verdict = "Allowed" if allowed else "Denied"
-        text = f"{verdict}: {form.get('action')} as {answer['principal']}, decided by {answer['deciding']}."
-        text = text if answer["message"] is None else f"{text} {answer['message']}"
-        return {"outcome": "allowed" if allowed else "denied", "text": text}
-
     def mappings_of(self, queue: Queue) -> list[dict[str, Any]]:
         """The event source mappings reading ``queue`` (docs/lambda.md), their last invocations' times formatted."""
         from sqsemu.eventsource.registry import event_sources_for
@@ -443,12 +436,12 @@ class Console:
         calls = SQSCalls(self.broker, ns, name, self.base(request))
         href = queue_href(ns.account_id, ns.region, name)
         if action == "try-call" and self.authorize is not None:
-            try:
-                tried = self.try_call(form, queue)
-            except AdminError as exc:
-                text, status = describe(exc)
-                return await self.queue_page(request, {action: form}, status, tried={"outcome": "error", "text": text})
-            return await self.queue_page(request, {action: form}, tried=tried)
+            # Post/Redirect/Get: the page shows the call decided, from its query; a reload resends nothing
+            fields = [(param, form.get(field)) for field, param in TRY_FIELDS]
+            if len(form.get("context")) > TRY_CONTEXT_MAX_CHARS:  # it travels in the URL: refused here, in place
+                text = f"The context keys are longer than {TRY_CONTEXT_MAX_CHARS} characters."
+                return await self.queue_page(request, {action: form}, 400, tried=refused_form(text))
+            return RedirectResponse(f"{href}?{urlencode(fields)}#try-result", status_code=303)
         try:
             if action == "send":
                 note = actions.send_message(calls, form, queue.fifo)
@@ -559,17 +552,37 @@ class Console:
             target = safe_next(form.get("next") or None)
             if self.session.token_matches(form.get("token")):
                 response = RedirectResponse(target, status_code=303)
-                response.headers.append("set-cookie", self.session.set_cookie_header(secure))
+                response.headers.append("set-cookie", self.session.set_cookie_header(self.session.open(), secure))
                 return response
             context = {"next": target, "nav": "", "live": False, "logged_in": False}
             return self.page(request, "login.html", context, 403, "That is not the admin token.")
         return self.page(request, "login.html", {"next": target, "nav": "", "live": False, "logged_in": False})
 
     async def logout(self, request: Request) -> Response:
-        """Clear the session cookie."""
+        """End the session the request carries, on the server (its cookie no longer authenticates), and clear the
+        browser's cookie; then the login form."""
+        if self.session is not None:
+            cookie = request.headers.get("cookie")
+            self.session.revoke(cookie.encode("latin-1") if cookie is not None else None)
         response = RedirectResponse(PREFIX + "/login", status_code=303)
         response.headers.append("set-cookie", ConsoleSession.clear_cookie_header(request.url.scheme == "https"))
         return response
+
+    async def static_file(self, request: Request) -> Response:
+        """``GET|HEAD /_sqsemu/ui/static/{name}``: a static file from memory, with its content type and ``ETag``
+        (``If-None-Match`` naming it: 304); ``Cache-Control: no-cache`` (the pages name each file with the
+        server's version, ``?v=``); an unknown name is 404."""
+        found = self.assets.static.get(request.path_params["name"])
+        if found is None:
+            return Response("Not Found", 404, media_type="text/plain")
+        headers = {"ETag": found.etag, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+        wanted = request.headers.get("if-none-match")
+        if wanted is not None and (wanted.strip() == "*" or found.etag in (tag.strip() for tag in wanted.split(","))):
+            return Response(status_code=304, headers=headers)
+        if request.method == "HEAD":
+            headers["Content-Length"] = str(len(found.body))
+            return Response(b"", headers=headers, media_type=found.content_type)
+        return Response(found.body, headers=headers, media_type=found.content_type)
 
     async def home(self, request: Request) -> Response:
         """``/_sqsemu/ui`` without its slash."""
@@ -591,7 +604,7 @@ class Console:
             Route(PREFIX + "/server/{action}", self.server_action, methods=["POST"]),
             Route(PREFIX + "/login", self.login_page, methods=["GET", "POST"]),
             Route(PREFIX + "/logout", self.logout, methods=["POST"]),
-            Mount(PREFIX + "/static", app=StaticFiles(directory=HERE / "static"), name="console-static"),
+            Route(PREFIX + "/static/{name:path}", self.static_file, methods=["GET"]),
         ]
 
 
@@ -601,11 +614,17 @@ def routes(
     clock: Clock,
     history: QueueHistory | None = None,
     authorize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+    *,
+    assets: Assets,
+    session: ConsoleSession | None = None,
 ) -> list[BaseRoute]:
     """The console's routes for one server (mounted by ``sqsemu.http.adminapp`` beside the admin routes); the
     queue pages chart ``history`` when given, and (``--auth iam``) show the queue policy with a form that tries a
-    call against it through ``authorize`` (``sqsemu.security.iam.AccessControl.authorize``)."""
-    return Console(config, broker, clock, history, authorize).routes()
+    call against it through ``authorize`` (``sqsemu.security.iam.AccessControl.authorize``); its templates and
+    static files are ``assets``, read when the server was made (:func:`sqsemu.console.assets.load_assets`). With
+    an admin token, ``session`` is the admin gate's (:class:`sqsemu.security.console.ConsoleSession`): login opens
+    a session in it, logout ends one; raises ``ValueError`` when it is missing then."""
+    return Console(config, broker, clock, history, authorize, assets=assets, session=session).routes()
 
 
 __all__ = ["Console", "describe", "routes"]

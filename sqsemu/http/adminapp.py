@@ -7,7 +7,9 @@ it has imported Starlette, the admin routes or the web console: :class:`AdminApp
 routes) with the console's routes (:mod:`sqsemu.console.routes`, unless ``--no-console``), ``GET /metrics`` and
 the other emulators' routes (:mod:`sqsemu.compat`: moto's reset always, LocalStack's with ``--compat localstack``)
 when the first request for anything else arrives. That request pays for the imports once (tens of
-milliseconds); the SQS path never needs them.
+milliseconds); the SQS path never needs them. The console's templates and static files are read earlier, when
+the :class:`AdminApp` is made (:mod:`sqsemu.console.assets`, the standard library only): a running server never
+reads them from disk, so an install that moves the package folder under it leaves its console working.
 
 This module sits above both the admin layer and the console (docs/architecture.md, "Layers"): the console calls the
 admin functions, the admin app knows nothing of the console, and this module puts the two together.
@@ -27,8 +29,10 @@ if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
     from sqsemu.config import Config
+    from sqsemu.console.assets import Assets
     from sqsemu.engine.broker import Broker
     from sqsemu.observability.metrics import Metrics
+    from sqsemu.security.console import ConsoleSession
 
 __all__ = ["AdminApp"]
 
@@ -66,6 +70,12 @@ class AdminApp:
         self.lane = lane if lane is not None else FastLaneState()
         self.more_routes: list[BaseRoute] = []  # routes of other parts (--auth iam's POST /_sqsemu/authorize)
         self.authorize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None  # --auth iam: the console's try
+        self.console_session: ConsoleSession | None = None  # --admin-token: the gate's sessions (sqsemu.http.app)
+        self.console_assets: Assets | None = None
+        if config.console:  # its templates and static files, read now: an install may move the package folder later
+            from sqsemu.console.assets import load_assets
+
+            self.console_assets = load_assets()
         self._app: ASGIApp | None = None
         self._health_lane = ""  # the fast lane's status the body below was made for (it is set once, at start)
         self._health_headers: tuple[tuple[bytes, bytes], ...] = ()
@@ -99,10 +109,18 @@ class AdminApp:
                 from sqsemu.admin.history import routes as history_routes
 
                 extra += history_routes(self.config, self.broker, self.clock, self.history)
-            if self.config.console:
+            if self.console_assets is not None:
                 from sqsemu.console.routes import routes as console_routes
 
-                extra += console_routes(self.config, self.broker, self.clock, self.history, self.authorize)
+                extra += console_routes(
+                    self.config,
+                    self.broker,
+                    self.clock,
+                    self.history,
+                    self.authorize,
+                    assets=self.console_assets,
+                    session=self.console_session,
+                )
             if self.metrics is not None:
                 extra.append(self.metrics.route())
             extra += self.more_routes

@@ -342,6 +342,7 @@ class SQSApp:
         self.observed = self.access is not None or self.metrics is not None
         admin_app = AdminApp(config, broker, clock, self.metrics, self.lane)
         self.admin = AdminGate(config, admin_app, self.cross_site)
+        admin_app.console_session = self.admin.console  # one set of sessions: the gate checks, the console opens/ends
         self.access_control: AccessControl | None = None
         if config.auth == "iam":  # sqsemu.security.iam: policies enforced on each call, POST /_sqsemu/authorize
             from sqsemu.security.iam import AccessControl

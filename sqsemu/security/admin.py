@@ -15,8 +15,9 @@
    answered 200 here, and its other requests get the CORS headers.
 4. ``--admin-token`` set: ``/_sqsemu/*`` and ``/metrics`` need the ``X-Sqsemu-Admin-Token`` header: missing is
    401, different is 403 (compared with ``hmac.compare_digest``); ``/health`` needs none. The web console
-   (``/_sqsemu/ui``) also takes its session cookie instead of the header, and sends a browser without either to its
-   login form (:mod:`sqsemu.security.console`); its login form and static files need neither.
+   (``/_sqsemu/ui``) also takes the cookie of an open session instead of the header (12 hours from its login, ended
+   by logout; :mod:`sqsemu.security.console`), and sends a browser without either to its login form; its login
+   form, logout and static files need neither.
 
 Every refusal is ``{"error": "<why>"}`` with ``Content-Type: application/json``, like the admin routes' own errors.
 The testing API (:class:`sqsemu.testing.SQSServer`) sends the token of its configuration.
@@ -68,6 +69,7 @@ class AdminGate:
         self.token = config.admin_token.encode() if config.admin_token else None
         self.check_host = not config.base_url
         self.cross_site = cross_site
+        # the console's sessions: checked here, opened and ended by the console's login and logout (sqsemu.http.app)
         self.console = ConsoleSession(config.admin_token) if config.admin_token else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -326,10 +326,16 @@ def _queue_with_a_long_policy(endpoint: str, name: str) -> str:
 def _try_call(page: Any, context: str) -> Any:
     """Fill in the access card's form (the reader, SendMessage, ``context``), press "Try the call"; its result."""
     form = page.locator("#try-call-form")
-    form.locator('select[name="access_key_id"]').select_option(READER_KEY)
+    form.locator(f'input[name="access_key_id"][value="{READER_KEY}"]').check()
     form.locator('select[name="action"]').select_option("SendMessage")
     form.locator('input[name="context"]').fill(context)
-    form.get_by_role("button", name="Try the call").click()
+    with page.expect_navigation() as navigation:
+        form.get_by_role("button", name="Try the call").click()
+    # Post/Redirect/Get: the page shown came from a GET (a reload resends nothing), scrolled to the result
+    request = navigation.value.request
+    assert request.method == "GET" and request.redirected_from is not None
+    assert request.redirected_from.method == "POST"
+    assert page.url.endswith("#try-result"), page.url
     return page.locator("#try-result")
 
 
@@ -357,7 +363,7 @@ def test_a_denied_try_shows_below_its_button_as_a_refusal_and_keeps_the_form(pag
     assert red[0] > red[1] + 60 and border[0] > border[1] + 60 and background[0] > background[1], colours
     # the form keeps what was tried
     form = page.locator("#try-call-form")
-    expect()(form.locator('select[name="access_key_id"]')).to_have_value(READER_KEY)
+    expect()(form.locator(f'input[name="access_key_id"][value="{READER_KEY}"]')).to_be_checked()
     expect()(form.locator('select[name="action"]')).to_have_value("SendMessage")
     expect()(form.locator('input[name="context"]')).to_have_value(wrong)
     # the page answered to the post still updates live
@@ -388,6 +394,100 @@ def test_a_long_policy_wraps_inside_its_card(page, iam_server, width: int) -> No
     pre, card = policy.bounding_box(), page.locator("#access").bounding_box()
     assert pre["x"] + pre["width"] <= card["x"] + card["width"]
     assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+IN_VIEW = """e => { const r = e.getBoundingClientRect();
+  const bar = document.querySelector('.topbar').getBoundingClientRect();
+  return {top: r.top, bottom: r.bottom, bar: bar.bottom, height: window.innerHeight}; }"""
+"""Where an element is in the window, and where the sticky top bar ends."""
+
+
+@pytest.mark.parametrize("width", [1280, 420])
+def test_a_tried_call_opens_with_its_result_in_view(page, iam_server, width: int) -> None:
+    """Issue 47, finding 12: the result sat 1,870 px below the top of the page the post answered (2,725 at 420)."""
+    url = _queue_with_a_long_policy(iam_server.endpoint_url, f"view-{uuid.uuid4().hex[:8]}")
+    page.set_viewport_size({"width": width, "height": 860})
+    page.goto(queue_page(iam_server.endpoint_url, url))
+    result = _try_call(page, json.dumps({"aws:SourceArn": TOPIC.replace("order-events", "other-events")}))
+    expect()(result).to_contain_text("checkout-events-only (Allow): does not apply, its Condition ArnEquals")
+    box = result.evaluate(IN_VIEW)
+    assert box["top"] >= box["bar"] and box["bottom"] <= box["height"], box  # whole, below the sticky top bar
+    assert page.evaluate("window.scrollY") > 0
+    # a reload shows it again (a GET: no form to resend), in view again
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: dialogs.append(dialog.message))
+    page.reload()
+    expect()(page.locator("#try-result")).to_contain_text(f"Denied: SendMessage as {READER}")
+    assert not dialogs
+    box = page.locator("#try-result").evaluate(IN_VIEW)
+    assert box["top"] >= box["bar"] and box["bottom"] <= box["height"], box
+
+
+@pytest.mark.parametrize("width", [1280, 420])
+def test_as_shows_each_identity_whole(page, iam_server, width: int) -> None:
+    """Issue 47, finding 12: the "As" select was cut to ``AKIDORDERS (arn:a``."""
+    url = _queue_with_a_long_policy(iam_server.endpoint_url, f"as-{uuid.uuid4().hex[:8]}")
+    page.set_viewport_size({"width": width, "height": 860})
+    page.goto(queue_page(iam_server.endpoint_url, url))
+    identities = page.locator("#try-call-form .try-as .identity")
+    expect()(identities).to_have_count(2)
+    expect()(identities.nth(0)).to_have_text(f"{ROOT_KEY} root of 000000000000")
+    expect()(identities.nth(1)).to_have_text(f"{READER_KEY} {READER}")
+    card = page.locator("#access").bounding_box()
+    for n in range(2):
+        scroll, client = identities.nth(n).evaluate(OVERFLOW)
+        assert scroll <= client, (scroll, client)
+        box = identities.nth(n).bounding_box()
+        assert box["x"] >= card["x"] and box["x"] + box["width"] <= card["x"] + card["width"], (box, card)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+LINES = """e => { const range = document.createRange(); range.selectNodeContents(e);
+  return new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.bottom))).size; }"""
+"""How many lines the text of an element takes."""
+
+
+@pytest.mark.parametrize("width", [760, 1000, 1280])
+def test_the_region_does_not_wrap(page, server, width: int) -> None:
+    """Issue 47, finding 12: beside long queue names, ``us-east-1`` broke across lines in the queues table."""
+    sqs = client_for(server.endpoint_url, "json", region="ap-southeast-2")
+    name = f"orders-from-the-checkout-service-in-every-region-{uuid.uuid4().hex[:8]}"
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    try:
+        page.set_viewport_size({"width": width, "height": 860})
+        page.goto(f"{server.endpoint_url}{UI}/?q={name}")
+        cell = page.locator(f'#queue-table tr[data-queue="{name}"] td[data-label="Account · region"]')
+        expect()(cell).to_have_text("000000000000 · ap-southeast-2")
+        assert cell.evaluate(LINES) == 1
+        page.goto(f"{server.endpoint_url}{UI}/queues/000000000000/ap-southeast-2/{name}")
+        assert page.locator(".crumbs").evaluate(LINES) == 1
+    finally:
+        sqs.delete_queue(QueueUrl=url)
+        sqs.close()
+
+
+@pytest.mark.parametrize("width", [1280, 420])
+def test_the_charts_use_their_cards_width(page, server, width: int) -> None:
+    """Issue 47, finding 12: the two charts used two thirds of their card."""
+    sqs = client_for(server.endpoint_url, "json")
+    url = sqs.create_queue(QueueName=f"charts-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+    try:
+        page.set_viewport_size({"width": width, "height": 860})
+        page.goto(queue_page(server.endpoint_url, url))
+        row = page.locator('#charts [data-part="charts"]').bounding_box()
+        charts = [page.locator(f"#charts #chart-{n}").bounding_box() for n in ("depth", "rates")]  # axes included
+        if width >= 1000:  # side by side, sharing the row
+            assert charts[0]["y"] == charts[1]["y"]
+            used = charts[1]["x"] + charts[1]["width"] - charts[0]["x"]
+            assert used >= 0.95 * row["width"], (used, row)
+            assert min(c["width"] for c in charts) >= 0.45 * row["width"], (charts, row)
+        else:  # one under the other, each the row's width
+            assert charts[1]["y"] > charts[0]["y"]
+            assert min(c["width"] for c in charts) >= 0.95 * row["width"], (charts, row)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+    finally:
+        sqs.delete_queue(QueueUrl=url)
+        sqs.close()
 
 
 CELLS = """row => [...row.querySelectorAll('td')].map(td => {

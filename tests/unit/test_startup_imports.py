@@ -31,7 +31,10 @@ HEAVY = (
     "http.client",
     "sqlite3",
     "sqsemu.admin.app",
-    "sqsemu.console",
+    "sqsemu.console.routes",  # the console; sqsemu.console.assets (its files, read at start) is the standard library's
+    "sqsemu.console.views",
+    "sqsemu.console.actions",
+    "sqsemu.console.charts",
     "sqsemu.persistence.sqlite",
 )
 """Modules (and their submodules) a default server must not have imported when it answers its first /health."""

@@ -4,7 +4,7 @@
    Live updates: a page whose <body> has data-live asks for its own URL with ?live=1 once a second and gets
    {"<part>": "<html>"}; each element with data-part="<part>" takes the new HTML when it changed. The server renders
    the parts with the same templates as the page, so there is one rendering of everything. A page answered to a form
-   post (an error shown, a call tried) names its own URL in data-live-url: the post's URL answers no GET. */
+   post (an error shown) names its own URL in data-live-url: the post's URL answers no GET. */
 "use strict";
 
 (() => {
