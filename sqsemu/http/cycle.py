@@ -16,6 +16,9 @@ What a cycle does, as an ASGI server does (ASGI HTTP spec, version 2.3):
   ``content-length`` when it is in one part, else chunked; a ``HEAD`` request's body is not written. A response
   that writes more than its declared ``content-length`` is an error; one that ends with less closes the
   connection. While the transport's write buffer is over its high-water mark, ``send`` waits until it drains.
+- The ``sqsemu.drop`` extension (in the scope's ``extensions``): the message ``{"type": "sqsemu.drop"}``, sent
+  before any response, closes the connection without an answer (a fault rule's ``"drop": true``, realism's lost
+  answers), whatever wraps ``send`` (uvicorn's message logger under ``--log-level trace``).
 - What the app raises is logged once (``Exception in ASGI application``), counted (``sqsemu_http_app_errors_total``
   in ``/metrics``) and answered ``500`` when the response has not started; the connection is closed otherwise. A
   cycle is cancelled only by a shutdown past its grace period.
@@ -29,13 +32,16 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from http import HTTPStatus
 from typing import Any, Protocol
 
-__all__ = ["BODY_HIGH_WATER", "Cycle", "Connection"]
+__all__ = ["BODY_HIGH_WATER", "DROP_EXTENSION", "Cycle", "Connection"]
 
 logger = logging.getLogger("sqsemu.http")
 
 BODY_HIGH_WATER = 64 * 1024
 """Bytes of request body buffered for a cycle before the connection stops being read (until the app receives
 them)."""
+
+DROP_EXTENSION = "sqsemu.drop"
+"""The scope extension (and message type) by which an app closes the connection without an answer."""
 
 _SERVER_ERROR = (
     b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 21\r\n"
@@ -65,6 +71,7 @@ class Connection(Protocol):
     def body_taken(self) -> None: ...
     def cycle_done(self, cycle: Cycle, keep_alive: bool) -> None: ...
     def app_failed(self) -> None: ...
+    def drop(self) -> None: ...
 
 
 class Cycle:
@@ -226,6 +233,15 @@ class Cycle:
         """The ASGI ``send`` callable (see the module docstring). Raises ``RuntimeError`` for a message out of
         order or a body longer than the declared ``content-length``."""
         kind = message["type"]
+        if kind == DROP_EXTENSION:
+            if self._started:
+                raise RuntimeError("sqsemu.drop sent after the response started")
+            self._started = self._finished = True
+            self.keep_alive = False
+            if not self._disconnected:
+                self._disconnected = True
+                self.connection.drop()
+            return
         if kind == "http.response.start":
             if self._status:
                 raise RuntimeError("http.response.start sent twice")

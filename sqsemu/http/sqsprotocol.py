@@ -54,7 +54,7 @@ from urllib.parse import unquote
 import httptools
 
 from sqsemu.http.app import DROP_STATUS, Answer, SQSApp, is_admin_path
-from sqsemu.http.cycle import BODY_HIGH_WATER, ASGIApp, Cycle, status_line
+from sqsemu.http.cycle import BODY_HIGH_WATER, DROP_EXTENSION, ASGIApp, Cycle, status_line
 from sqsemu.http.deadline import REQUEST_TIMEOUT_ANSWER, ReadDeadline
 from sqsemu.observability.fastlane import FastLaneState
 from sqsemu.security.forwarded import TrustedProxies
@@ -644,7 +644,13 @@ class SQSProtocol:
             self._incoming = request = _Request(scope, headers, keep_alive, expect and self._has_body())
             self._queue.append(request)
         else:
-            scope.update(type="http", asgi=_ASGI, root_path="", state=self._app_state.copy())
+            scope.update(
+                type="http",
+                asgi=_ASGI,
+                root_path="",
+                state=self._app_state.copy(),
+                extensions={DROP_EXTENSION: {}},
+            )
             cycle = self._incoming = Cycle(self, scope, keep_alive)
             cycle.expect = expect and self._has_body()
             if not owed:
@@ -940,6 +946,11 @@ class SQSProtocol:
     def app_failed(self) -> None:
         """An ASGI app raised while serving a request (``sqsemu.http.cycle``): counted for ``/metrics``."""
         self.lane.state.app_errors += 1
+
+    def drop(self) -> None:
+        """Close the connection now without an answer (an ASGI app's ``sqsemu.drop``: a fault rule's dropped
+        connection, realism's lost answer)."""
+        self._close()
 
     def cycle_done(self, cycle: Cycle, keep_alive: bool) -> None:
         """An ASGI cycle has ended: the connection goes on with the next request, or closes."""
