@@ -497,10 +497,15 @@ class SQSApp:
         raises ``InvalidParameterValue``, as :meth:`given_body` does for such a body."""
         raise _too_large(self.max_body_bytes)
 
+    def _declared_over_cap(self, content_length: bytes | None) -> bool:
+        """Whether a ``Content-Length`` value declares more than the body cap (no ``int()`` of thousands of
+        digits)."""
+        declared = content_length.lstrip(b"0") if content_length is not None and content_length.isdigit() else b""
+        return len(declared) > 19 or (bool(declared) and int(declared) > self.max_body_bytes)
+
     async def _read_body(self, receive: Receive, content_length: bytes | None) -> bytes:
         limit = self.max_body_bytes
-        declared = content_length.lstrip(b"0") if content_length is not None and content_length.isdigit() else b""
-        if len(declared) > 19 or (declared and int(declared) > limit):  # no int() of thousands of digits
+        if self._declared_over_cap(content_length):
             raise _too_large(limit)
         message = await receive()
         if message["type"] != "http.request":
@@ -563,6 +568,8 @@ class SQSApp:
             await self._drop(scope, send)
             return
         status, headers, payload = answer
+        if self._declared_over_cap(header(b"content-length")):
+            headers = [*headers, (b"connection", b"close")]  # its body is not read: closed after, as on the fast lane
         try:
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": payload})

@@ -22,22 +22,24 @@ and the scheme from the socket (or, only from a proxy the operator trusts, from 
 ``X-Forwarded-Proto``: ``sqsemu.security.forwarded``), so a signed call gets the same policy decision, access line and
 metrics whatever its size or framing.
 
-The HTTP rules, written once here and holding for every request on every connection: requests are answered in the
-order they arrived, one at a time (a request pipelined behind one being answered waits, reading paused meanwhile);
-the request-read deadline (``sqsemu.http.deadline``; 408 then close) from the first byte of each request until it is
-read whole; the keep-alive timeout between requests (uvicorn's ``timeout_keep_alive``, 5 s); a cap on each request
-head, trailers included (431 then close); ``--max-connections`` (503 then close beyond it); a malformed request
-(400 then close); ``Connection: close``, HTTP/1.0, an upgrade request (answer, then close; nothing after it is read
-or run); trailer fields are never merged into the request's headers (RFC 9110 6.5.1); a refusal (400, 408, 431, 503)
-is written only after the answers still owed on the connection, and nothing parsed after the fault runs; a dropped
-or lost connection runs nothing more. A connection the server closes after an answer is closed gracefully: its write
-side is shut, and what the client still sends is read and dropped for at most :data:`LINGER_S` seconds, so that a
-client still sending does not get a reset that discards the answer. Flow control: while the answers a client has
-not read pass the transport's high-water mark, no request of its is read or answered; while an ASGI app has not
-received 64 KiB of body, no more is read. Shutdown (``sqsemu.http.serving``): idle connections and requests still
-arriving are closed at once; calls being answered finish (long polls are answered empty by the broker first), and
-those still running after the grace period are cancelled. A long poll learns that its client left from
-``connection_lost``.
+The HTTP rules, written once here and holding for every request on every connection: requests are answered in the order
+they arrived, one at a time (a request pipelined behind one being answered waits, reading paused meanwhile); the
+request-read deadline (``sqsemu.http.deadline``; 408 then close) from the first byte of each request until it is read
+whole; the keep-alive timeout between requests (uvicorn's ``timeout_keep_alive``, 5 s); a cap on each request head,
+trailers included (431 then close); ``--max-connections`` (503 then close beyond it); a malformed request (400 then
+close); ``Connection: close``, HTTP/1.0, an upgrade request (answer, then close; nothing after it is read or run);
+trailer fields are never merged into the request's headers (RFC 9110 6.5.1); a refusal (400, 408, 431, 503) is written
+only after the answers still owed on the connection, and nothing parsed after the fault runs; a dropped or lost
+connection runs nothing more. An answer written before its request was read whole never leaves the connection waiting
+for a body nobody reads (RFC 9110 10.1.1): after an ASGI app's answer from the head alone the rest of the body is read
+and dropped (at most ``DISCARD_MAX_BYTES``, within the read deadline) and the next request served, or the answer says
+``connection: close`` (``sqsemu.http.cycle``). A connection the server closes after an answer is closed gracefully: its
+write side is shut, and what the client still sends is read and dropped for at most :data:`LINGER_S` seconds, so that a
+client still sending does not get a reset that discards the answer. Flow control: while the answers a client has not
+read pass the transport's high-water mark, no request of its is read or answered; while an ASGI app has not received 64
+KiB of body, no more is read. Shutdown (``sqsemu.http.serving``): idle connections and requests still arriving are
+closed at once; calls being answered finish (long polls are answered empty by the broker first), and those still running
+after the grace period are cancelled. A long poll learns that its client left from ``connection_lost``.
 """
 
 from __future__ import annotations
@@ -54,7 +56,15 @@ from urllib.parse import unquote
 import httptools
 
 from sqsemu.http.app import DROP_STATUS, Answer, SQSApp, is_admin_path
-from sqsemu.http.cycle import BODY_HIGH_WATER, DROP_EXTENSION, ASGIApp, Cycle, status_line
+from sqsemu.http.cycle import (
+    BODY_HIGH_WATER,
+    CONTINUE,
+    DISCARD_MAX_BYTES,
+    DROP_EXTENSION,
+    ASGIApp,
+    Cycle,
+    status_line,
+)
 from sqsemu.http.deadline import REQUEST_TIMEOUT_ANSWER, ReadDeadline
 from sqsemu.observability.fastlane import FastLaneState
 from sqsemu.security.forwarded import TrustedProxies
@@ -78,7 +88,7 @@ _UNAVAILABLE = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 19\r\n"
     b"connection: close\r\n\r\nService Unavailable"
 )
-_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_CONTINUE = CONTINUE
 
 
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
@@ -350,6 +360,7 @@ class SQSProtocol:
         self._body_paused = False  # an ASGI app has 64 KiB of body not yet received
         self._transport_paused = False
         self._drain: asyncio.Future[None] | None = None
+        self._body_seen = 0  # body bytes of the request being read, so far
 
     # ------------------------------------------------------------------------------------------- connection
 
@@ -577,6 +588,7 @@ class SQSProtocol:
         self._body = []
         self._body_size = 0
         self._too_large = False
+        self._body_seen = 0
         self._in_head = True
         self._reading = True
         self._incoming = None
@@ -653,6 +665,7 @@ class SQSProtocol:
             )
             cycle = self._incoming = Cycle(self, scope, keep_alive)
             cycle.expect = expect and self._has_body()
+            cycle.declared = self._declared_length()
             if not owed:
                 self._run_cycle(cycle)
                 return
@@ -702,6 +715,20 @@ class SQSProtocol:
         length = headers.get(b"content-length")
         return b"transfer-encoding" in headers or (length is not None and length.strip(b"0") != b"")
 
+    def _declared_length(self) -> int | None:
+        """The request's declared body length (``Content-Length``; any number of digits, no ``int()`` of more than
+        18), or None (chunked, or none)."""
+        headers = self._header_map
+        length = headers.get(b"content-length")
+        if length is None or b"transfer-encoding" in headers:
+            return None
+        digits = length.strip().lstrip(b"0")
+        if not digits:
+            return 0
+        if not digits.isdigit():
+            return None
+        return 1 << 62 if len(digits) > 18 else int(digits)
+
     def _scope(self, method: str, version: str) -> dict[str, Any]:
         """The request's context, the same for an SQS call and an ASGI request (ASGI HTTP scope keys; an ASGI
         request's adds ``type``, ``asgi``, ``root_path`` and ``state``): the client's address and the scheme from
@@ -733,6 +760,7 @@ class SQSProtocol:
         return scope
 
     def on_body(self, body: bytes) -> None:
+        self._body_seen += len(body)
         incoming = self._incoming
         if incoming is None:
             if self._too_large:
@@ -744,6 +772,10 @@ class SQSProtocol:
                 self._body = []
             return
         if isinstance(incoming, Cycle):
+            if incoming.finished():  # answered before its body was read whole: the rest is dropped
+                if self._body_seen > DISCARD_MAX_BYTES:
+                    self._discard_over()  # more than is worth reading: close
+                return
             incoming.feed(body)
             if incoming.buffered() > BODY_HIGH_WATER and not self._body_paused:
                 self._body_paused = True
@@ -776,6 +808,8 @@ class SQSProtocol:
                 incoming.keep_alive = False
             if isinstance(incoming, Cycle):
                 incoming.end()
+                if incoming.finished() and not self._answering:  # answered before its end: on with the next
+                    self._next()
             elif not self._answering and self._queue and self._queue[0] is incoming:
                 self._next()
             if not keep_alive:
@@ -871,8 +905,6 @@ class SQSProtocol:
         """Serve an ASGI request: its cycle runs in a task; the connection goes on when it ends."""
         self._answering = True
         self.lane.waiting.add(cycle)
-        if cycle.expect and not cycle.complete:
-            self.write(_CONTINUE)
         if self._paused and not cycle.complete:  # its body is still to be read
             self._paused = False
             self._set_reading()
@@ -947,14 +979,29 @@ class SQSProtocol:
         """An ASGI app raised while serving a request (``sqsemu.http.cycle``): counted for ``/metrics``."""
         self.lane.state.app_errors += 1
 
+    def _discard_over(self) -> None:
+        """The body of a request answered early passed :data:`DISCARD_MAX_BYTES`: stop reading it and close
+        gracefully (called from the parser: stops it)."""
+        self._incoming = None
+        self._reading = False
+        self._keep_alive = False
+        self.deadline.stop()
+        self._close_gracefully()
+        raise _Stop
+
     def drop(self) -> None:
         """Close the connection now without an answer (an ASGI app's ``sqsemu.drop``: a fault rule's dropped
         connection, realism's lost answer)."""
         self._close()
 
     def cycle_done(self, cycle: Cycle, keep_alive: bool) -> None:
-        """An ASGI cycle has ended: the connection goes on with the next request, or closes."""
+        """An ASGI cycle has ended: the connection goes on with the next request, or closes. After an answer given
+        before its request was read whole, the rest of the body is read and dropped (:meth:`_discard_over` bounds
+        it), or, when that answer said ``connection: close`` (``sqsemu.http.cycle``), the connection closes
+        gracefully; either way no pause of reading outlives its cycle."""
         self.lane.waiting.discard(cycle)
+        body_paused = self._body_paused
+        self._body_paused = False
         if self._closed:
             return
         self._answering = False
@@ -965,4 +1012,6 @@ class SQSProtocol:
                 self._reading = False
                 self._done_reading = True
                 self._set_reading()
+        if body_paused:
+            self._set_reading()
         self._next()
