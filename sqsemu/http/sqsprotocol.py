@@ -31,15 +31,20 @@ close); ``Connection: close``, HTTP/1.0, an upgrade request (answer, then close;
 trailer fields are never merged into the request's headers (RFC 9110 6.5.1); a refusal (400, 408, 431, 503) is written
 only after the answers still owed on the connection, and nothing parsed after the fault runs; a dropped or lost
 connection runs nothing more. An answer written before its request was read whole never leaves the connection waiting
-for a body nobody reads (RFC 9110 10.1.1): after an ASGI app's answer from the head alone the rest of the body is read
-and dropped (at most ``DISCARD_MAX_BYTES``, within the read deadline) and the next request served, or the answer says
-``connection: close`` (``sqsemu.http.cycle``). A connection the server closes after an answer is closed gracefully: its
-write side is shut, and what the client still sends is read and dropped for at most :data:`LINGER_S` seconds, so that a
-client still sending does not get a reset that discards the answer. Flow control: while the answers a client has not
-read pass the transport's high-water mark, no request of its is read or answered; while an ASGI app has not received 64
-KiB of body, no more is read. Shutdown (``sqsemu.http.serving``): idle connections and requests still arriving are
-closed at once; calls being answered finish (long polls are answered empty by the broker first), and those still running
-after the grace period are cancelled. A long poll learns that its client left from ``connection_lost``.
+for a body nobody reads (RFC 9110 10.1.1): an SQS body declared over the cap is answered and the connection closed;
+after an ASGI app's answer from the head alone the rest of the body is read and dropped (at most ``DISCARD_MAX_BYTES``,
+within the read deadline) and the next request served, or the answer says ``connection: close`` (``sqsemu.http.cycle``).
+A connection the server closes after an answer is closed gracefully (RFC 9112 9.6): its write side is shut, and what the
+client still sends is read and dropped until the client closes its side, stays quiet for :data:`LINGER_S` seconds, has
+sent :data:`LINGER_MAX_BYTES` or the request timeout has passed, so that a client (or a proxy) still sending its body
+does not get a reset that discards the answer. Flow control: while the answers a client has not read pass the
+transport's high-water mark, no request of its is read or answered, and a client that takes none of them for the request
+timeout is cut off (its ``--max-connections`` slot freed); while an ASGI app has not received 64 KiB of body, no more is
+read. The read deadline starts again while the server itself holds reading, for reasons that each end on their own (an
+answer ahead, a write stall cut off, an ASGI cycle's end). Shutdown (``sqsemu.http.serving``): idle connections and
+requests still arriving are closed at once; calls being answered finish (long polls are answered empty by the broker
+first), and those still running after the grace period are cancelled. A long poll learns that its client left from
+``connection_lost``.
 """
 
 from __future__ import annotations
@@ -69,12 +74,25 @@ from sqsemu.http.deadline import REQUEST_TIMEOUT_ANSWER, ReadDeadline
 from sqsemu.observability.fastlane import FastLaneState
 from sqsemu.security.forwarded import TrustedProxies
 
-__all__ = ["LINGER_S", "Lane", "SQSProtocol", "WaitingCall", "head_end", "protocol_factory"]
+__all__ = [
+    "LINGER_MAX_BYTES",
+    "LINGER_S",
+    "Lane",
+    "SQSProtocol",
+    "WaitingCall",
+    "head_end",
+    "protocol_factory",
+]
 
 logger = logging.getLogger("sqsemu.http")
 
 LINGER_S = 2.0
-"""Seconds a connection the server closes keeps reading (and dropping) what the client still sends."""
+"""Seconds of quiet after which a connection the server closes stops reading (and dropping) what the client still
+sends, and closes. Each read restarts them; the whole linger is bounded by the request timeout and
+:data:`LINGER_MAX_BYTES`."""
+
+LINGER_MAX_BYTES = DISCARD_MAX_BYTES
+"""Bytes a connection the server closes reads and drops at most before it closes."""
 
 _HEAD_TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
@@ -361,6 +379,10 @@ class SQSProtocol:
         self._transport_paused = False
         self._drain: asyncio.Future[None] | None = None
         self._body_seen = 0  # body bytes of the request being read, so far
+        self._stall: asyncio.TimerHandle | None = None  # the client does not take what is written: closes then
+        self._linger_bytes = 0  # bytes read and dropped while closing
+        self._linger_last = 0.0  # loop time of the last read while closing
+        self._linger_end = 0.0  # loop time by which a closing connection closes, whatever arrives
 
     # ------------------------------------------------------------------------------------------- connection
 
@@ -390,6 +412,9 @@ class SQSProtocol:
         if self._lingering is not None:
             self._lingering.cancel()
             self._lingering = None
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
         gone = self._gone
         if gone is not None and not gone.done():
             gone.set_result(None)
@@ -411,19 +436,26 @@ class SQSProtocol:
 
     def pause_writing(self) -> None:
         """The transport's write buffer is over its high-water mark (the client reads its answers slower than they
-        come): read no more and answer no more requests until it drains (``resume_writing``)."""
+        come): read no more and answer no more requests until it drains (``resume_writing``). A client that takes
+        nothing for the request timeout is cut off (:meth:`_stalled`)."""
         self._write_paused = True
+        self._arm_stall()
         self._set_reading()
 
     def resume_writing(self) -> None:
         """The write buffer has drained: answer the requests read meanwhile, then read again."""
         self._write_paused = False
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
         drain = self._drain
         if drain is not None:
             self._drain = None
             if not drain.done():
                 drain.set_result(None)
         if self._closed or self.transport is None:
+            if self.transport is not None and self.transport.get_write_buffer_size():
+                self._arm_stall()  # closing: what is left must still be taken in time
             return
         self._set_reading()
         if not self._answering:
@@ -442,16 +474,43 @@ class SQSProtocol:
             else:
                 transport.resume_reading()
 
-    def _close(self) -> None:
-        """Close at once (a dropped answer, a failed call, shutdown)."""
+    def _arm_stall(self) -> None:
+        """The client has to take what is written within the request timeout (from now), else :meth:`_stalled`."""
+        if self._stall is None and self.transport is not None:
+            self._stall = self.loop.call_later(self.lane.request_timeout_s, self._stalled)
+
+    def _stalled(self) -> None:
+        """The client took none of what was written for the request timeout (its answers unread while the write
+        buffer is full, or a close waiting for them): the connection is cut off, its answers dropped, its slot
+        freed."""
+        self._stall = None
+        transport = self.transport
+        if transport is None:
+            return
+        logger.info(
+            "Closed a connection from %s: its client took none of its answers for %d s",
+            self._peer[0] if self._peer else "?",
+            self.lane.request_timeout_s,
+        )
         self._closed = True
         self.deadline.close()
-        if self.transport is not None:
-            self.transport.close()
+        transport.abort()
+
+    def _close(self) -> None:
+        """Close at once (a dropped answer, a failed call, shutdown): what was written is still sent, within the
+        request timeout."""
+        self._closed = True
+        self.deadline.close()
+        transport = self.transport
+        if transport is not None:
+            transport.close()
+            if transport.get_write_buffer_size():
+                self._arm_stall()
 
     def _close_gracefully(self) -> None:
         """Close after an answer: shut the write side once what was written is sent, read and drop what the client
-        still sends for at most :data:`LINGER_S` seconds, then close."""
+        still sends (RFC 9112 9.6) until it closes its side, stays quiet for :data:`LINGER_S` seconds, has sent
+        :data:`LINGER_MAX_BYTES` or the request timeout has passed; then close."""
         if self._closed:
             return
         self._closed = True
@@ -462,16 +521,43 @@ class SQSProtocol:
             return
         try:
             if self.lane.closing or not transport.can_write_eof():
-                transport.close()
+                self._close()
                 return
             transport.write_eof()
         except (OSError, RuntimeError, NotImplementedError):
-            transport.close()
+            self._close()
             return
-        self._lingering = self.loop.call_later(LINGER_S, transport.close)
+        if transport.get_write_buffer_size():
+            self._arm_stall()
+        now = self.loop.time()
+        self._linger_last = now
+        self._linger_end = now + self.lane.request_timeout_s
+        self._lingering = self.loop.call_at(now + LINGER_S, self._linger_check)
         if self._transport_paused:
             self._transport_paused = False
             transport.resume_reading()
+
+    def _linger_read(self, size: int) -> None:
+        """``size`` bytes arrived while closing: dropped; the quiet time starts again."""
+        self._linger_bytes += size
+        self._linger_last = self.loop.time()
+        if self._linger_bytes > LINGER_MAX_BYTES:
+            self._end_linger()
+
+    def _linger_check(self) -> None:
+        self._lingering = None
+        now = self.loop.time()
+        quiet_at = self._linger_last + LINGER_S
+        if now >= quiet_at or now >= self._linger_end:
+            self._end_linger()
+        else:
+            self._lingering = self.loop.call_at(min(quiet_at, self._linger_end), self._linger_check)
+
+    def _end_linger(self) -> None:
+        if self._lingering is not None:
+            self._lingering.cancel()
+            self._lingering = None
+        self._close()
 
     def answering(self) -> bool:
         """Whether an answer is under way (or a request waits its turn) on this connection."""
@@ -490,7 +576,27 @@ class SQSProtocol:
 
     def data_received(self, data: bytes) -> None:
         if self._closed or self._done_reading:
+            if self._lingering is not None:
+                self._linger_read(len(data))
             return  # closing (the client's last bytes, read and dropped) or nothing more is read
+        self._parse(data)
+
+    def _declared_length(self) -> int | None:
+        """The request's declared body length (``Content-Length``; any number of digits, no ``int()`` of more than
+        18), or None (chunked, or none)."""
+        headers = self._header_map
+        length = headers.get(b"content-length")
+        if length is None or b"transfer-encoding" in headers:
+            return None
+        digits = length.strip().lstrip(b"0")
+        if not digits:
+            return 0
+        if not digits.isdigit():
+            return None
+        return 1 << 62 if len(digits) > 18 else int(digits)
+
+    def _parse(self, data: bytes | memoryview) -> None:
+        """Feed ``data`` to the parser, the head cap checked first."""
         max_head = self.lane.max_header_bytes
         if not self._reading or self._in_head:
             if self._head_bytes + len(data) > max_head:
@@ -522,7 +628,7 @@ class SQSProtocol:
                 self._head_bytes += len(data)
             else:
                 self._head_bytes = len(data)
-            self._tail = data[-2:]
+            self._tail = bytes(data[-2:])
         elif self._head_bytes:
             self._head_bytes = 0
             self._tail = b""
@@ -560,6 +666,9 @@ class SQSProtocol:
             self._next()
 
     def _read_paused(self) -> bool:
+        """Whether the server, not the client, holds the request being read: the deadline starts again meanwhile.
+        Each reason ends on its own: a request ahead is answered, a write stall is cut off after the request
+        timeout, an ASGI app's body pause ends with its cycle (:meth:`cycle_done`)."""
         return self._paused or self._write_paused or self._body_paused
 
     def _late(self) -> None:
@@ -714,20 +823,6 @@ class SQSProtocol:
         headers = self._header_map
         length = headers.get(b"content-length")
         return b"transfer-encoding" in headers or (length is not None and length.strip(b"0") != b"")
-
-    def _declared_length(self) -> int | None:
-        """The request's declared body length (``Content-Length``; any number of digits, no ``int()`` of more than
-        18), or None (chunked, or none)."""
-        headers = self._header_map
-        length = headers.get(b"content-length")
-        if length is None or b"transfer-encoding" in headers:
-            return None
-        digits = length.strip().lstrip(b"0")
-        if not digits:
-            return 0
-        if not digits.isdigit():
-            return None
-        return 1 << 62 if len(digits) > 18 else int(digits)
 
     def _scope(self, method: str, version: str) -> dict[str, Any]:
         """The request's context, the same for an SQS call and an ASGI request (ASGI HTTP scope keys; an ASGI

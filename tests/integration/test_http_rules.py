@@ -364,3 +364,33 @@ def test_expect_100_continue_is_answered_100_once_the_admin_app_reads_the_body(g
         assert headers.get("connection") != "close"
     finally:
         raw_request(gated.endpoint_url, "DELETE", "/_sqsemu/faults", headers={"X-Sqsemu-Admin-Token": TOKEN})
+
+
+def test_an_over_cap_body_sent_whole_and_slowly_still_gets_its_whole_answer(gated: ServerThread) -> None:
+    """What a proxy does: it sends the whole body before it reads the answer. The 400 is written before the body is
+    read; the server then shuts its write side and reads and drops the body while it keeps coming (RFC 9112 9.6),
+    and closes once the client has closed its side. It closed 2 s after the answer, whatever was still coming: the
+    client's kernel was reset and the answer lost."""
+    length = 8_388_672  # the cap (8 MiB) and 64 bytes
+    head = re.sub(
+        rb"Content-Length: \d+",
+        b"Content-Length: %d" % length,
+        json_call("SendMessage", {"QueueUrl": "http://127.0.0.1/000000000000/q", "MessageBody": "x"}),
+    ).partition(b"\r\n\r\n")[0]
+    piece = b"x" * 65_536
+    with socket.create_connection(("127.0.0.1", gated.port), timeout=20) as sock:
+        sock.sendall(head + b"\r\n\r\n")
+        left = length
+        while left:  # the client's pace (about 3 s in all, steadily), not a wait for the server
+            sock.sendall(piece[:left])
+            left -= min(left, len(piece))
+            time.sleep(0.025)
+        sock.shutdown(socket.SHUT_WR)
+        data, _, closed = recv_until_closed(sock, 20)
+    status, headers = _answer_head(data)
+    body = data.partition(b"\r\n\r\n")[2]
+    assert status == 400, data[:300]
+    assert headers.get("connection") == "close"
+    assert len(body) == int(headers["content-length"]), data
+    assert "InvalidParameterValue" in json.loads(body)["__type"], body
+    assert closed
