@@ -40,11 +40,13 @@ sent :data:`LINGER_MAX_BYTES` or the request timeout has passed, so that a clien
 does not get a reset that discards the answer. Flow control: while the answers a client has not read pass the
 transport's high-water mark, no request of its is read or answered, and a client that takes none of them for the request
 timeout is cut off (its ``--max-connections`` slot freed); while an ASGI app has not received 64 KiB of body, no more is
-read. The read deadline starts again while the server itself holds reading, for reasons that each end on their own (an
-answer ahead, a write stall cut off, an ASGI cycle's end). Shutdown (``sqsemu.http.serving``): idle connections and
-requests still arriving are closed at once; calls being answered finish (long polls are answered empty by the broker
-first), and those still running after the grace period are cancelled. A long poll learns that its client left from
-``connection_lost``.
+read. Behind an answer under way, a read is parsed no further than :data:`READ_SLICE` bytes past the request that has to
+wait; the rest of the read is kept as bytes and parsed in its turn, so that pipelined requests cost their bytes, not a
+parsed request each. The read deadline starts again while the server itself holds reading, for reasons that each end on
+their own (an answer ahead, a write stall cut off, an ASGI cycle's end). Shutdown (``sqsemu.http.serving``): idle
+connections and requests still arriving are closed at once; calls being answered finish (long polls are answered empty
+by the broker first), and those still running after the grace period are cancelled. A long poll learns that its client
+left from ``connection_lost``.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ from sqsemu.security.forwarded import TrustedProxies
 __all__ = [
     "LINGER_MAX_BYTES",
     "LINGER_S",
+    "READ_SLICE",
     "Lane",
     "SQSProtocol",
     "WaitingCall",
@@ -93,6 +96,11 @@ sends, and closes. Each read restarts them; the whole linger is bounded by the r
 
 LINGER_MAX_BYTES = DISCARD_MAX_BYTES
 """Bytes a connection the server closes reads and drops at most before it closes."""
+
+READ_SLICE = 2048
+"""Bytes of a larger read parsed at a time (a body with a known length in one piece), so that reading stops, and
+the rest of the read is kept unparsed, as soon as a request has to wait its turn: what a connection holds behind an
+answer under way is the unparsed bytes of one read and the requests parsed from at most this many bytes."""
 
 _HEAD_TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
@@ -378,6 +386,10 @@ class SQSProtocol:
         self._body_paused = False  # an ASGI app has 64 KiB of body not yet received
         self._transport_paused = False
         self._drain: asyncio.Future[None] | None = None
+        # bytes read and not yet parsed: reading stopped while a request waits its turn (parsed once it has it)
+        self._held = b""
+        self._held_at = 0  # where the unparsed bytes begin in ``_held``
+        self._held_feed = False  # parsing them is scheduled
         self._body_seen = 0  # body bytes of the request being read, so far
         self._stall: asyncio.TimerHandle | None = None  # the client does not take what is written: closes then
         self._linger_bytes = 0  # bytes read and dropped while closing
@@ -415,6 +427,7 @@ class SQSProtocol:
         if self._stall is not None:
             self._stall.cancel()
             self._stall = None
+        self._held = b""
         gone = self._gone
         if gone is not None and not gone.done():
             gone.set_result(None)
@@ -462,11 +475,19 @@ class SQSProtocol:
             self._next()
 
     def _set_reading(self) -> None:
-        """Pause or resume the transport's reading to match the reasons held."""
+        """Pause or resume the transport's reading to match the reasons held; once none holds, the bytes kept
+        unparsed are parsed (on the loop's next turn: this may be called from inside the parser)."""
         transport = self.transport
         if transport is None or self._closed:
             return
-        pause = self._paused or self._write_paused or self._body_paused or self._done_reading
+        held = self._paused or self._write_paused or self._body_paused or self._done_reading
+        if self._held:
+            if self._done_reading:
+                self._held = b""  # nothing after the last request read is read
+            elif not held and not self._held_feed:
+                self._held_feed = True
+                self.loop.call_soon(self._feed_held)
+        pause = held or bool(self._held)
         if pause != self._transport_paused:
             self._transport_paused = pause
             if pause:
@@ -515,6 +536,7 @@ class SQSProtocol:
             return
         self._closed = True
         self._done_reading = True
+        self._held = b""
         self.deadline.close()
         transport = self.transport
         if transport is None:
@@ -579,7 +601,49 @@ class SQSProtocol:
             if self._lingering is not None:
                 self._linger_read(len(data))
             return  # closing (the client's last bytes, read and dropped) or nothing more is read
-        self._parse(data)
+        if self._held:  # read before the pause took effect: after the bytes kept
+            self._held = self._held[self._held_at :] + data
+            self._held_at = 0
+            return
+        if len(data) <= READ_SLICE:
+            self._parse(data)
+        else:
+            self._parse_from(data, 0)
+
+    def _parse_from(self, data: bytes, at: int) -> None:
+        """Parse ``data`` from ``at`` in slices (:data:`READ_SLICE`; the rest of a body of known length in one);
+        once reading is paused (a request waits its turn, the client does not read its answers, an ASGI app has
+        body enough), the rest is kept unparsed until it resumes."""
+        view = memoryview(data)
+        size = len(data)
+        while at < size:
+            if self._paused or self._write_paused or self._body_paused:
+                self._held = data
+                self._held_at = at
+                self._set_reading()
+                return
+            end = at + max(READ_SLICE, self._body_left())
+            self._parse(view[at:end])
+            if self._closed or self._done_reading:
+                return
+            at = end
+
+    def _feed_held(self) -> None:
+        """Parse the bytes kept unparsed, now that nothing holds reading (scheduled by :meth:`_set_reading`)."""
+        self._held_feed = False
+        data, at = self._held, self._held_at
+        self._held, self._held_at = b"", 0
+        if self._closed or self._done_reading or not data:
+            return
+        self._parse_from(data, at)
+        self._set_reading()
+
+    def _body_left(self) -> int:
+        """Bytes still to come of the body being read, when its length was declared (else 0)."""
+        if not self._reading or self._in_head:
+            return 0
+        declared = self._declared_length()
+        return 0 if declared is None else max(0, declared - self._body_seen)
 
     def _declared_length(self) -> int | None:
         """The request's declared body length (``Content-Length``; any number of digits, no ``int()`` of more than
@@ -669,7 +733,7 @@ class SQSProtocol:
         """Whether the server, not the client, holds the request being read: the deadline starts again meanwhile.
         Each reason ends on its own: a request ahead is answered, a write stall is cut off after the request
         timeout, an ASGI app's body pause ends with its cycle (:meth:`cycle_done`)."""
-        return self._paused or self._write_paused or self._body_paused
+        return self._paused or self._write_paused or self._body_paused or bool(self._held)
 
     def _late(self) -> None:
         """The request being read did not arrive whole in time: 408 (written after the answers owed) when
@@ -682,7 +746,7 @@ class SQSProtocol:
             self._close()
 
     def _idle_out(self) -> None:
-        if not self._closed and not self._reading and not self.answering():
+        if not self._closed and not self._reading and not self._held and not self.answering():
             self._close()
 
     # httptools callbacks

@@ -394,3 +394,25 @@ def test_an_over_cap_body_sent_whole_and_slowly_still_gets_its_whole_answer(gate
     assert len(body) == int(headers["content-length"]), data
     assert "InvalidParameterValue" in json.loads(body)["__type"], body
     assert closed
+
+
+def test_many_requests_pipelined_behind_a_long_poll_are_answered_in_order(srv: ServerThread, queue_url: str) -> None:
+    """Behind an answer under way the server parses no further than a few KiB (the rest of its read kept as bytes,
+    bench/pipelined_rss.py): 400 calls (about 100 KiB, more than one read) sent in one write behind a long poll are
+    all answered, in order, once the long poll is."""
+    poll = json_call("ReceiveMessage", {"QueueUrl": queue_url, "WaitTimeSeconds": 20})
+    sends = [json_call("SendMessage", {"QueueUrl": queue_url, "MessageBody": f"behind-{i}"}) for i in range(400)]
+    with connect(srv) as sock:
+        sender = threading.Thread(target=sock.sendall, args=(poll + b"".join(sends),))
+        sender.start()
+        srv.call(lambda: None)
+        srv.advance(20)  # the long poll's wait runs out (manual clock)
+        buffer = bytearray()
+        first = read_answer(sock, buffer)
+        answers = [read_answer(sock, buffer) for _ in sends]
+        sender.join(20)
+    assert first[0] == 200 and json.loads(first[2]) == {}, first
+    for i, (status, _, body) in enumerate(answers):
+        assert status == 200, body
+        assert json.loads(body)["MD5OfMessageBody"] == hashlib.md5(f"behind-{i}".encode()).hexdigest()
+    assert visible(srv, queue_url) == 400
