@@ -323,6 +323,36 @@ def test_an_answer_given_before_a_body_too_long_to_drop_says_close_and_reads_wha
     assert sent == ["all"]
 
 
+def test_a_body_left_unread_is_dropped_up_to_64_mib_then_the_connection_closes(gated: ServerThread) -> None:
+    """A chunked body (no length announced) answered early is read and dropped at most 64 MiB: past that the
+    connection closes (gracefully: the client still sending is read and dropped, not reset); what follows the body
+    is not answered."""
+    sent: list[object] = []
+    head = _head("POST", "/_sqsemu/no-such-route", 0, f"X-Sqsemu-Admin-Token: {TOKEN}\r\n")
+    head = head.replace(b"Content-Length: 0", b"Transfer-Encoding: chunked")
+    with socket.create_connection(("127.0.0.1", gated.port), timeout=20) as sock:
+
+        def send_all() -> None:
+            try:
+                sock.sendall(head)
+                for _ in range(10):
+                    sock.sendall(_chunked_body(SEVEN_MIB)[:-5])  # 70 MiB of chunks in all
+                sock.sendall(b"0\r\n\r\n" + HEALTH)
+                sock.shutdown(socket.SHUT_WR)
+                sent.append("all")
+            except OSError as exc:
+                sent.append(exc)
+
+        sender = threading.Thread(target=send_all)
+        sender.start()
+        data, _, closed = recv_until_closed(sock, 30)
+        sender.join(30)
+    answered, _ = _answer_head(data)
+    assert answered == 404, data[:300]
+    assert closed and data.count(b"HTTP/1.1 ") == 1, data  # the request after the body: not answered
+    assert sent == ["all"]
+
+
 @pytest.mark.parametrize(
     ("extra", "status"),
     [("", 401), (f"X-Sqsemu-Admin-Token: {TOKEN}\r\n", 413)],
