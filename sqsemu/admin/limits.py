@@ -2,11 +2,14 @@
 
 :class:`BodyLimit` is a pure ASGI middleware of the admin Starlette app. A request whose ``Content-Length`` is over
 the cap (however many digits it has) is answered ``413 {"error": ...}`` at once, before any of its body is read (a
-client waiting for ``100 Continue`` sends none). A body without a length (chunked) is counted as it is read, and the
-read that takes it over the cap raises ``AdminError(..., 413)``, answered like every other admin error; at most the
-cap plus one read is held in memory. The rest of an over-cap body is not stored: uvicorn discards it while the
-connection waits for its next request. A client that disconnects in the middle of its body is not an error (nothing
-is answered, nothing is logged).
+client waiting for ``100 Continue`` sends none: the server sends ``100 Continue`` only once the app reads the body,
+``sqsemu.http.cycle``). A body without a length (chunked) is counted as it is read, and the read that takes it over
+the cap raises ``AdminError(..., 413)``, answered like every other admin error; at most the cap plus one read is held
+in memory. The rest of an over-cap body is not stored: after an answer given before its request was read whole, the
+server reads and drops the rest of the body (at most 64 MiB, within the read deadline) and serves the next request,
+or, for a longer body or a client still waiting for ``100 Continue``, answers ``connection: close`` and closes
+(``sqsemu.http.cycle``, RFC 9110 10.1.1). A client that disconnects in the middle of its body is not an error
+(nothing is answered, nothing is logged).
 """
 
 from __future__ import annotations

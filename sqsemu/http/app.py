@@ -68,6 +68,7 @@ from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterV
 from sqsemu.engine.realism import Realism
 from sqsemu.eventsource import LAMBDA_API_PREFIX
 from sqsemu.http.adminapp import AdminApp
+from sqsemu.http.cycle import DROP_EXTENSION
 from sqsemu.http.home import CONTENT_TYPE as HOME_CONTENT_TYPE
 from sqsemu.http.home import console_queue_page, home_text
 from sqsemu.observability import METRICS_PATH
@@ -497,10 +498,15 @@ class SQSApp:
         raises ``InvalidParameterValue``, as :meth:`given_body` does for such a body."""
         raise _too_large(self.max_body_bytes)
 
+    def _declared_over_cap(self, content_length: bytes | None) -> bool:
+        """Whether a ``Content-Length`` value declares more than the body cap (no ``int()`` of thousands of
+        digits)."""
+        declared = content_length.lstrip(b"0") if content_length is not None and content_length.isdigit() else b""
+        return len(declared) > 19 or (bool(declared) and int(declared) > self.max_body_bytes)
+
     async def _read_body(self, receive: Receive, content_length: bytes | None) -> bytes:
         limit = self.max_body_bytes
-        declared = content_length.lstrip(b"0") if content_length is not None and content_length.isdigit() else b""
-        if len(declared) > 19 or (declared and int(declared) > limit):  # no int() of thousands of digits
+        if self._declared_over_cap(content_length):
             raise _too_large(limit)
         message = await receive()
         if message["type"] != "http.request":
@@ -560,9 +566,11 @@ class SQSApp:
         if answer is None:
             return
         if answer[0] == DROP_STATUS:
-            await self._drop(send)
+            await self._drop(scope, send)
             return
         status, headers, payload = answer
+        if self._declared_over_cap(header(b"content-length")):
+            headers = [*headers, (b"connection", b"close")]  # its body is not read: closed after, as on the fast lane
         try:
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": payload})
@@ -741,14 +749,21 @@ class SQSApp:
             )
 
     @staticmethod
-    async def _drop(send: Send) -> None:
+    async def _drop(scope: Scope, send: Send) -> None:
         """Close the connection without answering: the client sees it closed before any status line.
 
-        uvicorn's ``send`` is a method of its per-request cycle, which holds the connection's transport; closing
-        that transport and letting the loop run ``connection_lost`` marks the request as disconnected, so the
-        server neither answers nor logs. Under another ASGI server, start a response and never finish it (the
-        server then closes the connection mid-response)."""
-        transport = getattr(getattr(send, "__self__", None), "transport", None)
+        sqsemu's own protocol offers the ``sqsemu.drop`` extension (``sqsemu.http.cycle``): the message goes
+        through whatever wraps ``send`` (uvicorn's message logger under ``--log-level trace``) and the connection
+        closes. Under uvicorn's own protocols (the h11 fallback), ``send`` is a method of uvicorn's per-request
+        cycle, which holds the connection's transport; closing that transport and letting the loop run
+        ``connection_lost`` marks the request as disconnected, so the server neither answers nor logs. Under
+        another ASGI server, start a response and never finish it (the server then closes the connection
+        mid-response)."""
+        extensions = scope.get("extensions")
+        if extensions is not None and DROP_EXTENSION in extensions:
+            await send({"type": DROP_EXTENSION})
+            return
+        transport = _cycle_transport(send)
         close = getattr(transport, "close", None)  # uvloop's transports are not asyncio.BaseTransport subclasses
         if callable(close):
             close()
@@ -871,6 +886,23 @@ class SQSApp:
 
 
 _CONSOLE_REDIRECT = [(b"location", b"/_sqsemu/ui/"), (_CONTENT_LENGTH, b"0")]
+
+
+def _cycle_transport(send: Send) -> object:
+    """The transport of uvicorn's per-request cycle whose method ``send`` is, or whose method a wrapper of ``send``
+    closes over (uvicorn's message logger under ``--log-level trace``); None when neither."""
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if transport is not None:
+        return transport
+    for cell in getattr(send, "__closure__", None) or ():
+        try:
+            inner = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        transport = getattr(getattr(inner, "__self__", None), "transport", None)
+        if transport is not None:
+            return transport
+    return None
 
 
 def _browser_home(scope: Scope, accept: bytes) -> bool:

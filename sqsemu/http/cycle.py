@@ -10,12 +10,24 @@ What a cycle does, as an ASGI server does (ASGI HTTP spec, version 2.3):
 - ``receive()`` gives the request body as it arrives (``http.request`` messages, ``more_body`` until the parser saw
   the end of the message), then waits and gives ``http.disconnect`` once the connection is lost or the response is
   complete. The protocol stops reading the connection while more than :data:`BODY_HIGH_WATER` bytes of body wait
-  to be received, and reads again once they are.
+  to be received, and reads again once they are. A client that sent ``Expect: 100-continue`` is sent ``100
+  Continue`` at the app's first ``receive()`` (as uvicorn does), not before: an answer the app decides from the
+  head alone (a 401, a 413 from the declared length) goes out instead, and the client sends no body
+  (RFC 9110 10.1.1).
 - ``send()`` takes ``http.response.start`` and ``http.response.body``: the status line and headers are written with
   the first body part (one write for a response in one part); a response without ``content-length`` is sent with
   ``content-length`` when it is in one part, else chunked; a ``HEAD`` request's body is not written. A response
   that writes more than its declared ``content-length`` is an error; one that ends with less closes the
-  connection. While the transport's write buffer is over its high-water mark, ``send`` waits until it drains.
+  connection. A response whose head is written before the request was read whole never leaves the connection
+  waiting for a body nobody reads (RFC 9110 10.1.1): the rest of the body is read and dropped once the cycle ends,
+  at most :data:`DISCARD_MAX_BYTES` of it and within the request's read deadline, and the connection goes on; when
+  the body announced is longer than that, or the client still waits for ``100 Continue``, the response says
+  ``connection: close`` instead and the connection closes after it (what the client still sends read and dropped
+  for a bounded time: RFC 9112 9.6). While the transport's write buffer is over its high-water mark, ``send`` waits
+  until it drains.
+- The ``sqsemu.drop`` extension (in the scope's ``extensions``): the message ``{"type": "sqsemu.drop"}``, sent
+  before any response, closes the connection without an answer (a fault rule's ``"drop": true``, realism's lost
+  answers), whatever wraps ``send`` (uvicorn's message logger under ``--log-level trace``).
 - What the app raises is logged once (``Exception in ASGI application``), counted (``sqsemu_http_app_errors_total``
   in ``/metrics``) and answered ``500`` when the response has not started; the connection is closed otherwise. A
   cycle is cancelled only by a shutdown past its grace period.
@@ -29,13 +41,23 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from http import HTTPStatus
 from typing import Any, Protocol
 
-__all__ = ["BODY_HIGH_WATER", "Cycle", "Connection"]
+__all__ = ["BODY_HIGH_WATER", "CONTINUE", "DISCARD_MAX_BYTES", "DROP_EXTENSION", "Cycle", "Connection"]
 
 logger = logging.getLogger("sqsemu.http")
 
 BODY_HIGH_WATER = 64 * 1024
 """Bytes of request body buffered for a cycle before the connection stops being read (until the app receives
 them)."""
+
+DISCARD_MAX_BYTES = 64 * 1024 * 1024
+"""Bytes of a request body the server reads and drops at most, once it answered before reading it whole (and of what
+a client still sends to a connection the server closes)."""
+
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+"""The interim answer to ``Expect: 100-continue``."""
+
+DROP_EXTENSION = "sqsemu.drop"
+"""The scope extension (and message type) by which an app closes the connection without an answer."""
 
 _SERVER_ERROR = (
     b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 21\r\n"
@@ -65,6 +87,7 @@ class Connection(Protocol):
     def body_taken(self) -> None: ...
     def cycle_done(self, cycle: Cycle, keep_alive: bool) -> None: ...
     def app_failed(self) -> None: ...
+    def drop(self) -> None: ...
 
 
 class Cycle:
@@ -91,6 +114,8 @@ class Cycle:
         "_finished",
         "_disconnected",
         "_given_all",
+        "_received",
+        "declared",
         "expect",
     )
 
@@ -114,10 +139,16 @@ class Cycle:
         self._disconnected = False
         self._given_all = False  # receive() has given the last body part
         self.expect = False  # the client waits for 100 Continue before sending the body
+        self.declared: int | None = None  # the body's declared length (None: chunked, or none)
+        self._received = 0  # bytes of body received so far
 
     def started(self) -> bool:
         """Whether the response's head has been written."""
         return self._started
+
+    def finished(self) -> bool:
+        """Whether the response is complete (what more of the body arrives is dropped)."""
+        return self._finished
 
     # ------------------------------------------------------------------------------------------- from the parser
 
@@ -127,6 +158,7 @@ class Cycle:
 
     def feed(self, body: bytes) -> None:
         """A part of the request body arrived."""
+        self._received += len(body)
         if self._finished or self._disconnected:
             return
         self._body.append(body)
@@ -202,6 +234,10 @@ class Cycle:
 
     async def receive(self) -> Message:
         """The ASGI ``receive`` callable (see the module docstring)."""
+        if self.expect:  # the app wants the body: now the client may send it
+            self.expect = False
+            if not self.complete and not self._started and not self._disconnected:
+                self.connection.write(CONTINUE)
         while not self._disconnected and not self._finished:
             if self._body or (self.complete and not self._given_all):
                 parts, self._body = self._body, []
@@ -226,6 +262,15 @@ class Cycle:
         """The ASGI ``send`` callable (see the module docstring). Raises ``RuntimeError`` for a message out of
         order or a body longer than the declared ``content-length``."""
         kind = message["type"]
+        if kind == DROP_EXTENSION:
+            if self._started:
+                raise RuntimeError("sqsemu.drop sent after the response started")
+            self._started = self._finished = True
+            self.keep_alive = False
+            if not self._disconnected:
+                self._disconnected = True
+                self.connection.drop()
+            return
         if kind == "http.response.start":
             if self._status:
                 raise RuntimeError("http.response.start sent twice")
@@ -301,6 +346,8 @@ class Cycle:
         else:
             self._chunked = True
             parts.append(b"transfer-encoding: chunked\r\n")
+        if not self.complete and (self.expect or (self.declared or 0) - self._received > DISCARD_MAX_BYTES):
+            self.keep_alive = False  # answered before a body that will not come, or is too long to drop: close
         if not self.keep_alive:
             parts.append(b"connection: close\r\n")
         parts.append(b"\r\n")

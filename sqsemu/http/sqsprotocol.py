@@ -22,22 +22,31 @@ and the scheme from the socket (or, only from a proxy the operator trusts, from 
 ``X-Forwarded-Proto``: ``sqsemu.security.forwarded``), so a signed call gets the same policy decision, access line and
 metrics whatever its size or framing.
 
-The HTTP rules, written once here and holding for every request on every connection: requests are answered in the
-order they arrived, one at a time (a request pipelined behind one being answered waits, reading paused meanwhile);
-the request-read deadline (``sqsemu.http.deadline``; 408 then close) from the first byte of each request until it is
-read whole; the keep-alive timeout between requests (uvicorn's ``timeout_keep_alive``, 5 s); a cap on each request
-head, trailers included (431 then close); ``--max-connections`` (503 then close beyond it); a malformed request
-(400 then close); ``Connection: close``, HTTP/1.0, an upgrade request (answer, then close; nothing after it is read
-or run); trailer fields are never merged into the request's headers (RFC 9110 6.5.1); a refusal (400, 408, 431, 503)
-is written only after the answers still owed on the connection, and nothing parsed after the fault runs; a dropped
-or lost connection runs nothing more. A connection the server closes after an answer is closed gracefully: its write
-side is shut, and what the client still sends is read and dropped for at most :data:`LINGER_S` seconds, so that a
-client still sending does not get a reset that discards the answer. Flow control: while the answers a client has
-not read pass the transport's high-water mark, no request of its is read or answered; while an ASGI app has not
-received 64 KiB of body, no more is read. Shutdown (``sqsemu.http.serving``): idle connections and requests still
-arriving are closed at once; calls being answered finish (long polls are answered empty by the broker first), and
-those still running after the grace period are cancelled. A long poll learns that its client left from
-``connection_lost``.
+The HTTP rules, written once here and holding for every request on every connection: requests are answered in the order
+they arrived, one at a time (a request pipelined behind one being answered waits, reading paused meanwhile); the
+request-read deadline (``sqsemu.http.deadline``; 408 then close) from the first byte of each request until it is read
+whole; the keep-alive timeout between requests (uvicorn's ``timeout_keep_alive``, 5 s); a cap on each request head,
+trailers included (431 then close); ``--max-connections`` (503 then close beyond it); a malformed request (400 then
+close); ``Connection: close``, HTTP/1.0, an upgrade request (answer, then close; nothing after it is read or run);
+trailer fields are never merged into the request's headers (RFC 9110 6.5.1); a refusal (400, 408, 431, 503) is written
+only after the answers still owed on the connection, and nothing parsed after the fault runs; a dropped or lost
+connection runs nothing more. An answer written before its request was read whole never leaves the connection waiting
+for a body nobody reads (RFC 9110 10.1.1): an SQS body declared over the cap is answered and the connection closed;
+after an ASGI app's answer from the head alone the rest of the body is read and dropped (at most ``DISCARD_MAX_BYTES``,
+within the read deadline) and the next request served, or the answer says ``connection: close`` (``sqsemu.http.cycle``).
+A connection the server closes after an answer is closed gracefully (RFC 9112 9.6): its write side is shut, and what the
+client still sends is read and dropped until the client closes its side, stays quiet for :data:`LINGER_S` seconds, has
+sent :data:`LINGER_MAX_BYTES` or the request timeout has passed, so that a client (or a proxy) still sending its body
+does not get a reset that discards the answer. Flow control: while the answers a client has not read pass the
+transport's high-water mark, no request of its is read or answered, and a client that takes none of them for the request
+timeout is cut off (its ``--max-connections`` slot freed); while an ASGI app has not received 64 KiB of body, no more is
+read. Behind an answer under way, a read is parsed no further than :data:`READ_SLICE` bytes past the request that has to
+wait; the rest of the read is kept as bytes and parsed in its turn, so that pipelined requests cost their bytes, not a
+parsed request each. The read deadline starts again while the server itself holds reading, for reasons that each end on
+their own (an answer ahead, a write stall cut off, an ASGI cycle's end). Shutdown (``sqsemu.http.serving``): idle
+connections and requests still arriving are closed at once; calls being answered finish (long polls are answered empty
+by the broker first), and those still running after the grace period are cancelled. A long poll learns that its client
+left from ``connection_lost``.
 """
 
 from __future__ import annotations
@@ -54,17 +63,44 @@ from urllib.parse import unquote
 import httptools
 
 from sqsemu.http.app import DROP_STATUS, Answer, SQSApp, is_admin_path
-from sqsemu.http.cycle import BODY_HIGH_WATER, ASGIApp, Cycle, status_line
+from sqsemu.http.cycle import (
+    BODY_HIGH_WATER,
+    CONTINUE,
+    DISCARD_MAX_BYTES,
+    DROP_EXTENSION,
+    ASGIApp,
+    Cycle,
+    status_line,
+)
 from sqsemu.http.deadline import REQUEST_TIMEOUT_ANSWER, ReadDeadline
 from sqsemu.observability.fastlane import FastLaneState
 from sqsemu.security.forwarded import TrustedProxies
 
-__all__ = ["LINGER_S", "Lane", "SQSProtocol", "WaitingCall", "head_end", "protocol_factory"]
+__all__ = [
+    "LINGER_MAX_BYTES",
+    "LINGER_S",
+    "READ_SLICE",
+    "Lane",
+    "SQSProtocol",
+    "WaitingCall",
+    "head_end",
+    "protocol_factory",
+]
 
 logger = logging.getLogger("sqsemu.http")
 
 LINGER_S = 2.0
-"""Seconds a connection the server closes keeps reading (and dropping) what the client still sends."""
+"""Seconds of quiet after which a connection the server closes stops reading (and dropping) what the client still
+sends, and closes. Each read restarts them; the whole linger is bounded by the request timeout and
+:data:`LINGER_MAX_BYTES`."""
+
+LINGER_MAX_BYTES = DISCARD_MAX_BYTES
+"""Bytes a connection the server closes reads and drops at most before it closes."""
+
+READ_SLICE = 2048
+"""Bytes of a larger read parsed at a time (a body with a known length in one piece), so that reading stops, and
+the rest of the read is kept unparsed, as soon as a request has to wait its turn: what a connection holds behind an
+answer under way is the unparsed bytes of one read and the requests parsed from at most this many bytes."""
 
 _HEAD_TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
@@ -78,7 +114,7 @@ _UNAVAILABLE = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 19\r\n"
     b"connection: close\r\n\r\nService Unavailable"
 )
-_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_CONTINUE = CONTINUE
 
 
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
@@ -350,6 +386,15 @@ class SQSProtocol:
         self._body_paused = False  # an ASGI app has 64 KiB of body not yet received
         self._transport_paused = False
         self._drain: asyncio.Future[None] | None = None
+        # bytes read and not yet parsed: reading stopped while a request waits its turn (parsed once it has it)
+        self._held = b""
+        self._held_at = 0  # where the unparsed bytes begin in ``_held``
+        self._held_feed = False  # parsing them is scheduled
+        self._body_seen = 0  # body bytes of the request being read, so far
+        self._stall: asyncio.TimerHandle | None = None  # the client does not take what is written: closes then
+        self._linger_bytes = 0  # bytes read and dropped while closing
+        self._linger_last = 0.0  # loop time of the last read while closing
+        self._linger_end = 0.0  # loop time by which a closing connection closes, whatever arrives
 
     # ------------------------------------------------------------------------------------------- connection
 
@@ -379,6 +424,10 @@ class SQSProtocol:
         if self._lingering is not None:
             self._lingering.cancel()
             self._lingering = None
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+        self._held = b""
         gone = self._gone
         if gone is not None and not gone.done():
             gone.set_result(None)
@@ -400,30 +449,45 @@ class SQSProtocol:
 
     def pause_writing(self) -> None:
         """The transport's write buffer is over its high-water mark (the client reads its answers slower than they
-        come): read no more and answer no more requests until it drains (``resume_writing``)."""
+        come): read no more and answer no more requests until it drains (``resume_writing``). A client that takes
+        nothing for the request timeout is cut off (:meth:`_stalled`)."""
         self._write_paused = True
+        self._arm_stall()
         self._set_reading()
 
     def resume_writing(self) -> None:
         """The write buffer has drained: answer the requests read meanwhile, then read again."""
         self._write_paused = False
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
         drain = self._drain
         if drain is not None:
             self._drain = None
             if not drain.done():
                 drain.set_result(None)
         if self._closed or self.transport is None:
+            if self.transport is not None and self.transport.get_write_buffer_size():
+                self._arm_stall()  # closing: what is left must still be taken in time
             return
         self._set_reading()
         if not self._answering:
             self._next()
 
     def _set_reading(self) -> None:
-        """Pause or resume the transport's reading to match the reasons held."""
+        """Pause or resume the transport's reading to match the reasons held; once none holds, the bytes kept
+        unparsed are parsed (on the loop's next turn: this may be called from inside the parser)."""
         transport = self.transport
         if transport is None or self._closed:
             return
-        pause = self._paused or self._write_paused or self._body_paused or self._done_reading
+        held = self._paused or self._write_paused or self._body_paused or self._done_reading
+        if self._held:
+            if self._done_reading:
+                self._held = b""  # nothing after the last request read is read
+            elif not held and not self._held_feed:
+                self._held_feed = True
+                self.loop.call_soon(self._feed_held)
+        pause = held or bool(self._held)
         if pause != self._transport_paused:
             self._transport_paused = pause
             if pause:
@@ -431,36 +495,91 @@ class SQSProtocol:
             else:
                 transport.resume_reading()
 
-    def _close(self) -> None:
-        """Close at once (a dropped answer, a failed call, shutdown)."""
+    def _arm_stall(self) -> None:
+        """The client has to take what is written within the request timeout (from now), else :meth:`_stalled`."""
+        if self._stall is None and self.transport is not None:
+            self._stall = self.loop.call_later(self.lane.request_timeout_s, self._stalled)
+
+    def _stalled(self) -> None:
+        """The client took none of what was written for the request timeout (its answers unread while the write
+        buffer is full, or a close waiting for them): the connection is cut off, its answers dropped, its slot
+        freed."""
+        self._stall = None
+        transport = self.transport
+        if transport is None:
+            return
+        logger.info(
+            "Closed a connection from %s: its client took none of its answers for %d s",
+            self._peer[0] if self._peer else "?",
+            self.lane.request_timeout_s,
+        )
         self._closed = True
         self.deadline.close()
-        if self.transport is not None:
-            self.transport.close()
+        transport.abort()
+
+    def _close(self) -> None:
+        """Close at once (a dropped answer, a failed call, shutdown): what was written is still sent, within the
+        request timeout."""
+        self._closed = True
+        self.deadline.close()
+        transport = self.transport
+        if transport is not None:
+            transport.close()
+            if transport.get_write_buffer_size():
+                self._arm_stall()
 
     def _close_gracefully(self) -> None:
         """Close after an answer: shut the write side once what was written is sent, read and drop what the client
-        still sends for at most :data:`LINGER_S` seconds, then close."""
+        still sends (RFC 9112 9.6) until it closes its side, stays quiet for :data:`LINGER_S` seconds, has sent
+        :data:`LINGER_MAX_BYTES` or the request timeout has passed; then close."""
         if self._closed:
             return
         self._closed = True
         self._done_reading = True
+        self._held = b""
         self.deadline.close()
         transport = self.transport
         if transport is None:
             return
         try:
             if self.lane.closing or not transport.can_write_eof():
-                transport.close()
+                self._close()
                 return
             transport.write_eof()
         except (OSError, RuntimeError, NotImplementedError):
-            transport.close()
+            self._close()
             return
-        self._lingering = self.loop.call_later(LINGER_S, transport.close)
+        if transport.get_write_buffer_size():
+            self._arm_stall()
+        now = self.loop.time()
+        self._linger_last = now
+        self._linger_end = now + self.lane.request_timeout_s
+        self._lingering = self.loop.call_at(now + LINGER_S, self._linger_check)
         if self._transport_paused:
             self._transport_paused = False
             transport.resume_reading()
+
+    def _linger_read(self, size: int) -> None:
+        """``size`` bytes arrived while closing: dropped; the quiet time starts again."""
+        self._linger_bytes += size
+        self._linger_last = self.loop.time()
+        if self._linger_bytes > LINGER_MAX_BYTES:
+            self._end_linger()
+
+    def _linger_check(self) -> None:
+        self._lingering = None
+        now = self.loop.time()
+        quiet_at = self._linger_last + LINGER_S
+        if now >= quiet_at or now >= self._linger_end:
+            self._end_linger()
+        else:
+            self._lingering = self.loop.call_at(min(quiet_at, self._linger_end), self._linger_check)
+
+    def _end_linger(self) -> None:
+        if self._lingering is not None:
+            self._lingering.cancel()
+            self._lingering = None
+        self._close()
 
     def answering(self) -> bool:
         """Whether an answer is under way (or a request waits its turn) on this connection."""
@@ -479,7 +598,69 @@ class SQSProtocol:
 
     def data_received(self, data: bytes) -> None:
         if self._closed or self._done_reading:
+            if self._lingering is not None:
+                self._linger_read(len(data))
             return  # closing (the client's last bytes, read and dropped) or nothing more is read
+        if self._held:  # read before the pause took effect: after the bytes kept
+            self._held = self._held[self._held_at :] + data
+            self._held_at = 0
+            return
+        if len(data) <= READ_SLICE:
+            self._parse(data)
+        else:
+            self._parse_from(data, 0)
+
+    def _parse_from(self, data: bytes, at: int) -> None:
+        """Parse ``data`` from ``at`` in slices (:data:`READ_SLICE`; the rest of a body of known length in one);
+        once reading is paused (a request waits its turn, the client does not read its answers, an ASGI app has
+        body enough), the rest is kept unparsed until it resumes."""
+        view = memoryview(data)
+        size = len(data)
+        while at < size:
+            if self._paused or self._write_paused or self._body_paused:
+                self._held = data
+                self._held_at = at
+                self._set_reading()
+                return
+            end = at + max(READ_SLICE, self._body_left())
+            self._parse(view[at:end])
+            if self._closed or self._done_reading:
+                return
+            at = end
+
+    def _feed_held(self) -> None:
+        """Parse the bytes kept unparsed, now that nothing holds reading (scheduled by :meth:`_set_reading`)."""
+        self._held_feed = False
+        data, at = self._held, self._held_at
+        self._held, self._held_at = b"", 0
+        if self._closed or self._done_reading or not data:
+            return
+        self._parse_from(data, at)
+        self._set_reading()
+
+    def _body_left(self) -> int:
+        """Bytes still to come of the body being read, when its length was declared (else 0)."""
+        if not self._reading or self._in_head:
+            return 0
+        declared = self._declared_length()
+        return 0 if declared is None else max(0, declared - self._body_seen)
+
+    def _declared_length(self) -> int | None:
+        """The request's declared body length (``Content-Length``; any number of digits, no ``int()`` of more than
+        18), or None (chunked, or none)."""
+        headers = self._header_map
+        length = headers.get(b"content-length")
+        if length is None or b"transfer-encoding" in headers:
+            return None
+        digits = length.strip().lstrip(b"0")
+        if not digits:
+            return 0
+        if not digits.isdigit():
+            return None
+        return 1 << 62 if len(digits) > 18 else int(digits)
+
+    def _parse(self, data: bytes | memoryview) -> None:
+        """Feed ``data`` to the parser, the head cap checked first."""
         max_head = self.lane.max_header_bytes
         if not self._reading or self._in_head:
             if self._head_bytes + len(data) > max_head:
@@ -511,7 +692,7 @@ class SQSProtocol:
                 self._head_bytes += len(data)
             else:
                 self._head_bytes = len(data)
-            self._tail = data[-2:]
+            self._tail = bytes(data[-2:])
         elif self._head_bytes:
             self._head_bytes = 0
             self._tail = b""
@@ -549,7 +730,10 @@ class SQSProtocol:
             self._next()
 
     def _read_paused(self) -> bool:
-        return self._paused or self._write_paused or self._body_paused
+        """Whether the server, not the client, holds the request being read: the deadline starts again meanwhile.
+        Each reason ends on its own: a request ahead is answered, a write stall is cut off after the request
+        timeout, an ASGI app's body pause ends with its cycle (:meth:`cycle_done`)."""
+        return self._paused or self._write_paused or self._body_paused or bool(self._held)
 
     def _late(self) -> None:
         """The request being read did not arrive whole in time: 408 (written after the answers owed) when
@@ -562,7 +746,7 @@ class SQSProtocol:
             self._close()
 
     def _idle_out(self) -> None:
-        if not self._closed and not self._reading and not self.answering():
+        if not self._closed and not self._reading and not self._held and not self.answering():
             self._close()
 
     # httptools callbacks
@@ -577,6 +761,7 @@ class SQSProtocol:
         self._body = []
         self._body_size = 0
         self._too_large = False
+        self._body_seen = 0
         self._in_head = True
         self._reading = True
         self._incoming = None
@@ -644,9 +829,16 @@ class SQSProtocol:
             self._incoming = request = _Request(scope, headers, keep_alive, expect and self._has_body())
             self._queue.append(request)
         else:
-            scope.update(type="http", asgi=_ASGI, root_path="", state=self._app_state.copy())
+            scope.update(
+                type="http",
+                asgi=_ASGI,
+                root_path="",
+                state=self._app_state.copy(),
+                extensions={DROP_EXTENSION: {}},
+            )
             cycle = self._incoming = Cycle(self, scope, keep_alive)
             cycle.expect = expect and self._has_body()
+            cycle.declared = self._declared_length()
             if not owed:
                 self._run_cycle(cycle)
                 return
@@ -727,6 +919,7 @@ class SQSProtocol:
         return scope
 
     def on_body(self, body: bytes) -> None:
+        self._body_seen += len(body)
         incoming = self._incoming
         if incoming is None:
             if self._too_large:
@@ -738,6 +931,10 @@ class SQSProtocol:
                 self._body = []
             return
         if isinstance(incoming, Cycle):
+            if incoming.finished():  # answered before its body was read whole: the rest is dropped
+                if self._body_seen > DISCARD_MAX_BYTES:
+                    self._discard_over()  # more than is worth reading: close
+                return
             incoming.feed(body)
             if incoming.buffered() > BODY_HIGH_WATER and not self._body_paused:
                 self._body_paused = True
@@ -770,6 +967,8 @@ class SQSProtocol:
                 incoming.keep_alive = False
             if isinstance(incoming, Cycle):
                 incoming.end()
+                if incoming.finished() and not self._answering:  # answered before its end: on with the next
+                    self._next()
             elif not self._answering and self._queue and self._queue[0] is incoming:
                 self._next()
             if not keep_alive:
@@ -865,8 +1064,6 @@ class SQSProtocol:
         """Serve an ASGI request: its cycle runs in a task; the connection goes on when it ends."""
         self._answering = True
         self.lane.waiting.add(cycle)
-        if cycle.expect and not cycle.complete:
-            self.write(_CONTINUE)
         if self._paused and not cycle.complete:  # its body is still to be read
             self._paused = False
             self._set_reading()
@@ -941,9 +1138,29 @@ class SQSProtocol:
         """An ASGI app raised while serving a request (``sqsemu.http.cycle``): counted for ``/metrics``."""
         self.lane.state.app_errors += 1
 
+    def _discard_over(self) -> None:
+        """The body of a request answered early passed :data:`DISCARD_MAX_BYTES`: stop reading it and close
+        gracefully (called from the parser: stops it)."""
+        self._incoming = None
+        self._reading = False
+        self._keep_alive = False
+        self.deadline.stop()
+        self._close_gracefully()
+        raise _Stop
+
+    def drop(self) -> None:
+        """Close the connection now without an answer (an ASGI app's ``sqsemu.drop``: a fault rule's dropped
+        connection, realism's lost answer)."""
+        self._close()
+
     def cycle_done(self, cycle: Cycle, keep_alive: bool) -> None:
-        """An ASGI cycle has ended: the connection goes on with the next request, or closes."""
+        """An ASGI cycle has ended: the connection goes on with the next request, or closes. After an answer given
+        before its request was read whole, the rest of the body is read and dropped (:meth:`_discard_over` bounds
+        it), or, when that answer said ``connection: close`` (``sqsemu.http.cycle``), the connection closes
+        gracefully; either way no pause of reading outlives its cycle."""
         self.lane.waiting.discard(cycle)
+        body_paused = self._body_paused
+        self._body_paused = False
         if self._closed:
             return
         self._answering = False
@@ -954,4 +1171,6 @@ class SQSProtocol:
                 self._reading = False
                 self._done_reading = True
                 self._set_reading()
+        if body_paused:
+            self._set_reading()
         self._next()

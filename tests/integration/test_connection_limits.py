@@ -242,3 +242,41 @@ def test_the_soft_open_files_limit_is_raised_to_the_hard_limit() -> None:
         assert soft == hard_seen and soft != str(low), line
     finally:
         assert srv.stop() == 0, srv.log_tail()
+
+
+def test_a_client_that_reads_none_of_its_answers_is_cut_off_and_its_slot_freed() -> None:
+    """Issue 47, suspicion 9a: a client whose answers go unread (the server's write buffer full) held its
+    connection, and its ``--max-connections`` slot, for ever. Now it has the request timeout (here 1 s) to take
+    something, like the time it has to send a request; then the connection is cut off and the slot served again."""
+    from sqsemu.config import Config
+    from sqsemu.server import ServerThread
+    from tests.integration.test_fast_lane import ask, json_call
+
+    with ServerThread(Config(host="127.0.0.1", max_connections=1, request_timeout=1)) as srv:
+        status, _, body = ask(srv, json_call("CreateQueue", {"QueueName": "unread-answers"}))
+        assert status == 200, body
+        url = json.loads(body)["QueueUrl"]
+        for _ in range(10):
+            message = {"QueueUrl": url, "MessageBody": "u" * 200_000}
+            assert ask(srv, json_call("SendMessage", message))[0] == 200
+        receive = json_call("ReceiveMessage", {"QueueUrl": url, "MaxNumberOfMessages": 10, "VisibilityTimeout": 0})
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the client's kernel buffer holds little
+        sock.settimeout(10)
+        sock.connect(("127.0.0.1", srv.port))
+        with sock:
+            sock.sendall(receive * 5)  # 10 MB of answers, never read
+            deadline = time.monotonic() + 30
+            while True:  # the slot is held until the server cuts the reader-less client off
+                status, _, _ = http_get(f"{srv.endpoint_url}/health", timeout=5)
+                if status == 200 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            assert status == 200, "the connection whose answers go unread still holds the only slot"
+            try:
+                received = 0
+                while chunk := sock.recv(1 << 20):
+                    received += len(chunk)
+            except ConnectionResetError:
+                received = -1
+        assert received < 5 * 10 * 200_000  # cut off: not every answer came

@@ -199,13 +199,22 @@ def test_a_request_pipelined_behind_a_long_poll_is_answered_after_it(
     assert hashlib.md5(b"pipelined").hexdigest().encode() in second[2]
 
 
-def test_a_client_that_stops_reading_its_answers_stops_the_server_reading_its_requests(
-    srv: ServerThread, queue_url: str
-) -> None:
+@pytest.fixture
+def patient() -> Iterator[ServerThread]:
+    """A server with the default request timeout (30 s): a client has that long to take some of its answers."""
+    with ServerThread(Config(host="127.0.0.1", clock="manual")) as server:
+        yield server
+
+
+def test_a_client_that_stops_reading_its_answers_stops_the_server_reading_its_requests(patient: ServerThread) -> None:
     """Flow control: once a connection's unsent answers pass the transport's high-water mark, the server answers no
     more of its requests and reads no more until the client reads. 100 pipelined receives of a 200 KB message (20
     MB of answers) from a client that reads nothing: only the answers the socket buffers hold are made (not all
     100, held in memory); once the client reads, every answer comes, in order."""
+    srv = patient
+    status, _, created = ask(srv, json_call("CreateQueue", {"QueueName": "stops-reading"}))
+    assert status == 200, created
+    queue_url = json.loads(created)["QueueUrl"]
     body = "b" * 200_000
     assert ask(srv, json_call("SendMessage", {"QueueUrl": queue_url, "MessageBody": body}))[0] == 200
     receive = json_call("ReceiveMessage", {"QueueUrl": queue_url, "VisibilityTimeout": 0})

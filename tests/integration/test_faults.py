@@ -230,3 +230,53 @@ def test_a_bad_faults_file_stops_the_start_up(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert str(path) in result.stderr and "rule 1" in result.stderr and "status" in result.stderr
+
+
+@pytest.mark.parametrize("effect", ["fault-rule", "lost-answer"])
+@pytest.mark.parametrize("path", ["fast-lane", "trace", "h11-trace"])
+def test_a_dropped_answer_closes_the_connection_on_every_path(
+    monkeypatch: pytest.MonkeyPatch, effect: str, path: str
+) -> None:
+    """docs/testing.md: ``"drop": true`` (and realism's lost answers) close the connection without an answer. Under
+    ``--log-level trace`` every request takes the ASGI cycle (through uvicorn's message logger): it was answered
+    500 there. Also through uvicorn's own h11 protocol (the fallback), under trace."""
+    from sqsemu.config import Config
+    from sqsemu.http import lanecheck
+    from sqsemu.server import ServerThread
+    from tests.integration.harness.sockets import recv_until_closed
+    from tests.integration.test_fast_lane import connect, json_call, read_answer
+    from tests.integration.test_http_rules import error_records
+
+    if path == "h11-trace":
+        monkeypatch.setattr(lanecheck, "_names", lambda *functions: {"http_protocol_class"})
+    level = "info" if path == "fast-lane" else "trace"
+    with ServerThread(Config(host="127.0.0.1", log_level=level)) as srv:
+
+        def ask(request: bytes) -> tuple[int, dict[str, str], bytes]:
+            with connect(srv) as sock:
+                sock.sendall(request)
+                return read_answer(sock, bytearray())
+
+        name = f"dropped-{path}-{effect}"
+        status, _, body = ask(json_call("CreateQueue", {"QueueName": name}))
+        assert status == 200, body
+        url = json.loads(body)["QueueUrl"]
+        if effect == "fault-rule":
+            rule = {"action": "SendMessage", "queue": name, "drop": True, "count": 1}
+            status, answer = http_post_json(f"{srv.endpoint_url}/_sqsemu/faults", rule)
+            assert status == 201, answer
+        else:
+            spec = json.dumps({"spec": "lost_answers=1"}).encode()
+            head = b"PUT /_sqsemu/realism/queues/000000000000/%s HTTP/1.1\r\nHost: 127.0.0.1\r\n" % name.encode()
+            status, _, body = ask(head + b"Content-Length: %d\r\n\r\n%s" % (len(spec), spec))
+            assert status == 200, body
+        with error_records() as errors, connect(srv) as sock:
+            sock.sendall(json_call("SendMessage", {"QueueUrl": url, "MessageBody": "its answer is dropped"}))
+            data, _, closed = recv_until_closed(sock, 20)
+        assert closed
+        assert data == b"", data[:300]  # closed before any status line
+        assert not errors, [record.getMessage() for record in errors]
+        status, peeked = _request("GET", f"{srv.endpoint_url}/_sqsemu/queues/000000000000/{name}/messages")
+        assert status == 200, peeked
+        ran = len(peeked["messages"]) == 1
+        assert ran == (effect == "lost-answer")  # a lost answer's call ran; a dropped one's did not

@@ -44,6 +44,12 @@ class FakeTransport:
     def close(self) -> None:
         self.closed = True
 
+    def abort(self) -> None:
+        self.closed = True
+
+    def get_write_buffer_size(self) -> int:
+        return 0  # every write is taken at once
+
     def can_write_eof(self) -> bool:
         return False  # a graceful close closes at once here (the lingering close is tested over real sockets)
 
