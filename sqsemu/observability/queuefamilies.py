@@ -268,7 +268,13 @@ class QueueFamilyWriter:
         self.counters = counters
         self._labels: dict[Queue, Labels] = {}
         self._spellings: dict[str, _Spelling] = {}
+        self._le: tuple[str, ...] = ()  # the size buckets' le labels, made at the first scrape (prometheus-client's
+        # spelling of a number: imported then, never at start-up; tests/unit/test_startup_imports.py)
+
+    def _bucket_labels(self) -> tuple[str, ...]:
+        """The message size buckets' ``le`` labels (``le="1024.0",`` ... ``le="+Inf",``), made once."""
         self._le = tuple(f'le="{_value(bound)}",' for bound in MESSAGE_SIZE_BUCKETS_BYTES) + ('le="+Inf",',)
+        return self._le
 
     def spelling(self, encoder: Encoder, content_type: str) -> _Spelling:
         """The spelling of the format ``choose_encoder`` named ``content_type`` (learnt once per format)."""
@@ -387,7 +393,7 @@ class QueueFamilyWriter:
             names = spelling.samples[family.name]
             if family.kind == "histogram":
                 bucket, count, total = names[0] + "{", names[1] + "{", names[2] + "{"
-                le = self._le
+                le = self._le or self._bucket_labels()
                 for tick, (whole, account, rest) in enumerate(read.labels):
                     base = tick * _STRIDE
                     observed: float = 0
