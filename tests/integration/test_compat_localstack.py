@@ -215,14 +215,15 @@ def test_awslocal_in_a_ready_d_shell_script_reaches_the_server(tmp_path: Path) -
 def test_awslocal_finds_the_aws_cli_beside_the_servers_python_without_it_on_path(tmp_path: Path) -> None:
     """A server run from a virtual environment that is not activated (its ``PATH`` has no ``aws``): ``awslocal``
     runs the AWS CLI installed beside the server's Python, and the script reaches the server. (Without any AWS CLI
-    it fails with exit status 127 saying what to install: tests/unit/test_compat.py.)"""
-    path = os.pathsep.join(["/usr/bin", "/bin"])
-    if shutil.which("aws", path=path) is not None:
-        pytest.skip(f"an AWS CLI is installed on {path}")
-    if not os.access(os.path.join(os.path.dirname(sys.executable), "aws"), os.X_OK):
-        pytest.skip("no AWS CLI beside this Python (the test extra installs awscli)")
+    it fails with exit status 127 saying what to install: tests/unit/test_compat.py.) The server's ``PATH`` is an
+    empty folder of the test's, so an AWS CLI of the machine's (Debian's ``awscli`` in /usr/bin) is not found."""
+    beside = os.path.join(os.path.dirname(sys.executable), "aws")
+    if not os.access(beside, os.X_OK):
+        pytest.skip(f"no AWS CLI beside this Python ({beside}; the test extra installs awscli)")
+    path = tmp_path / "empty-path"
+    path.mkdir()
     init = ready_d(tmp_path, "01-queues.sh", AWSLOCAL_SCRIPT)
-    with ServerProcess(["--compat", "localstack", "--init-dir", str(init)], env={"PATH": path}) as srv:
+    with ServerProcess(["--compat", "localstack", "--init-dir", str(init)], env={"PATH": str(path)}) as srv:
         log = wait_for_ready_line(srv)
         data = requests.get(f"{srv.endpoint_url}/_localstack/init", timeout=10).json()
         assert data["scripts"] == [{"stage": "READY", "name": "01-queues.sh", "state": "SUCCESSFUL"}], log

@@ -1024,9 +1024,12 @@ def _subject_to_file_permissions() -> list[str]:
     if os.geteuid() != 0:
         return []
     setpriv = shutil.which("setpriv")
-    prefix = [setpriv or "setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
-    if setpriv is None or subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
-        pytest.skip("running as root without a way to drop CAP_DAC_OVERRIDE (setpriv)")
+    if setpriv is None:
+        pytest.skip("running as root, and no setpriv (util-linux) to drop CAP_DAC_OVERRIDE with")
+    prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--"]
+    tried = subprocess.run([*prefix, "true"], capture_output=True, text=True)
+    if tried.returncode != 0:
+        pytest.skip(f"running as root, and setpriv may not drop CAP_DAC_OVERRIDE here: {tried.stderr.strip()}")
     return prefix
 
 

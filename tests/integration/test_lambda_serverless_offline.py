@@ -39,7 +39,8 @@ def offline() -> Iterator[str]:
     """``sls offline start`` on free ports; yields its Lambda endpoint (``http://127.0.0.1:<port>``)."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip("Node.js and npm are needed for serverless-offline")
+        missing = " and ".join(name for name, found in (("node", node), ("npm", npm)) if found is None)
+        pytest.skip(f"{missing} not on PATH: serverless-offline needs Node.js and npm")
     _install(npm)
     lambda_port = free_port()
     argv = [node, str(SERVERLESS), "offline", "start", "--host", "127.0.0.1", "--lambdaPort", str(lambda_port)]

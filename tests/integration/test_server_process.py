@@ -72,30 +72,40 @@ def test_sigterm_also_exits_0() -> None:
 
 
 DEFAULT_PORT = 9324
-PORT_FREE_DEADLINE_S = 30.0
 
 
-def _wait_until_free(port: int, deadline_s: float) -> None:
-    """Wait (polling) until ``port`` can be bound on 127.0.0.1: another program may hold it for a moment. Bound as
-    the server binds (SO_REUSEADDR), so the closed connections of an earlier server on the port do not count."""
-    started = time.monotonic()
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                probe.bind(("127.0.0.1", port))
-                return
-            except OSError:
-                pass
-        if time.monotonic() - started > deadline_s:
-            pytest.fail(f"port {port} stayed in use for {deadline_s:.0f} s: this test needs it free")
-        time.sleep(0.1)
+def _holder_of(port: int) -> str | None:
+    """``None`` when ``port`` can be bound on 127.0.0.1 now (bound as the server binds, SO_REUSEADDR, so the closed
+    connections of an earlier server on the port do not count); else what holds it, as far as can be told: an
+    sqsemu server (its /health names its version), or another program."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+            return None
+        except OSError as exc:
+            refused = exc.strerror or str(exc)
+    try:
+        status, _, body = http_get(f"http://127.0.0.1:{port}/health", timeout=2)
+        version = json.loads(body).get("version") if status == 200 else None
+    except (OSError, ValueError, AttributeError):
+        version = None
+    if version:
+        return f"an sqsemu server ({version}) is running on 127.0.0.1:{port}, the README's `sqsemu` perhaps: stop it"
+    return f"another program holds 127.0.0.1:{port} ({refused})"
 
 
 def test_without_host_and_port_it_serves_on_loopback_port_9324() -> None:
     """The documented defaults, seen from outside: ``sqsemu`` with neither ``--host``/``--port`` nor SQSEMU_HOST /
-    SQSEMU_PORT answers on 127.0.0.1:9324, and not on another address of this machine."""
-    _wait_until_free(DEFAULT_PORT, PORT_FREE_DEADLINE_S)
+    SQSEMU_PORT answers on 127.0.0.1:9324, and not on another address of this machine. Nothing else in the suite
+    uses that port, so where it is taken a program outside the run holds it (the README's own server, most often):
+    skipped saying which (an error under CI)."""
+    holder = _holder_of(DEFAULT_PORT)
+    if holder is not None:
+        reason = f"this test needs port {DEFAULT_PORT} free: {holder}"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but {reason}")
+        pytest.skip(reason)
     account = new_account()  # tells this server apart from anything else that might answer on the port
     srv = ServerProcess(pass_host_port=False, port=DEFAULT_PORT, env={"SQSEMU_ACCOUNT_ID": account}).start()
     try:

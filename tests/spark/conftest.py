@@ -3,7 +3,10 @@
 - ``spark_server`` (session): :class:`sqsemu.testing.SQSServer` on 127.0.0.1 and a free port, real (system)
   clock, stopped at teardown. Spark's tasks reach it over HTTP like any SQS client.
 - ``spark`` (session): ``local[2]``, UI off, bound to 127.0.0.1, 1 GiB driver, 2 shuffle partitions, UTC session
-  time zone, the ``sqs`` format registered; its Python workers run this interpreter.
+  time zone, the ``sqs`` format registered; its Python workers run this interpreter. It is also a Spark Connect
+  server (the ``SparkConnectPlugin``, on 127.0.0.1 and a free port), so that the Spark Connect test needs no JVM
+  of its own.
+- ``spark_connect_port`` (session): that Spark Connect server's port.
 - ``account`` (test): a fresh 12-digit account, so each test has its own empty set of queues.
 - ``sqs``: a boto3 client of that account; ``sqs_options``: the data source's connection options for it
   (``endpointUrl``, ``region``, ``accessKeyId`` = the account, ``secretAccessKey``), to which a test adds
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -59,6 +63,12 @@ def spark_server() -> Iterator[SQSServer]:
         yield server
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """A session-wide ``local[2]`` SparkSession with the ``sqs`` format registered."""
@@ -72,6 +82,9 @@ def spark() -> Iterator[Any]:
 
     session = (
         SparkSession.builder.master("local[2]")
+        .config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin")
+        .config("spark.connect.grpc.binding.address", "127.0.0.1")
+        .config("spark.connect.grpc.binding.port", str(_free_port()))
         .appName("sqsemu-spark-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -88,6 +101,12 @@ def spark() -> Iterator[Any]:
     register(session)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_connect_port(spark: Any) -> int:
+    """The port of the Spark Connect server that ``spark`` runs (listening on 127.0.0.1)."""
+    return int(spark.conf.get("spark.connect.grpc.binding.port"))
 
 
 @pytest.fixture

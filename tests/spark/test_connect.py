@@ -1,5 +1,6 @@
 """The ``sqs`` data source from a Spark Connect client: registered, written, read and streamed through
-``SparkSession.builder.remote(...)`` against a local Spark Connect server that this test starts in its own process.
+``SparkSession.builder.remote(...)`` against a local Spark Connect server: the Spark tests' shared ``local[2]``
+session, which runs the Spark Connect plugin (tests/spark/conftest.py), so that no second JVM is started for it.
 
 The Python Data Source API works over Spark Connect (``spark.dataSource.register`` sends the class, pickled, to the
 server; the server runs the reader's and writer's methods in its own Python workers), so the server's Python must be
@@ -13,8 +14,7 @@ import os
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,30 +22,6 @@ import pytest
 from sqsemu.testing import SQSServer
 
 pytestmark = pytest.mark.spark
-
-# The server: a local[2] Spark with the Spark Connect plugin on the given port; it runs until its stdin closes.
-SERVER = """
-import sys
-from pyspark.sql import SparkSession
-spark = (SparkSession.builder.master("local[2]").appName("sqsemu-connect-server")
-         .config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin")
-         .config("spark.connect.grpc.binding.address", "127.0.0.1")
-         .config("spark.connect.grpc.binding.port", sys.argv[1])
-         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-         .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-         .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
-         .getOrCreate())
-print("ready", flush=True)
-sys.stdin.read()
-spark.stop()
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
 
 # The client: a Spark Connect session on that server; registers the data source and runs the steps the test
 # names, printing one JSON line of results. (A process that runs a regular Spark session, as this test's does,
@@ -78,44 +54,17 @@ spark.stop()
 """
 
 
-@pytest.fixture(scope="module")
-def connect_port(spark_server: SQSServer) -> Iterator[int]:
-    """The port of a fresh local Spark Connect server (its own process, stopped at teardown)."""
+@pytest.fixture
+def connect_port(spark_connect_port: int) -> int:
+    """The port of the session's Spark Connect server (tests/spark/conftest.py), once it listens."""
     try:
         import grpc  # noqa: F401
     except ImportError:
         if os.environ.get("CI"):
             raise
         pytest.skip("pyspark[connect] is not installed (the test extra brings it)")
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(port)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=_env(),
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        assert server.stdout.readline().strip() == "ready", "the Spark Connect server did not start"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the Spark Connect server does not listen"
-                time.sleep(0.2)
-        yield port
-    finally:
-        if server.stdin is not None:
-            server.stdin.close()
-        try:
-            server.wait(60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+    socket.create_connection(("127.0.0.1", spark_connect_port), timeout=10).close()
+    return spark_connect_port
 
 
 def _env() -> dict[str, str]:

@@ -221,15 +221,19 @@ def test_awslocal_without_aws_fails_and_says_what_to_install(tmp_path: Path) -> 
 
 
 def test_awslocal_finds_the_aws_cli_beside_the_servers_python_when_path_has_none(tmp_path: Path) -> None:
-    """A server run from a virtual environment that is not activated: the AWS CLI installed in it is used."""
+    """A server run from a virtual environment that is not activated: the AWS CLI installed in it is used. The
+    ``PATH`` is a folder of the test's with nothing in it (the launcher needs only the shell's built-ins), so an AWS
+    CLI of the machine's (Debian's ``awscli`` in /usr/bin) is not the one found."""
     fake = tmp_path / "venv-bin"
     fake.mkdir()
     aws = fake / "aws"
     aws.write_text('#!/bin/sh\necho "beside: $*"\n', encoding="utf-8")
     aws.chmod(0o755)
     launcher = write_awslocal(tmp_path, "http://127.0.0.1:4566", beside=str(aws))
+    empty = tmp_path / "empty"
+    empty.mkdir()
     done = subprocess.run(
-        [str(launcher), "sqs", "list-queues"], env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True
+        [str(launcher), "sqs", "list-queues"], env={"PATH": str(empty)}, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "beside: --endpoint-url http://127.0.0.1:4566 sqs list-queues\n"

@@ -34,18 +34,33 @@ def controller(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 def test_under_dont_write_bytecode_the_processes_of_a_run_share_a_cache_outside_the_sources(
     controller: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """The cache is kept with the rest of the kept test set-up, so the next run compiles nothing that did not
+    change (the test modules' rewritten asserts included)."""
     controller.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    controller.setenv("SQSEMU_TEST_CACHE", str(tmp_path / "kept"))
+    before = (sys.dont_write_bytecode, sys.pycache_prefix)
     config = _Config()
     suite.pytest_configure(config)  # type: ignore[arg-type]
     cache = Path(os.environ["PYTHONPYCACHEPREFIX"])
+    assert cache == tmp_path / "kept" / "bytecode"
     assert "PYTHONDONTWRITEBYTECODE" not in os.environ
+    assert not sys.dont_write_bytecode and sys.pycache_prefix == str(cache)  # this process's own imports too
     (tmp_path / "probe_module.py").write_text("VALUE = 1\n")
     subprocess.run([sys.executable, "-c", "import probe_module"], cwd=tmp_path, check=True, env=dict(os.environ))
-    assert list(cache.rglob("probe_module*.pyc"))  # written to the run's cache
+    (compiled,) = cache.rglob("probe_module*.pyc")  # written to the run's cache
     assert not (tmp_path / "__pycache__").exists()  # not beside the source
     for cleanup in config.cleanups:
         cleanup()
-    assert not cache.exists()  # removed when the run ends
+    assert (sys.dont_write_bytecode, sys.pycache_prefix) == before  # as they were
+    written = compiled.stat().st_mtime_ns
+    controller.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    controller.delenv("PYTHONPYCACHEPREFIX")
+    again = _Config()
+    suite.pytest_configure(again)  # type: ignore[arg-type]  # the next run
+    subprocess.run([sys.executable, "-c", "import probe_module"], cwd=tmp_path, check=True, env=dict(os.environ))
+    assert compiled.stat().st_mtime_ns == written  # kept, and used as it is
+    for cleanup in again.cleanups:
+        cleanup()
 
 
 def test_a_cache_the_caller_chose_and_a_worker_process_are_left_alone(
@@ -82,3 +97,27 @@ def test_a_run_says_why_each_test_was_skipped(tmp_path: Path) -> None:
     result = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "SKIPPED [1]" in result.stdout and "no frobnicator here: install it" in result.stdout, result.stdout
+
+
+def test_spark_processes_import_the_installed_pyspark_not_its_zip(tmp_path: Path) -> None:
+    """The run's ``SPARK_HOME`` is the installed one less ``python/lib/pyspark.zip``: a Python process given the
+    path Spark gives its workers (that zip first, then py4j's) imports PySpark from site-packages, where its
+    bytecode is kept, and Spark's launcher scripts and jars are found there as in the installed home."""
+    pyspark = pytest.importorskip("pyspark", reason="PySpark is not installed (the test extra brings it)")
+    home = suite.spark_home_without_zip(tmp_path)
+    assert home is not None
+    installed = Path(pyspark.__file__).resolve().parent
+    assert (home / "bin" / "spark-submit").resolve() == installed / "bin" / "spark-submit"
+    assert (home / "jars").resolve() == installed / "jars"
+    assert not (home / "python" / "lib" / "pyspark.zip").exists()
+    (py4j,) = (home / "python" / "lib").glob("py4j-*.zip")
+    worker_path = os.pathsep.join([str(home / "python" / "lib" / "pyspark.zip"), str(py4j)])
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    probe = "import pyspark, py4j; print(pyspark.__file__); print(py4j.__file__)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env={**env, "PYTHONPATH": worker_path}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    imported, from_py4j = done.stdout.splitlines()
+    assert Path(imported).resolve().parent == installed  # not from a zip: its bytecode can be kept
+    assert from_py4j.startswith(str(py4j))  # py4j still comes from Spark's path

@@ -53,7 +53,8 @@ def test_testcontainers_python_localstack_module_starts_the_image(
 def test_testcontainers_node_localstack_module_starts_the_image(sqsemu_image: str) -> None:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip("node and npm are not installed: the Testcontainers-for-Node recipe needs Node.js 20+")
+        missing = " and ".join(name for name, found in (("node", node), ("npm", npm)) if found is None)
+        pytest.skip(f"{missing} not on PATH: the Testcontainers-for-Node recipe needs Node.js 20+ and npm")
     ensure_node_modules(
         npm, RECIPE_DIR, RECIPE_DIR / "node_modules" / "@testcontainers" / "localstack" / "package.json"
     )

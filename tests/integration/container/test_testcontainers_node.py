@@ -41,7 +41,8 @@ def recipe() -> str:
 def _node() -> tuple[str, str]:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip("node and npm are not installed: the Testcontainers-for-Node recipe needs Node.js 20+")
+        missing = " and ".join(name for name, found in (("node", node), ("npm", npm)) if found is None)
+        pytest.skip(f"{missing} not on PATH: the Testcontainers-for-Node recipe needs Node.js 20+ and npm")
     return node, npm
 
 
