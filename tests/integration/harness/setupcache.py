@@ -1,5 +1,7 @@
 """One-off test set-up kept between runs and checkouts: the legacy boto3 virtual environment and the ``node_modules``
-of the Node.js checks, so that a fresh clone (CI's every run) does not make them again.
+of the Node.js checks, so that a fresh clone (CI's every run) does not make them again; also mypy's cache
+(tests/unit/test_static_checks.py) and the runs' bytecode where ``PYTHONDONTWRITEBYTECODE`` is set
+(tests/conftest.py).
 
 The folder is ``$SQSEMU_TEST_CACHE``, else ``$XDG_CACHE_HOME/sqsemu/tests``, else ``~/.cache/sqsemu/tests`` (beside
 the build cache of setup.py). Each entry's name carries what it was made from (a lock file's hash, the interpreter),
