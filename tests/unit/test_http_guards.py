@@ -128,9 +128,11 @@ def test_a_request_pipelined_after_a_large_body_is_not_charged_for_that_body(loo
 
 def test_a_partial_head_is_answered_408_and_closed_after_the_timeout(loop: asyncio.AbstractEventLoop) -> None:
     protocol, transport = _connect(loop)
+    began = loop.time()
     protocol.data_received(b"POST / HTTP/1.1\r\nHo")
     _settle(loop, TIMEOUT_S / 2)
-    assert not transport.closed
+    if loop.time() - began < TIMEOUT_S:  # a busy machine may run the loop late: then the deadline has rightly passed
+        assert not transport.closed
     _settle(loop, TIMEOUT_S)
     assert transport.closed and transport.written.startswith(b"HTTP/1.1 408 ")
 
