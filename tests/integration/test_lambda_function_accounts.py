@@ -11,18 +11,16 @@ while B's own ReceiveMessage on that queue was refused.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from botocore.config import Config as BotoConfig
-from botocore.exceptions import ClientError
 
 from sqsemu.declare import config_from_file
 from sqsemu.server import ServerThread
+from tests.integration.harness.clients import error_of
+from tests.integration.harness.functions import Recorder, signed_client
 
 pytestmark = pytest.mark.integration
 
@@ -73,18 +71,6 @@ def _config(tmp: Path) -> Path:
     return path
 
 
-class Recorder:
-    """A function recording the bodies it was given."""
-
-    def __init__(self) -> None:
-        self.bodies: list[str] = []
-        self.lock = threading.Lock()
-
-    def __call__(self, event: dict[str, Any], context: Any) -> None:
-        with self.lock:
-            self.bodies.extend(r["body"] for r in event["Records"])
-
-
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServerThread]:
     config = config_from_file(_config(tmp_path), clock="manual", log_level="warning")
@@ -93,21 +79,7 @@ def server(tmp_path: Path) -> Iterator[ServerThread]:
 
 
 def _client(srv: ServerThread, service: str, key: str) -> Any:
-    return boto3.session.Session().client(
-        service,
-        endpoint_url=srv.endpoint_url,
-        region_name=REGION,
-        aws_access_key_id=key,
-        aws_secret_access_key=f"secret-{key}",
-        config=BotoConfig(retries={"total_max_attempts": 1, "mode": "standard"}),
-    )
-
-
-def _error(call: Callable[[], Any]) -> tuple[str, int, str]:
-    with pytest.raises(ClientError) as caught:
-        call()
-    response = caught.value.response
-    return response["Error"]["Code"], response["ResponseMetadata"]["HTTPStatusCode"], response["Error"]["Message"]
+    return signed_client(srv.endpoint_url, service, key, region=REGION)
 
 
 def _function(srv: ServerThread, name: str) -> Recorder:
@@ -144,7 +116,7 @@ def test_another_account_cannot_put_a_queue_behind_the_accounts_function(server:
         (f"arn:aws:lambda:{REGION}:{A}:function:worker", f"arn:aws:lambda:{REGION}:{A}:function:worker"),
         (f"{A}:function:worker", f"arn:aws:lambda:{REGION}:{A}:function:worker"),
     ):
-        assert _error(
+        assert error_of(
             lambda n=name: lam_b.create_event_source_mapping(  # type: ignore[misc]
                 EventSourceArn=arn, FunctionName=n, FilterCriteria=NOTHING_MATCHES
             )
@@ -157,14 +129,14 @@ def test_another_account_cannot_put_a_queue_behind_the_accounts_function(server:
     # B's own function is B's: mapping it to A's queue is refused as a role that cannot read the queue (it has no
     # role at all), never as A's role
     _function(server, "b-only")
-    assert _error(lambda: lam_b.create_event_source_mapping(EventSourceArn=arn, FunctionName="b-only")) == (
+    assert error_of(lambda: lam_b.create_event_source_mapping(EventSourceArn=arn, FunctionName="b-only")) == (
         "InvalidParameterValueException",
         400,
         "The provided execution role does not have permissions to call ReceiveMessage on SQS",
     )
     # and A cannot use B's function
     lam_a = _client(server, "lambda", "AKIDDEVA")
-    assert _error(lambda: lam_a.create_event_source_mapping(EventSourceArn=arn, FunctionName="b-only")) == (
+    assert error_of(lambda: lam_a.create_event_source_mapping(EventSourceArn=arn, FunctionName="b-only")) == (
         "ResourceNotFoundException",
         404,
         f"Function not found: arn:aws:lambda:{REGION}:{A}:function:b-only",
@@ -179,7 +151,7 @@ def test_another_account_cannot_put_a_queue_behind_the_accounts_function(server:
     assert mapping["FunctionArn"] == f"arn:aws:lambda:{REGION}:{A}:function:worker"
     assert mapping["LastProcessingResult"] == "OK"
     # nor can A's mapping be moved onto B's function
-    assert _error(lambda: lam_a.update_event_source_mapping(UUID=uid, FunctionName="b-only")) == (
+    assert error_of(lambda: lam_a.update_event_source_mapping(UUID=uid, FunctionName="b-only")) == (
         "ResourceNotFoundException",
         404,
         f"Function not found: arn:aws:lambda:{REGION}:{A}:function:b-only",
@@ -204,12 +176,12 @@ def test_get_function_and_list_functions_show_each_functions_account(server: Ser
         f"arn:aws:lambda:{REGION}:{B}:function:b-only"
     )
     # another account's function is not found by name; named by its ARN, no resource-based policy grants it
-    assert _error(lambda: lam_b.get_function(FunctionName="worker")) == (
+    assert error_of(lambda: lam_b.get_function(FunctionName="worker")) == (
         "ResourceNotFoundException",
         404,
         f"Function not found: arn:aws:lambda:{REGION}:{B}:function:worker",
     )
-    code, status, message = _error(lambda: lam_b.get_function(FunctionName=found["FunctionArn"]))
+    code, status, message = error_of(lambda: lam_b.get_function(FunctionName=found["FunctionArn"]))
     assert (code, status) == ("AccessDeniedException", 403)
     assert message == (
         f"User: arn:aws:iam::{B}:user/dev is not authorized to perform: lambda:GetFunction on resource: "

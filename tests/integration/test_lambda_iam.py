@@ -12,18 +12,16 @@ lambda and sqs clients signed with the declared keys, on the manual clock:
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from botocore.config import Config as BotoConfig
-from botocore.exceptions import ClientError
 
 from sqsemu.declare import config_from_file
 from sqsemu.server import ServerThread
+from tests.integration.harness.clients import error_of
+from tests.integration.harness.functions import Recorder, signed_client
 
 pytestmark = pytest.mark.integration
 
@@ -73,18 +71,6 @@ def _config(tmp: Path) -> Path:
     return path
 
 
-class Recorder:
-    """A function recording the bodies it was given."""
-
-    def __init__(self) -> None:
-        self.bodies: list[str] = []
-        self.lock = threading.Lock()
-
-    def __call__(self, event: dict[str, Any], context: Any) -> None:
-        with self.lock:
-            self.bodies.extend(r["body"] for r in event["Records"])
-
-
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServerThread]:
     config = config_from_file(_config(tmp_path), clock="manual", log_level="warning")
@@ -93,21 +79,7 @@ def server(tmp_path: Path) -> Iterator[ServerThread]:
 
 
 def _client(srv: ServerThread, service: str, key: str) -> Any:
-    return boto3.session.Session().client(
-        service,
-        endpoint_url=srv.endpoint_url,
-        region_name=REGION,
-        aws_access_key_id=key,
-        aws_secret_access_key=f"secret-{key}",
-        config=BotoConfig(retries={"total_max_attempts": 1, "mode": "standard"}),
-    )
-
-
-def _error(call: Callable[[], Any]) -> tuple[str, int, str]:
-    with pytest.raises(ClientError) as caught:
-        call()
-    response = caught.value.response
-    return response["Error"]["Code"], response["ResponseMetadata"]["HTTPStatusCode"], response["Error"]["Message"]
+    return signed_client(srv.endpoint_url, service, key, region=REGION)
 
 
 def _queue(sqs: Any, name: str) -> tuple[str, str]:
@@ -137,10 +109,10 @@ def test_lambda_calls_are_authorized_by_identity_policies(server: ServerThread) 
     root.send_message(QueueUrl=url, MessageBody="keep me")
     recorder = _function(server, "worker")
     denied_sqs = _client(server, "sqs", "AKIDDENIED")
-    code, status, _ = _error(lambda: denied_sqs.receive_message(QueueUrl=url))
+    code, status, _ = error_of(lambda: denied_sqs.receive_message(QueueUrl=url))
     assert (code, status) == ("AccessDenied", 403)
     denied = _client(server, "lambda", "AKIDDENIED")
-    code, status, message = _error(
+    code, status, message = error_of(
         lambda: denied.create_event_source_mapping(EventSourceArn=arn, FunctionName="worker")
     )
     assert (code, status) == ("AccessDeniedException", 403)
@@ -162,17 +134,17 @@ def test_lambda_calls_are_authorized_by_identity_policies(server: ServerThread) 
     }
     sqs_only = _client(server, "lambda", "AKIDSQSONLY")
     for operation, call in calls.items():
-        code, status, message = _error(lambda: call(denied))  # noqa: B023 - called at once
+        code, status, message = error_of(lambda: call(denied))  # noqa: B023 - called at once
         assert (code, status) == ("AccessDeniedException", 403)
         assert message.endswith(f"lambda:{operation} on resource: {mapping_arn} with an explicit deny in an "
                                 "identity-based policy")  # fmt: skip
-        code, status, message = _error(lambda: call(sqs_only))  # noqa: B023 - called at once
+        code, status, message = error_of(lambda: call(sqs_only))  # noqa: B023 - called at once
         assert (code, status) == ("AccessDeniedException", 403)
         assert message == (
             f"User: arn:aws:iam::{A}:user/sqs-only is not authorized to perform: lambda:{operation} on resource: "
             f"{mapping_arn} because no identity-based policy allows the lambda:{operation} action"
         )
-    code, status, _ = _error(lambda: denied.list_event_source_mappings())
+    code, status, _ = error_of(lambda: denied.list_event_source_mappings())
     assert (code, status) == ("AccessDeniedException", 403)
     assert dev.get_event_source_mapping(UUID=uid)["State"] == "Disabled"  # nothing the denied calls asked was done
     assert [m["UUID"] for m in dev.list_event_source_mappings()["EventSourceMappings"]] == [uid]
@@ -185,10 +157,10 @@ def test_lambda_calls_see_the_callers_aws_userid(server: ServerThread) -> None:
     11.5; "AWS global condition context keys": aws:userid is in every request context): a Deny on it applies to
     both APIs, not only to SQS."""
     sqs = _client(server, "sqs", "AKIDBYUSERID")
-    code, status, _ = _error(lambda: sqs.list_queues())
+    code, status, _ = error_of(lambda: sqs.list_queues())
     assert (code, status) == ("AccessDenied", 403)
     lam = _client(server, "lambda", "AKIDBYUSERID")
-    code, status, message = _error(lambda: lam.list_event_source_mappings())
+    code, status, message = error_of(lambda: lam.list_event_source_mappings())
     assert (code, status) == ("AccessDeniedException", 403)
     assert message.endswith("with an explicit deny in an identity-based policy")
 
@@ -199,13 +171,15 @@ def test_the_execution_role_must_read_and_delete(server: ServerThread) -> None:
     dev = _client(server, "lambda", "AKIDDEV")
     _function(server, "reader")
     _function(server, "no-role")  # an in-process function with no declared role: no permissions under --auth iam
-    code, status, message = _error(lambda: dev.create_event_source_mapping(EventSourceArn=arn, FunctionName="reader"))
+    code, status, message = error_of(lambda: dev.create_event_source_mapping(EventSourceArn=arn, FunctionName="reader"))
     assert (code, status, message) == (
         "InvalidParameterValueException",
         400,
         "The provided execution role does not have permissions to call DeleteMessage on SQS",
     )
-    code, status, message = _error(lambda: dev.create_event_source_mapping(EventSourceArn=arn, FunctionName="no-role"))
+    code, status, message = error_of(
+        lambda: dev.create_event_source_mapping(EventSourceArn=arn, FunctionName="no-role")
+    )
     assert (code, status, message) == (
         "InvalidParameterValueException",
         400,
@@ -214,7 +188,7 @@ def test_the_execution_role_must_read_and_delete(server: ServerThread) -> None:
     assert dev.list_event_source_mappings()["EventSourceMappings"] == []
     worker = _function(server, "worker")
     uid = dev.create_event_source_mapping(EventSourceArn=arn, FunctionName="worker")["UUID"]
-    code, _, message = _error(lambda: dev.update_event_source_mapping(UUID=uid, FunctionName="reader"))
+    code, _, message = error_of(lambda: dev.update_event_source_mapping(UUID=uid, FunctionName="reader"))
     assert (code, message) == (
         "InvalidParameterValueException",
         "The provided execution role does not have permissions to call DeleteMessage on SQS",
