@@ -68,7 +68,7 @@ from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterV
 from sqsemu.engine.realism import Realism
 from sqsemu.eventsource import LAMBDA_API_PREFIX
 from sqsemu.http.adminapp import AdminApp
-from sqsemu.http.cycle import DROP_EXTENSION
+from sqsemu.http.cycle import DROP_EXTENSION, declared_length
 from sqsemu.http.home import CONTENT_TYPE as HOME_CONTENT_TYPE
 from sqsemu.http.home import console_queue_page, home_text
 from sqsemu.observability import METRICS_PATH
@@ -499,10 +499,9 @@ class SQSApp:
         raise _too_large(self.max_body_bytes)
 
     def _declared_over_cap(self, content_length: bytes | None) -> bool:
-        """Whether a ``Content-Length`` value declares more than the body cap (no ``int()`` of thousands of
-        digits)."""
-        declared = content_length.lstrip(b"0") if content_length is not None and content_length.isdigit() else b""
-        return len(declared) > 19 or (bool(declared) and int(declared) > self.max_body_bytes)
+        """Whether a ``Content-Length`` value declares more than the body cap (read by ``declared_length``)."""
+        declared = declared_length(content_length)
+        return declared is not None and declared > self.max_body_bytes
 
     async def _read_body(self, receive: Receive, content_length: bytes | None) -> bytes:
         limit = self.max_body_bytes

@@ -41,7 +41,15 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from http import HTTPStatus
 from typing import Any, Protocol
 
-__all__ = ["BODY_HIGH_WATER", "CONTINUE", "DISCARD_MAX_BYTES", "DROP_EXTENSION", "Cycle", "Connection"]
+__all__ = [
+    "BODY_HIGH_WATER",
+    "CONTINUE",
+    "DISCARD_MAX_BYTES",
+    "DROP_EXTENSION",
+    "Cycle",
+    "Connection",
+    "declared_length",
+]
 
 logger = logging.getLogger("sqsemu.http")
 
@@ -58,6 +66,21 @@ CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 DROP_EXTENSION = "sqsemu.drop"
 """The scope extension (and message type) by which an app closes the connection without an answer."""
+
+
+def declared_length(value: bytes | None) -> int | None:
+    """The body length (bytes) a ``Content-Length`` value declares, or None when there is none or it is not a
+    number; a value of more than 18 digits is read as ``1 << 62`` (larger than every cap) without an ``int()`` of
+    thousands of digits. The one reading of the header for the body cap, the drop bound and the read slices."""
+    if value is None:
+        return None
+    digits = value.strip().lstrip(b"0")
+    if not digits:
+        return 0
+    if not digits.isdigit():
+        return None
+    return 1 << 62 if len(digits) > 18 else int(digits)
+
 
 _SERVER_ERROR = (
     b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 21\r\n"

@@ -70,6 +70,7 @@ from sqsemu.http.cycle import (
     DROP_EXTENSION,
     ASGIApp,
     Cycle,
+    declared_length,
     status_line,
 )
 from sqsemu.http.deadline import REQUEST_TIMEOUT_ANSWER, ReadDeadline
@@ -646,18 +647,9 @@ class SQSProtocol:
         return 0 if declared is None else max(0, declared - self._body_seen)
 
     def _declared_length(self) -> int | None:
-        """The request's declared body length (``Content-Length``; any number of digits, no ``int()`` of more than
-        18), or None (chunked, or none)."""
+        """The request's declared body length (``Content-Length``), or None (chunked, or none)."""
         headers = self._header_map
-        length = headers.get(b"content-length")
-        if length is None or b"transfer-encoding" in headers:
-            return None
-        digits = length.strip().lstrip(b"0")
-        if not digits:
-            return 0
-        if not digits.isdigit():
-            return None
-        return 1 << 62 if len(digits) > 18 else int(digits)
+        return None if b"transfer-encoding" in headers else declared_length(headers.get(b"content-length"))
 
     def _parse(self, data: bytes | memoryview) -> None:
         """Feed ``data`` to the parser, the head cap checked first."""
@@ -859,10 +851,9 @@ class SQSProtocol:
         return codings == [b"chunked"]
 
     def _declared_too_large(self, length: bytes) -> bool:
-        """Whether a ``Content-Length`` value declares more than the body cap (no ``int()`` of thousands of
-        digits)."""
-        digits = length.strip().lstrip(b"0")
-        return digits.isdigit() and (len(digits) > 19 or int(digits) > self.app.max_body_bytes)
+        """Whether a ``Content-Length`` value declares more than the body cap."""
+        declared = declared_length(length)
+        return declared is not None and declared > self.app.max_body_bytes
 
     def _refuse_body(self, scope: dict[str, Any], owed: bool) -> None:
         """An SQS call whose declared body is over the cap: answered with the cap's error (in its turn) without
