@@ -54,6 +54,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextvars import ContextVar
+from pathlib import Path
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
@@ -92,6 +93,11 @@ from sqsemu.security.admin import AdminGate
 from sqsemu.security.crosssite import CrossSitePolicy
 from sqsemu.security.errors import InvalidClientTokenId, RequestExpired, SignatureDoesNotMatch
 from sqsemu.security.host import GOOD_HOSTS, invalid_host, valid_host
+from sqsemu.sns.api import is_sns_call, signed_service
+from sqsemu.sns.errors import AuthorizationError as SNSAuthorizationError
+from sqsemu.sns.errors import SNSError
+from sqsemu.sns.service import SNSCall
+from sqsemu.sns.wire import encode_error as encode_sns_error
 
 if TYPE_CHECKING:
     from sqsemu.observability.metrics import Metrics
@@ -359,6 +365,9 @@ class SQSApp:
 
         self.event_sources = EventSources(config, broker, clock, store)
         self.event_sources.access = self.access_control  # --auth iam: mappings act as their functions' roles
+        from sqsemu.sns.api import SNS  # SNS topics on the same port (docs/sns.md)
+
+        self.sns = SNS(broker, clock, Path(config.data_dir) if config.data_dir else None)
         self._lambda_api: ASGIApp | None = None
         if self.metrics is not None:
             from sqsemu.eventsource.metrics import EventSourceCollector
@@ -638,7 +647,7 @@ class SQSApp:
             raise invalid_host(host)
         if self.foreign_calls and call.authorization is not None:  # --compat localstack: another service's call
             service = foreign_service(call.authorization)
-            if service is not None:
+            if service is not None and service != "sns":  # SNS is served (sqsemu.sns)
                 raise not_served(service)
         accept = call.accept
         method = scope["method"]
@@ -655,16 +664,41 @@ class SQSApp:
     async def _run(self, call: _Call, body: bytes, watch_disconnect: Callable[[], asyncio.Future[None]]) -> bytes:
         """Verify the signature (``--auth sigv4``), recognise the protocol and the action, run the call: its
         encoded answer."""
+        service = signed_service(call.authorization)
         if self.verifier is not None:
             try:
-                call.namespace, call.access_key_id = self.verifier.verify_key(call.scope, body)
+                call.namespace, call.access_key_id = self.verifier.verify_key(
+                    call.scope, body, "sns" if service == "sns" else "sqs"
+                )
             except (InvalidClientTokenId, SignatureDoesNotMatch, RequestExpired) as exc:
                 self._refused(call, body, exc)
                 raise
         detected = detect(call.scope["method"], call.target, call.content_type, call.scope["query_string"], body)
         call.is_json = detected.protocol is Protocol.JSON
         call.action = detected.action
+        if is_sns_call(service, detected.action, detected.params):
+            call.is_json = call.query_json = False
+            return await self._sns(call, detected)
         return await self._dispatch(call, detected, body, watch_disconnect)
+
+    async def _sns(self, call: _Call, detected: Detected) -> bytes:
+        """An SNS call (sqsemu.sns.api): the same checks as an SQS call (access control, fault rules), answered in
+        SNS's XML."""
+        authorization = call.authorization
+        credential = credential_from_authorization(authorization) if authorization else None
+        if credential is None:
+            credential = _presigned_credential(detected.params)
+        caller = call.namespace or caller_namespace(credential, self.config)
+        action = detected.action
+        if self.access_control is not None:  # --auth iam: SNS's actions under the same evaluator
+            raise SNSAuthorizationError("SNS calls are not yet decided under --auth iam: refused (fail closed).")
+        else:
+            principal = f"arn:aws:iam::{caller.account_id}:root"
+        if self.faults.rules and action is not None:
+            await self._inject(action, None)
+        base = url_base(self.config, call.scope.get("scheme", "http"), call.url_host())
+        sns_call = SNSCall(caller.account_id, caller.region, principal, base, call.trace)
+        return self.sns.answer(action, sns_call, detected.params, call.request_id)
 
     def _refused(
         self, call: _Call, body: bytes, exc: InvalidClientTokenId | SignatureDoesNotMatch | RequestExpired
@@ -701,6 +735,10 @@ class SQSApp:
         if isinstance(exc, _UnknownOperationQuery):
             call.status, call.query_json, call.error_code = 404, False, "UnknownOperationException"
             return query.UNKNOWN_OPERATION_BODY
+        if isinstance(exc, SNSError):
+            call.status, payload = encode_sns_error(exc, call.request_id)
+            call.error_code = exc.code
+            return payload
         if isinstance(exc, SQSError):
             error = exc
         else:

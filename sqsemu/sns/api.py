@@ -1,0 +1,145 @@
+"""SNS on sqsemu's port: which requests are SNS calls, and the one SNS service per server that answers them.
+
+A request is an SNS call when its SigV4 credential scope names ``sns`` (``<key>/<date>/<region>/sns/aws4_request``;
+AWS General Reference, "Elements of an AWS API request signature"), or, without a signature that names a service,
+when its ``Action`` is one only SNS has; ``AddPermission`` and ``RemovePermission`` exist in both services, and a
+``TopicArn`` parameter (where SQS has ``QueueUrl``) makes them SNS's. SNS speaks the Query protocol only (botocore's
+SNS model: ``"protocols": ["query"]``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sqsemu.sns.signing import SigningKey
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from sqsemu.clock import Clock
+from sqsemu.engine.broker import Broker
+from sqsemu.sns import envelope
+from sqsemu.sns.errors import InvalidAction, SNSError
+from sqsemu.sns.fanout import SNS_SENDER_ID, Fanout
+from sqsemu.sns.model import Subscription, Topic
+from sqsemu.sns.service import ACTIONS, NOT_SERVED, Service, SNSCall, not_served
+from sqsemu.sns.topics import Topics
+from sqsemu.sns.wire import Params, encode
+
+__all__ = ["SNS_ACTIONS", "SNS", "is_sns_call", "signed_service"]
+
+logger = logging.getLogger("sqsemu.sns")
+
+SNS_ACTIONS = frozenset(ACTIONS) | NOT_SERVED
+_SHARED = frozenset({"AddPermission", "RemovePermission"})
+"""Actions both services have: SNS's when a TopicArn is given."""
+_SNS_ONLY = SNS_ACTIONS - _SHARED
+
+
+def signed_service(authorization: str | None) -> str | None:
+    """The service a SigV4 ``Authorization`` header's credential scope names (``sqs``, ``sns``...), or None."""
+    if not authorization:
+        return None
+    start = authorization.find("Credential=")
+    if start < 0:
+        return None
+    parts = authorization[start + len("Credential=") :].split(",", 1)[0].split(" ", 1)[0].split("/")
+    return parts[3] if len(parts) >= 5 else None
+
+
+def is_sns_call(service: str | None, action: str | None, params: Sequence[tuple[str, str]]) -> bool:
+    """Whether a request is an SNS call: signed for ``sns``, or (signed for no service) naming an SNS action."""
+    if service is not None:
+        return service == "sns"
+    if action is None:
+        return False
+    if action in _SNS_ONLY:
+        return True
+    return action in _SHARED and any(name == "TopicArn" for name, _ in params)
+
+
+class SNS:
+    """The SNS service of one server: its topics, delivery and signing key, over the server's broker and clock.
+    ``data_dir`` (durable mode) keeps the signing key and certificate across restarts."""
+
+    def __init__(self, broker: Broker, clock: Clock, data_dir: Path | None = None) -> None:
+        self.broker = broker
+        self.clock = clock
+        self.topics = Topics(clock)
+        self.data_dir = data_dir
+        self._signing: SigningKey | None = None
+        self.fanout = Fanout(broker, self.topics, clock, self.signing_key)
+        self.service = Service(self.topics, self.fanout)
+        self.service.on_subscribed = self._subscribed
+        self.service.on_unsubscribed = self._unsubscribed
+
+    def signing_key(self) -> SigningKey:
+        """The server's message signing key and certificate (made, or read from the data folder, at first use)."""
+        if self._signing is None:
+            from sqsemu.sns.signing import SigningKey  # cryptography: imported at the first signed document
+
+            self._signing = SigningKey.load_or_create(self.data_dir)
+        return self._signing
+
+    def answer(self, action: str | None, call: SNSCall, pairs: Sequence[tuple[str, str]], request_id: str) -> bytes:
+        """The XML answer of one SNS call; raises :class:`~sqsemu.sns.errors.SNSError`."""
+        if action is None or action not in ACTIONS:
+            if action in NOT_SERVED:
+                raise not_served(action)
+            raise InvalidAction(f"Could not find operation {action} for version 2010-03-31")
+        result = ACTIONS[action](self.service, call, Params(pairs))
+        return encode(action, None if result is None else list(result), request_id)
+
+    def reset(self, account: str | None = None) -> int:
+        """Delete the topics (of ``account`` when given), with their subscriptions; how many."""
+        return self.topics.reset(account)
+
+    # ------------------------------------------------------------------ confirmations
+
+    def _subscribed(self, call: SNSCall, topic: Topic, sub: Subscription) -> None:
+        """A new subscription: confirmed at once, or pending with its SubscriptionConfirmation sent (SNS Developer
+        Guide, "Sending Amazon SNS messages to an Amazon SQS queue or AWS Lambda function in a different account":
+        the queue owner's own subscription is confirmed; the topic owner's subscription of another account's
+        queue waits for that account to confirm; HTTP/S and email endpoints always confirm)."""
+        protocol = sub.protocol
+        if protocol == "sqs":
+            queue_account = sub.endpoint.split(":")[4]
+            if queue_account == call.account:
+                return
+            token = self.topics.mark_pending(sub)
+            self._confirmation_to_queue(call, topic, sub, token)
+            return
+        if protocol in ("http", "https", "email", "email-json"):
+            token = self.topics.mark_pending(sub)
+            self.fanout.confirmation(call.url_base, topic, sub, token)
+
+    def _confirmation_to_queue(self, call: SNSCall, topic: Topic, sub: Subscription, token: str) -> None:
+        queue = self.broker.resolve_arn(sub.endpoint)
+        if queue is None:
+            logger.info("subscription %s waits for confirmation; its queue does not exist", sub.arn)
+            return
+        from sqsemu.engine.errors import SQSError
+        from sqsemu.engine.message import SendEntry
+
+        body = self.fanout.confirmation_document(call.url_base, topic, sub, token)
+        try:
+            self.broker.send_message(queue, SendEntry(body), SNS_SENDER_ID)
+        except SQSError as exc:
+            logger.warning("subscription %s: its SubscriptionConfirmation was refused by %s: %s", sub.arn,
+                           sub.endpoint, exc.message)  # fmt: skip
+
+    def _unsubscribed(self, call: SNSCall, sub: Subscription) -> None:
+        if sub.protocol in ("http", "https"):
+            self.fanout.unsubscribed(call.url_base, sub)
+
+
+def render_error(error: SNSError, request_id: str) -> tuple[int, bytes]:
+    """``(status, body)`` of an SNS error."""
+    from sqsemu.sns.wire import encode_error
+
+    return encode_error(error, request_id)
+
+
+_ = (Mapping, envelope)

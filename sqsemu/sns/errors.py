@@ -1,0 +1,163 @@
+"""SNS's errors as the Query protocol writes them: a code, an HTTP status and a fault (``Sender`` or ``Receiver``).
+
+The codes and statuses are botocore's SNS model (``service-2.json``, each exception's ``error`` trait); the messages
+are AWS's where a recording or the SNS API Reference gives them (docs/behaviour.md, "SNS").
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthorizationError",
+    "BatchEntryIdsNotDistinct",
+    "BatchRequestTooLong",
+    "EmptyBatchRequest",
+    "FilterPolicyLimitExceeded",
+    "InternalError",
+    "InvalidAction",
+    "InvalidBatchEntryId",
+    "InvalidParameter",
+    "InvalidParameterValue",
+    "InvalidSecurity",
+    "NotFound",
+    "ResourceNotFound",
+    "SNSError",
+    "SubscriptionLimitExceeded",
+    "TagLimitExceeded",
+    "TooManyEntriesInBatchRequest",
+    "TopicLimitExceeded",
+    "ValidationException",
+]
+
+
+class SNSError(Exception):
+    """An SNS error answered to the caller: ``code`` (the Query ``Code``), ``status`` (HTTP), ``fault``
+    (``Sender`` or ``Receiver``) and the ``message`` AWS writes."""
+
+    code = "InternalError"
+    status = 500
+    fault = "Receiver"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class _Sender(SNSError):
+    fault = "Sender"
+    status = 400
+
+
+class InvalidParameter(_Sender):
+    """``InvalidParameter`` (400): a request parameter does not comply with the associated constraints."""
+
+    code = "InvalidParameter"
+
+
+class InvalidParameterValue(_Sender):
+    """``ParameterValueInvalid`` (400): a message attribute or Publish parameter's value is invalid."""
+
+    code = "ParameterValueInvalid"
+
+
+class ValidationException(_Sender):
+    """``ValidationException`` (400): e.g. a FIFO Publish without a deduplication ID."""
+
+    code = "ValidationException"
+
+
+class NotFound(_Sender):
+    """``NotFound`` (404): the topic, subscription or endpoint does not exist."""
+
+    code = "NotFound"
+    status = 404
+
+
+class ResourceNotFound(_Sender):
+    """``ResourceNotFound`` (404): the tagged resource does not exist."""
+
+    code = "ResourceNotFound"
+    status = 404
+
+
+class AuthorizationError(_Sender):
+    """``AuthorizationError`` (403): the caller may not run the action on the resource."""
+
+    code = "AuthorizationError"
+    status = 403
+
+
+class InvalidSecurity(_Sender):
+    """``InvalidSecurity`` (403): the credential signature is not SigV4."""
+
+    code = "InvalidSecurity"
+    status = 403
+
+
+class TopicLimitExceeded(_Sender):
+    """``TopicLimitExceeded`` (403): the account has the most topics allowed."""
+
+    code = "TopicLimitExceeded"
+    status = 403
+
+
+class SubscriptionLimitExceeded(_Sender):
+    """``SubscriptionLimitExceeded`` (403)."""
+
+    code = "SubscriptionLimitExceeded"
+    status = 403
+
+
+class FilterPolicyLimitExceeded(_Sender):
+    """``FilterPolicyLimitExceeded`` (403): 200 filter policies per topic, 10,000 per account."""
+
+    code = "FilterPolicyLimitExceeded"
+    status = 403
+
+
+class TagLimitExceeded(_Sender):
+    """``TagLimitExceeded`` (400): more than 50 tags on a resource."""
+
+    code = "TagLimitExceeded"
+
+
+class BatchEntryIdsNotDistinct(_Sender):
+    """``BatchEntryIdsNotDistinct`` (400)."""
+
+    code = "BatchEntryIdsNotDistinct"
+
+
+class BatchRequestTooLong(_Sender):
+    """``BatchRequestTooLong`` (400): the batch's messages together exceed the topic's maximum size."""
+
+    code = "BatchRequestTooLong"
+
+
+class EmptyBatchRequest(_Sender):
+    """``EmptyBatchRequest`` (400)."""
+
+    code = "EmptyBatchRequest"
+
+
+class InvalidBatchEntryId(_Sender):
+    """``InvalidBatchEntryId`` (400)."""
+
+    code = "InvalidBatchEntryId"
+
+
+class TooManyEntriesInBatchRequest(_Sender):
+    """``TooManyEntriesInBatchRequest`` (400): more than 10 entries."""
+
+    code = "TooManyEntriesInBatchRequest"
+
+
+class InvalidAction(_Sender):
+    """``InvalidAction`` (400): an action SNS does not have, or one sqsemu does not serve (the SMS and mobile
+    push management actions: docs/sns.md, "What is not served")."""
+
+    code = "InvalidAction"
+
+
+class InternalError(SNSError):
+    """``InternalError`` (500, Receiver)."""
+
+    code = "InternalError"
