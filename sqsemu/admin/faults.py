@@ -58,6 +58,7 @@ from sqsemu.admin.common import AdminError, json_object
 from sqsemu.engine import jsondoc
 from sqsemu.protocol.errors import ErrorInfo, InjectedError, injected_error_info
 from sqsemu.protocol.operations import OPERATIONS
+from sqsemu.sns.service import ACTIONS as SNS_ACTIONS
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -237,8 +238,10 @@ def parse_rule(data: Any, rule_id: str) -> FaultRule:
     action = data.get("action", "*")
     if action is None:
         action = "*"
-    if not isinstance(action, str) or (action != "*" and action not in OPERATIONS):
-        raise AdminError(f'"action" must be "*" or an SQS action name (e.g. SendMessage), got {action!r}')
+    if not isinstance(action, str) or (action != "*" and action not in OPERATIONS and action not in SNS_ACTIONS):
+        raise AdminError(
+            f'"action" must be "*" or an SQS or SNS action name (e.g. SendMessage, Publish), got {action!r}'
+        )
 
     queue = data.get("queue", "*")
     if queue is None:

@@ -81,6 +81,7 @@ from sqsemu.persistence import Store, StoreError
 from sqsemu.protocol import json as jsonproto
 from sqsemu.protocol import query
 from sqsemu.protocol.detect import Detected, Protocol, detect, looks_like_json
+from sqsemu.protocol.errors import InjectedError
 from sqsemu.protocol.operations import NOT_ON_QUEUE_URL, OPERATIONS, Context
 from sqsemu.protocol.urls import (
     caller_namespace,
@@ -95,7 +96,7 @@ from sqsemu.security.errors import InvalidClientTokenId, RequestExpired, Signatu
 from sqsemu.security.host import GOOD_HOSTS, invalid_host, valid_host
 from sqsemu.sns.api import is_sns_call, signed_service
 from sqsemu.sns.errors import AuthorizationError as SNSAuthorizationError
-from sqsemu.sns.errors import SNSError
+from sqsemu.sns.errors import InjectedSNSError, SNSError
 from sqsemu.sns.service import SNSCall
 from sqsemu.sns.wire import encode_error as encode_sns_error
 
@@ -695,7 +696,10 @@ class SQSApp:
         else:
             principal = f"arn:aws:iam::{caller.account_id}:root"
         if self.faults.rules and action is not None:
-            await self._inject(action, None)
+            try:
+                await self._inject(action, None)
+            except InjectedError as exc:  # answered as SNS writes errors
+                raise InjectedSNSError(exc.info.query_code, exc.info.status, exc.info.fault, exc.message) from None
         base = url_base(self.config, call.scope.get("scheme", "http"), call.url_host())
         sns_call = SNSCall(caller.account_id, caller.region, principal, base, call.trace)
         return self.sns.answer(action, sns_call, detected.params, call.request_id)

@@ -12,6 +12,7 @@ __all__ = [
     "BatchRequestTooLong",
     "EmptyBatchRequest",
     "FilterPolicyLimitExceeded",
+    "InjectedSNSError",
     "InternalError",
     "InvalidAction",
     "InvalidBatchEntryId",
@@ -155,6 +156,16 @@ class InvalidAction(_Sender):
     push management actions: docs/sns.md, "What is not served")."""
 
     code = "InvalidAction"
+
+
+class InjectedSNSError(SNSError):
+    """An error a fault rule (``/_sqsemu/faults``) answers an SNS call with: its own code, status and fault."""
+
+    def __init__(self, code: str, status: int, fault: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status
+        self.fault = fault
 
 
 class InternalError(SNSError):
