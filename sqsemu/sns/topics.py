@@ -537,7 +537,7 @@ def _filter(text: str, scope: str) -> Any:
     try:
         return parse_filter_policy(text, scope)
     except FilterPolicyError as exc:
-        raise InvalidParameter(f"Invalid parameter: Attributes Reason: FilterPolicy: {exc.message}") from None
+        raise InvalidParameter(exc.aws_message(subscribe=True)) from None
 
 
 def _check_endpoint(topic: Topic, protocol: str, endpoint: str) -> None:
