@@ -156,6 +156,9 @@ def is_admin_path(path: str) -> bool:
     return path == "/health" or path.startswith(_SUB_APP_PREFIXES) or path == METRICS_PATH
 
 
+SNS_CERT_PREFIX = "/_sqsemu/sns/SimpleNotificationService-"
+"""Paths of SNS's signing certificate (sqsemu.sns.fanout.Fanout.cert_url), served without the admin gate."""
+
 _SUB_APP_PREFIXES = ("/_sqsemu", LAMBDA_API_PREFIX, "/moto-api", "/_localstack", "/_aws")
 """Paths of the admin app (with other emulators' routes: sqsemu.compat) and of the Lambda API."""
 
@@ -368,7 +371,8 @@ class SQSApp:
         self.event_sources.access = self.access_control  # --auth iam: mappings act as their functions' roles
         from sqsemu.sns.api import SNS  # SNS topics on the same port (docs/sns.md)
 
-        self.sns = SNS(broker, clock, Path(config.data_dir) if config.data_dir else None)
+        data = Path(config.data_dir) if config.data_dir else None
+        self.sns = SNS(broker, clock, data, self.event_sources.functions)  # lambda subscriptions: the same functions
         self._lambda_api: ASGIApp | None = None
         if self.metrics is not None:
             from sqsemu.eventsource.metrics import EventSourceCollector
@@ -397,6 +401,9 @@ class SQSApp:
         kind = scope["type"]
         if kind == "http":
             if is_admin_path(scope["path"]):
+                if scope["path"].startswith(SNS_CERT_PREFIX):  # public, as AWS's: no admin token, with --no-admin too
+                    await self._sns_certificate(scope, send)
+                    return
                 await self._admin(scope, receive, send)
             else:
                 await self._sqs(scope, receive, send)
@@ -412,6 +419,20 @@ class SQSApp:
 
             self._lambda_api = LambdaAPI(self.event_sources, self.cross_site, self.verifier, self.access_control)
         return self._lambda_api
+
+    async def _sns_certificate(self, scope: Scope, send: Send) -> None:
+        """``GET /_sqsemu/sns/SimpleNotificationService-<hash>.pem``: the certificate SNS messages are signed with
+        (their SigningCertURL); 404 for another name, 405 for a method other than GET or HEAD."""
+        name = scope["path"].removeprefix("/_sqsemu/sns/")
+        status, content_type, body = 405, b"application/json", b'{"error": "only GET and HEAD"}'
+        if scope["method"] in ("GET", "HEAD"):
+            pem = self.sns.certificate(name)
+            status, content_type, body = 404, b"application/json", b'{"error": "no such certificate"}'
+            if pem is not None:
+                status, content_type, body = 200, b"application/x-x509-ca-cert", pem
+        headers = [(_CONTENT_TYPE, content_type), (_CONTENT_LENGTH, str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
 
     async def _admin(self, scope: Scope, receive: Receive, send: Send) -> None:
         """An admin request, or a Lambda API request (under ``/2015-03-31/``): answered by the admin app (or the
@@ -474,6 +495,7 @@ class SQSApp:
                 try:
                     self.broker.start()
                     self.event_sources.start()
+                    self.sns.start()
                 except Exception as exc:
                     logger.exception("broker failed to start")
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
@@ -482,6 +504,7 @@ class SQSApp:
             elif message["type"] == "lifespan.shutdown":
                 try:
                     self.event_sources.close()
+                    await self.sns.aclose()  # HTTP/S and Lambda deliveries (never raises)
                     self.broker.close()
                     if self.store is not None:
                         self.store.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from sqsemu.eventsource.functions import Functions
     from sqsemu.sns.signing import SigningKey
 
 import logging
@@ -24,6 +25,7 @@ from sqsemu.sns import envelope
 from sqsemu.sns.errors import InvalidAction, SNSError
 from sqsemu.sns.fanout import SNS_SENDER_ID, Fanout
 from sqsemu.sns.model import Subscription, Topic
+from sqsemu.sns.push import Pushers
 from sqsemu.sns.service import ACTIONS, NOT_SERVED, Service, SNSCall, not_served
 from sqsemu.sns.topics import Topics
 from sqsemu.sns.wire import Params, encode
@@ -62,9 +64,14 @@ def is_sns_call(service: str | None, action: str | None, params: Sequence[tuple[
 
 class SNS:
     """The SNS service of one server: its topics, delivery and signing key, over the server's broker and clock.
-    ``data_dir`` (durable mode) keeps the signing key and certificate across restarts."""
+    ``data_dir`` (durable mode) keeps the signing key and certificate across restarts; ``functions`` is the server's
+    Lambda function registry (the one event source mappings invoke), which ``lambda`` subscriptions are delivered
+    to (None: their deliveries are recorded). :meth:`start` on the running loop at start-up, :meth:`aclose` at
+    shutdown."""
 
-    def __init__(self, broker: Broker, clock: Clock, data_dir: Path | None = None) -> None:
+    def __init__(
+        self, broker: Broker, clock: Clock, data_dir: Path | None = None, functions: Functions | None = None
+    ) -> None:
         self.broker = broker
         self.clock = clock
         self.topics = Topics(clock)
@@ -74,6 +81,29 @@ class SNS:
         self.service = Service(self.topics, self.fanout)
         self.service.on_subscribed = self._subscribed
         self.service.on_unsubscribed = self._unsubscribed
+        self.push = Pushers(self.fanout, broker, clock, functions)
+        self.push.install()
+
+    def start(self) -> None:
+        """Server start-up (on the running loop)."""
+        self.push.start()
+
+    async def aclose(self) -> None:
+        """Server shutdown: the HTTP/S and Lambda deliveries in progress or waiting for a retry are dropped (they
+        live in memory only), the connections to HTTP/S endpoints closed. Never raises."""
+        await self.push.aclose()
+
+    def settle_threadsafe(self, timeout_s: float = 10.0) -> None:
+        """From another thread (a test's): wait until every publication so far has been handed to its
+        subscriptions and every HTTP/S or Lambda delivery is over or waits for the clock. Raises ``TimeoutError``
+        after ``timeout_s`` real seconds, ``RuntimeError`` before :meth:`start`."""
+        self.push.settle_threadsafe(timeout_s)
+
+    def certificate(self, name: str) -> bytes | None:
+        """The PEM of the signing certificate when ``name`` is its file name (``SimpleNotificationService-<hash>.pem``,
+        the last part of SigningCertURL), else None."""
+        key = self.signing_key()
+        return key.cert_pem() if name == key.cert_name else None
 
     def signing_key(self) -> SigningKey:
         """The server's message signing key and certificate (made, or read from the data folder, at first use)."""
