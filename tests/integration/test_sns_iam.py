@@ -232,3 +232,23 @@ def test_the_default_mode_delivers_and_warns_once_per_subscription(caplog: pytes
     warnings = [r.getMessage() for r in caplog.records if "AWS would not deliver" in r.getMessage()]
     assert len(warnings) == 1
     assert arn in warnings[0] and '"Principal":{"Service":"sns.amazonaws.com"}' in warnings[0]
+
+
+def test_iam_sends_a_subscription_confirmation_only_where_the_queue_policy_grants_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    config = Config(host="127.0.0.1", auth="iam", account_id=A, credentials=credentials())
+    with caplog.at_level(logging.WARNING, logger="sqsemu.sns"), ServerThread(config) as srv:
+        fan = Fanned(srv, "root_a")
+        sqs_b = client(srv.endpoint_url, "sqs", "root_b")
+        closed_url = sqs_b.create_queue(QueueName="closed-b")["QueueUrl"]
+        open_url = sqs_b.create_queue(QueueName="open-b")["QueueUrl"]
+        open_arn = f"arn:aws:sqs:{REGION}:{B}:open-b"
+        sqs_b.set_queue_attributes(QueueUrl=open_url, Attributes={"Policy": grant(open_arn, fan.topic)})
+        for name in ("closed-b", "open-b"):  # the topic owner subscribes account B's queues: pending
+            answer = fan.sns.subscribe(TopicArn=fan.topic, Protocol="sqs", Endpoint=f"arn:aws:sqs:{REGION}:{B}:{name}")
+            assert answer["SubscriptionArn"] == "pending confirmation"
+        received = sqs_b.receive_message(QueueUrl=open_url, WaitTimeSeconds=5)["Messages"]
+        assert json.loads(received[0]["Body"])["Type"] == "SubscriptionConfirmation"
+        assert "Messages" not in sqs_b.receive_message(QueueUrl=closed_url)
+    assert f"its SubscriptionConfirmation was not sent to arn:aws:sqs:{REGION}:{B}:closed-b" in caplog.text
