@@ -52,7 +52,7 @@ import itertools
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from time import perf_counter
@@ -101,8 +101,11 @@ from sqsemu.sns.service import SNSCall
 from sqsemu.sns.wire import encode_error as encode_sns_error
 
 if TYPE_CHECKING:
+    from sqsemu.engine.queue import Queue
     from sqsemu.observability.metrics import Metrics
     from sqsemu.security.iam import AccessControl
+    from sqsemu.sns.fanout import AccessCheck
+    from sqsemu.sns.model import Subscription, Topic
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -288,6 +291,22 @@ def _names_address(host: str, address: str) -> bool:
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+def _delivery_access(clock: Clock) -> AccessCheck:
+    """SNS's ``Fanout.access``: why the queue's ``Policy`` refuses a topic's delivery (the statement to add), None
+    when it allows it (:func:`sqsemu.security.topics.delivery_refusal`, imported at the first delivery)."""
+
+    def now() -> float:
+        return clock.now_ms() / 1000
+
+    def access(queue: Queue, topic: Topic, sub: Subscription) -> str | None:
+        from sqsemu.security.topics import delivery_refusal
+
+        policy = queue.attributes.get("Policy")
+        return delivery_refusal(queue.arn, policy, queue.tags, topic.arn, topic.account, now)
+
+    return access
+
+
 def _addressed(request: object, queue_path: tuple[str, str] | None, caller: Namespace) -> tuple[str, str] | None:
     """``(account id, queue name)`` of the queue a call addresses (its QueueUrl, the request path's queue, or the
     QueueName of CreateQueue and GetQueueUrl, in the caller's or the named owner's account); None when it
@@ -373,6 +392,10 @@ class SQSApp:
 
         data = Path(config.data_dir) if config.data_dir else None
         self.sns = SNS(broker, clock, data, self.event_sources.functions)  # lambda subscriptions: the same functions
+        # SNS delivers into a queue only where the queue's policy lets the topic send (sqsemu.security.topics):
+        # refused under --auth iam (dead-letter queue or dropped), else delivered with one warning per subscription
+        self.sns.fanout.access = _delivery_access(clock)
+        self.sns.fanout.refuse_denied = config.auth == "iam"
         self._lambda_api: ASGIApp | None = None
         if self.metrics is not None:
             from sqsemu.eventsource.metrics import EventSourceCollector
@@ -714,10 +737,9 @@ class SQSApp:
             credential = _presigned_credential(detected.params)
         caller = call.namespace or caller_namespace(credential, self.config)
         action = detected.action
+        principal = f"arn:aws:iam::{caller.account_id}:root"
         if self.access_control is not None:  # --auth iam: SNS's actions under the same evaluator
-            raise SNSAuthorizationError("SNS calls are not yet decided under --auth iam: refused (fail closed).")
-        else:
-            principal = f"arn:aws:iam::{caller.account_id}:root"
+            principal = self._sns_authorized(call, action, detected.params, caller)
         if self.faults.rules and action is not None:
             try:
                 await self._inject(action, None)
@@ -726,6 +748,37 @@ class SQSApp:
         base = url_base(self.config, call.scope.get("scheme", "http"), call.url_host())
         sns_call = SNSCall(caller.account_id, caller.region, principal, base, call.trace)
         return self.sns.answer(action, sns_call, detected.params, call.request_id)
+
+    def _sns_authorized(
+        self, call: _Call, action: str | None, params: Sequence[tuple[str, str]], caller: Namespace
+    ) -> str:
+        """``--auth iam``: allow the SNS call or raise SNS's ``AuthorizationError`` (403, AWS's message), decided by
+        the caller's identity-based policies and the topic's Policy (``sqsemu.security.topics``); the caller's
+        principal ARN (a subscription's SubscriptionPrincipal)."""
+        from sqsemu.security.topics import sns_denial_message, sns_needs, sns_request_keys
+        from sqsemu.sns.model import default_topic_policy
+
+        access = self.access_control
+        assert access is not None
+        identity = access.identities.get(call.access_key_id or "")
+        if identity is None:
+            return f"arn:aws:iam::{caller.account_id}:root"
+        needs = sns_needs(action, params, caller.region, caller.account_id)
+        if needs is None:  # not served, or names no resource: the call's own error answers it
+            return identity.principal.arn
+        topics = self.sns.topics
+        topic = topics.by_arn.get(needs.topic_arn) if needs.topic_arn is not None else None
+        policy = None
+        if topic is not None:  # its Policy, or the default one SNS gives it (sqsemu.sns.model)
+            policy = topic.attributes.get("Policy") or default_topic_policy(topic.arn, topic.account)
+        sub = topics.subscriptions.get(needs.subscription_arn) if needs.subscription_arn is not None else None
+        decision = access.check_sns(
+            call.access_key_id, needs, caller, policy, topic.tags if topic is not None else None,
+            sub.owner if sub is not None else None, sns_request_keys(action, params), call.scope, call.request_id,
+        )  # fmt: skip
+        if decision is not None:
+            raise SNSAuthorizationError(sns_denial_message(decision))
+        return identity.principal.arn
 
     def _refused(
         self, call: _Call, body: bytes, exc: InvalidClientTokenId | SignatureDoesNotMatch | RequestExpired

@@ -16,8 +16,9 @@ evaluation logic" and "IAM JSON policy elements: Principal":
    elements: Principal", AWS account principals);
 5. across accounts, both must allow: the caller's identity-based policies (or the caller being its account's root
    user) and the queue policy (naming the caller, its account, or everyone);
-6. a service principal (``sns.amazonaws.com``, only in hypothetical calls of ``POST /_sqsemu/authorize``) is allowed
-   by a queue policy statement naming the service;
+6. a service principal (``sns.amazonaws.com``: SNS delivering into a queue, :mod:`sqsemu.security.topics`, and
+   hypothetical calls of ``POST /_sqsemu/authorize``) is allowed only by a resource policy statement naming the
+   service (or everyone); it has no identity-based policies;
 7. "Limitations of Amazon SQS custom policies" (SQS Developer Guide): cross-account permissions do not apply to
    :data:`NOT_CROSS_ACCOUNT` (AddPermission, CancelMessageMoveTask, CreateQueue, DeleteQueue, ListMessageMoveTasks,
    ListQueues, ListQueueTags, RemovePermission, SetQueueAttributes, StartMessageMoveTask, TagQueue, UntagQueue):
@@ -55,6 +56,7 @@ from sqsemu.security.policy import Policy, PrincipalSet, Statement
 
 __all__ = [
     "CROSS_ACCOUNT",
+    "DOES_NOT_PARSE",
     "UNPARSABLE",
     "NOT_CROSS_ACCOUNT",
     "Context",
@@ -79,7 +81,9 @@ NOT_CROSS_ACCOUNT = frozenset(
 "Limitations of Amazon SQS custom policies", section "Cross-account access"): each call's own action."""
 CROSS_ACCOUNT = "cross-account permissions do not apply"
 """The :attr:`Decision.reason` of a call of :data:`NOT_CROSS_ACCOUNT` that a queue policy allows another account."""
-UNPARSABLE = "the queue policy does not parse"
+DOES_NOT_PARSE = "policy does not parse"
+"""What the reason of every fail-closed denial holds (a queue's or a topic's policy that does not parse)."""
+UNPARSABLE = f"the queue {DOES_NOT_PARSE}"
 """The reason (followed by ``: <rule>``) of a fail-closed denial: a queue whose ``Policy`` does not parse denies
 every call, the root user's included (``sqsemu.security.iam``); its message is that of an explicit deny in a
 resource-based policy (sqsemu's choice: every way a policy enters refuses one, so AWS's answer is not recorded)."""
@@ -244,7 +248,8 @@ class Explanation:
 class Decision:
     """The outcome of :func:`evaluate`: ``allowed``; ``reason`` (``explicit deny``, ``allowed``, ``root user``,
     ``no identity-based policy allows``, ``no resource-based policy allows``, :data:`CROSS_ACCOUNT`); the deciding
-    ``policy`` (``identity policy <n>`` or ``queue policy``) and ``statement`` (its Sid or ``#n``) when one decided;
+    ``policy`` (``identity policy <n>``, ``queue policy`` or ``topic policy``) and ``statement`` (its Sid or ``#n``)
+    when one decided;
     ``explanation`` when one was asked for (:func:`explain`)."""
 
     allowed: bool
@@ -263,13 +268,16 @@ class Decision:
             return self.reason
         return f"{self.policy} statement {self.statement}"
 
-    def message(self) -> str:
+    def message(self, written: str | None = None) -> str:
         """AWS's denial message (module docstring); a :data:`CROSS_ACCOUNT` denial reads as "no resource-based
-        policy allows" (the queue policy's allow does not count; AWS's own wording for it is not recorded)."""
-        action = self.action.lower()
+        policy allows" (the queue policy's allow does not count; AWS's own wording for it is not recorded).
+        ``written``: the action as the service writes it in the message (SNS: ``SNS:Publish``), else the IAM action
+        in lower case, as SQS writes it."""
+        action = written if written is not None else self.action.lower()
         head = f"User: {self.principal} is not authorized to perform: {action} on resource: {self.resource}"
-        if self.reason == "explicit deny" or self.reason.startswith(UNPARSABLE):  # fail closed: as a deny
-            kind = "a resource-based" if self.policy == "queue policy" else "an identity-based"
+        if self.reason == "explicit deny" or DOES_NOT_PARSE in self.reason:  # fail closed: as a deny
+            identity = (self.policy or "").startswith("identity policy")
+            kind = "an identity-based" if identity else "a resource-based"
             return f"{head} with an explicit deny in {kind} policy"
         kind = "identity-based" if self.reason == "no identity-based policy allows" else "resource-based"
         return f"{head} because no {kind} policy allows the {action} action"
@@ -389,10 +397,12 @@ def evaluate(
     identity_policies: Sequence[tuple[str, Policy]],
     queue_policy: Policy | None,
     context: Context,
+    resource_policy_label: str = "queue policy",
 ) -> Decision:
-    """Whether ``principal`` may perform ``action`` (``sqs:SendMessage``) on ``resource`` (a queue ARN) of
-    ``resource_account``, given its ``identity_policies`` (``(label, policy)``) and the queue's ``queue_policy``
-    (None when it has none); the rules of the module docstring, in their order."""
+    """Whether ``principal`` may perform ``action`` (``sqs:SendMessage``, ``sns:Publish``) on ``resource`` (a queue
+    or topic ARN) of ``resource_account``, given its ``identity_policies`` (``(label, policy)``) and the resource's
+    policy ``queue_policy`` (a queue's or a topic's, None when it has none), named ``resource_policy_label`` in the
+    decision; the rules of the module docstring, in their order."""
     identity_allow: tuple[str, Statement] | None = None
     for label, policy in identity_policies if principal.kind in ("user", "role") else ():
         for statement, _ in candidates(policy, principal, action):
@@ -409,7 +419,7 @@ def evaluate(
                 continue
             if not statement.allow:
                 return Decision(
-                    False, "explicit deny", principal.arn, action, resource, "queue policy", statement.label
+                    False, "explicit deny", principal.arn, action, resource, resource_policy_label, statement.label
                 )
             if how == "account":
                 by_account = by_account or statement
@@ -433,7 +443,7 @@ def evaluate(
         if direct is not None or by_account is not None:
             chosen = direct if direct is not None else by_account
             assert chosen is not None
-            return Decision(True, "allowed", principal.arn, action, resource, "queue policy", chosen.label)
+            return Decision(True, "allowed", principal.arn, action, resource, resource_policy_label, chosen.label)
         return Decision(True, "root user", principal.arn, action, resource)
     if (same_account or not identity_ok) and principal.kind != "service":
         return Decision(False, "no identity-based policy allows", principal.arn, action, resource)

@@ -64,9 +64,19 @@ from sqsemu.engine.errors import AccessDenied
 from sqsemu.observability.accesslog import ACCESS_LOGGER, logfmt
 from sqsemu.protocol.urls import parse_queue_url
 from sqsemu.security.actions import REQUIRED, request_keys
-from sqsemu.security.evaluate import UNPARSABLE, Context, Decision, Principal, evaluate, explain, principal_for
+from sqsemu.security.evaluate import (
+    DOES_NOT_PARSE,
+    UNPARSABLE,
+    Context,
+    Decision,
+    Principal,
+    evaluate,
+    explain,
+    principal_for,
+)
 from sqsemu.security.identity import Identity, identities
 from sqsemu.security.policy import Policy, PolicyError, parse_policy
+from sqsemu.security.topics import SNSNeeds, resource_account
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
@@ -216,17 +226,22 @@ class AccessControl:
         needs = REQUIRED.get(action)
         if identity is None or needs is None:
             return
-        key = (identity.access_key_id, caller.region)
-        fixed = self._fixed.get(key)
-        if fixed is None:
-            fixed = self._fixed_context(identity, caller.region)
-            if self.fixed_bound.admit(self._fixed, _context_size(key, fixed)):
-                self._fixed[key] = fixed
+        fixed = self._fixed_for(identity, caller.region)
         decision = self._decide(identity.principal, identity.policies, needs, request, addressed, caller, fixed, scope,
                                 asked=request_keys(action, request))  # fmt: skip
         if decision is not None and not decision.allowed:
             self._denied(identity, decision, request_id)
             raise AccessDenied(decision.message())
+
+    def _fixed_for(self, identity: Identity, region: str) -> dict[str, Sequence[str]]:
+        """The context keys of ``identity``'s calls in ``region``, remembered (:data:`FIXED_CONTEXTS`)."""
+        key = (identity.access_key_id, region)
+        fixed = self._fixed.get(key)
+        if fixed is None:
+            fixed = self._fixed_context(identity, region)
+            if self.fixed_bound.admit(self._fixed, _context_size(key, fixed)):
+                self._fixed[key] = fixed
+        return fixed
 
     def _fixed_context(self, identity: Identity, region: str) -> dict[str, Sequence[str]]:
         """The context keys of ``identity``'s calls in ``region`` (those of the request itself, TLS and the source
@@ -515,6 +530,56 @@ class AccessControl:
         return evaluate(principal, iam_action, resource, account, policies, queue_policy,
                         Context(fixed, self._now, scope, tags))  # fmt: skip
 
+    def check_sns(
+        self,
+        access_key_id: str | None,
+        needs: SNSNeeds,
+        caller: Namespace,
+        topic_policy: str | None,
+        topic_tags: Mapping[str, str] | None,
+        subscription_owner: str | None,
+        asked: Mapping[str, Sequence[str]] | None,
+        scope: Scope | None,
+        request_id: str,
+    ) -> Decision | None:
+        """Whether the key ``access_key_id``, acting as ``caller``, may make an SNS call that needs ``needs``
+        (:func:`~sqsemu.security.topics.sns_needs`), by the rules SQS calls are decided by: its identity-based
+        policies and the topic's ``Policy`` text ``topic_policy`` (the topic's, default included; None when the
+        topic does not exist), the topic's tags ``topic_tags`` for ``aws:ResourceTag``, the subscription's owner
+        ``subscription_owner`` for the subscription actions (:func:`~sqsemu.security.topics.resource_account`),
+        ``asked`` the condition keys the call's parameters set. None when allowed (or the key has no identity);
+        else the denial, already logged and counted, for the caller to raise SNS's ``AuthorizationError``
+        (:func:`~sqsemu.security.topics.sns_denial_message`). A topic policy that does not parse denies every
+        call on the topic (fail closed, logged at WARNING), the owner's root user's too."""
+        identity = self.identities.get(access_key_id or "")
+        if identity is None:
+            return None
+        principal = identity.principal
+        account = resource_account(needs, caller.account_id, subscription_owner)
+        try:
+            policy = parse_policy(topic_policy, True) if topic_policy else None
+        except PolicyError as exc:  # fail closed: never as if the topic had no policy
+            self.logger.warning(logfmt({"fail_closed": needs.resource, "action": needs.actions[0],
+                                        "identity": principal.arn, "reason": str(exc)}))  # fmt: skip
+            decision = Decision(False, f"the topic {DOES_NOT_PARSE}: {exc}", principal.arn, needs.actions[0],
+                                needs.resource, "topic policy")  # fmt: skip
+            self._denied(identity, decision, request_id)
+            return decision
+        context = Context(self._fixed_for(identity, caller.region), self._now, scope, topic_tags, asked)
+        for iam_action in needs.actions:
+            decision = evaluate(principal, iam_action, needs.resource, account, identity.policies, policy, context,
+                                "topic policy")  # fmt: skip
+            if decision.allowed:
+                continue
+            notes: tuple[str, ...] = ()
+            if needs.topic_arn is not None and topic_policy is None:
+                notes = (f"the topic {needs.topic_arn} does not exist: it has no topic policy",)
+            decision.explanation = explain(principal, iam_action, needs.resource, identity.policies, policy,
+                                           context, "topic policy", notes)  # fmt: skip
+            self._denied(identity, decision, request_id)
+            return decision
+        return None
+
     def denied_call(self, access_key_id: str, decision: Decision, request_id: str) -> None:
         """Log and count a denial :meth:`decide_as` made for a signed call of another API (the Lambda API), as an
         SQS call's denial is (the access line, ``sqsemu_access_denied_total{action}``)."""
@@ -542,7 +607,7 @@ class _DeniedCollector:
         from prometheus_client.metrics_core import CounterMetricFamily
 
         family = CounterMetricFamily(
-            "sqsemu_access_denied", "SQS calls denied by --auth iam, by IAM action.", labels=("action",)
+            "sqsemu_access_denied", "Calls denied by --auth iam (SQS, SNS, Lambda), by IAM action.", labels=("action",)
         )
         for action, count in sorted(self.control.denied.items()):
             family.add_metric([action], count)

@@ -153,6 +153,15 @@ class SNS:
         from sqsemu.engine.errors import SQSError
         from sqsemu.engine.message import SendEntry
 
+        access = self.fanout.access  # the confirmation needs the queue policy's grant, as a notification does
+        refusal = access(queue, topic, sub) if access is not None else None
+        if refusal is not None:
+            if self.fanout.refuse_denied:
+                logger.warning("subscription %s: its SubscriptionConfirmation was not sent to %s: %s", sub.arn,
+                               sub.endpoint, refusal)  # fmt: skip
+                return
+            logger.warning("subscription %s: AWS would not send its SubscriptionConfirmation to %s: %s", sub.arn,
+                           sub.endpoint, refusal)  # fmt: skip
         body = self.fanout.confirmation_document(call.url_base, topic, sub, token)
         try:
             self.broker.send_message(queue, SendEntry(body), SNS_SENDER_ID)

@@ -268,15 +268,14 @@ class Fanout:
         except _ClientFailure as exc:
             self.client_failure(sub, publication, str(exc))
             return
-        if self.access is not None:
+        if self.access is not None and (self.refuse_denied or sub.arn not in self._warned):
             refusal = self.access(queue, publication.topic, sub)
             if refusal is not None:
                 if self.refuse_denied:
-                    self.client_failure(sub, publication, refusal)
+                    self.client_failure(sub, publication, f"delivery refused: {refusal}")
                     return
-                if sub.arn not in self._warned:
-                    self._warned.add(sub.arn)
-                    logger.warning("subscription %s: AWS would not deliver to %s: %s", sub.arn, sub.endpoint, refusal)
+                self._warned.add(sub.arn)
+                logger.warning("subscription %s: AWS would not deliver to %s: %s", sub.arn, sub.endpoint, refusal)
         try:
             self.broker.send_message(queue, entry, SNS_SENDER_ID)
         except SQSError as exc:
@@ -292,6 +291,13 @@ class Fanout:
         target = _dead_letter_target(sub)
         if target is not None:
             queue = self.broker.resolve_arn(target)
+            refusal = self._dead_letter_refusal(sub, queue, publication.topic) if queue is not None else None
+            if refusal is not None:
+                logger.warning(
+                    "subscription %s: message %s not delivered (%s) and dropped: its dead-letter queue %s refused it: "
+                    "%s", sub.arn, publication.message_id, why, target, refusal,
+                )  # fmt: skip
+                return
             if queue is not None:
                 body = publication.message_for(sub.protocol) if sub.raw else self.notification(sub, publication)
                 attributes = None
@@ -320,6 +326,23 @@ class Fanout:
         logger.warning(
             "subscription %s: message %s not delivered and dropped: %s", sub.arn, publication.message_id, why
         )
+
+    def _dead_letter_refusal(self, sub: Subscription, queue: Queue, topic: Topic) -> str | None:
+        """Why the dead-letter ``queue``'s policy refuses the topic (it needs the grant a delivery needs, SNS
+        Developer Guide, "Amazon SNS dead-letter queues (DLQs)"): with ``refuse_denied`` the reason (the message is
+        then dropped); else None, after one warning per subscription and queue."""
+        if self.access is None:
+            return None
+        key = f"{sub.arn} {queue.arn}"
+        if not self.refuse_denied and key in self._warned:
+            return None
+        refusal = self.access(queue, topic, sub)
+        if refusal is None or self.refuse_denied:
+            return refusal
+        self._warned.add(key)
+        logger.warning("subscription %s: AWS would not move its messages to its dead-letter queue %s: %s", sub.arn,
+                       queue.arn, refusal)  # fmt: skip
+        return None
 
     # ------------------------------------------------------------------ confirmations
 
