@@ -712,7 +712,7 @@ class SQSApp:
         """Verify the signature (``--auth sigv4``), recognise the protocol and the action, run the call: its
         encoded answer."""
         service = signed_service(call.authorization)
-        if self.verifier is not None:
+        if self.verifier is not None and not self._anonymous_sns(call, body):
             try:
                 call.namespace, call.access_key_id = self.verifier.verify_key(
                     call.scope, body, "sns" if service == "sns" else "sqs"
@@ -728,6 +728,17 @@ class SQSApp:
             return await self._sns(call, detected)
         return await self._dispatch(call, detected, body, watch_disconnect)
 
+    def _anonymous_sns(self, call: _Call, body: bytes) -> bool:
+        """Whether an unsigned request is one SNS answers without a signature: a ConfirmSubscription (the token
+        proves the endpoint: a SubscribeURL opened as it is), or an Unsubscribe of a subscription confirmed without
+        AuthenticateOnUnsubscribe (an UnsubscribeURL) (SNS API Reference, "ConfirmSubscription", "Unsubscribe")."""
+        if call.authorization is not None or b"X-Amz-Credential" in call.scope["query_string"]:
+            return False
+        detected = detect(call.scope["method"], call.target, call.content_type, call.scope["query_string"], body)
+        if detected.protocol is not Protocol.QUERY or any(name == "X-Amz-Credential" for name, _ in detected.params):
+            return False
+        return self.sns.anonymous(detected.action, detected.params) is not None
+
     async def _sns(self, call: _Call, detected: Detected) -> bytes:
         """An SNS call (sqsemu.sns.api): the same checks as an SQS call (access control, fault rules), answered in
         SNS's XML."""
@@ -737,8 +748,11 @@ class SQSApp:
             credential = _presigned_credential(detected.params)
         caller = call.namespace or caller_namespace(credential, self.config)
         action = detected.action
+        anonymous = self.sns.anonymous(action, detected.params) if credential is None else None
+        if anonymous is not None:  # a SubscribeURL or UnsubscribeURL: the topic's own namespace
+            caller = Namespace(anonymous[1], anonymous[0])
         principal = f"arn:aws:iam::{caller.account_id}:root"
-        if self.access_control is not None:  # --auth iam: SNS's actions under the same evaluator
+        if self.access_control is not None and anonymous is None:  # --auth iam: SNS's actions, the same evaluator
             principal = self._sns_authorized(call, action, detected.params, caller)
         if self.faults.rules and action is not None:
             try:

@@ -122,6 +122,23 @@ class SNS:
         result = ACTIONS[action](self.service, call, Params(pairs))
         return encode(action, None if result is None else list(result), request_id)
 
+    def anonymous(self, action: str | None, pairs: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+        """``(region, account)`` of the topic an unsigned call may act on without a signature: ConfirmSubscription
+        of a topic that exists, or Unsubscribe of a subscription confirmed without AuthenticateOnUnsubscribe (SNS
+        API Reference, "ConfirmSubscription" and "Unsubscribe"); None for every other call."""
+        if action == "ConfirmSubscription":
+            arn = next((value for name, value in pairs if name == "TopicArn"), "")
+            topic = self.topics.by_arn.get(arn)
+            return None if topic is None else (topic.region, topic.account)
+        if action == "Unsubscribe":
+            arn = next((value for name, value in pairs if name == "SubscriptionArn"), "")
+            sub = self.topics.subscriptions.get(arn)
+            if sub is None or sub.authenticated:
+                return None
+            parts = sub.topic_arn.split(":")
+            return parts[3], parts[4]
+        return None
+
     def reset(self, account: str | None = None) -> int:
         """Delete the topics (of ``account`` when given), with their subscriptions; how many."""
         return self.topics.reset(account)

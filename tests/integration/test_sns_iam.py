@@ -252,3 +252,32 @@ def test_iam_sends_a_subscription_confirmation_only_where_the_queue_policy_grant
         assert json.loads(received[0]["Body"])["Type"] == "SubscriptionConfirmation"
         assert "Messages" not in sqs_b.receive_message(QueueUrl=closed_url)
     assert f"its SubscriptionConfirmation was not sent to arn:aws:sqs:{REGION}:{B}:closed-b" in caplog.text
+
+
+def test_a_subscribe_url_and_an_unsubscribe_url_work_unsigned_under_iam() -> None:
+    """SNS answers a ConfirmSubscription (the token proves the endpoint) and an Unsubscribe of a subscription
+    confirmed without AuthenticateOnUnsubscribe without a signature (API Reference, "ConfirmSubscription",
+    "Unsubscribe"): the SubscribeURL and UnsubscribeURL an email or HTTP subscriber gets are opened as they are. Any
+    other unsigned SNS call is still refused."""
+    import urllib.error
+    import urllib.request
+
+    config = Config(host="127.0.0.1", auth="iam", account_id=A, credentials=credentials())
+    with ServerThread(config) as srv:
+        sns = client(srv.endpoint_url, "sns", "root_a")
+        topic = sns.create_topic(Name="mail")["TopicArn"]
+        assert sns.subscribe(TopicArn=topic, Protocol="email", Endpoint="ops@example.com")["SubscriptionArn"] == (
+            "pending confirmation"
+        )
+        sub = next(iter(srv.app.sns.topics.by_arn[topic].subscriptions.values()))
+        confirm = f"{srv.endpoint_url}/?Action=ConfirmSubscription&TopicArn={topic}&Token={sub.token}"
+        with urllib.request.urlopen(confirm, timeout=10) as answer:
+            assert sub.arn.encode() in answer.read()
+        listed = sns.list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"]
+        assert [s["SubscriptionArn"] for s in listed] == [sub.arn]
+        with pytest.raises(urllib.error.HTTPError) as refused:  # an unsigned call of any other action
+            urllib.request.urlopen(f"{srv.endpoint_url}/?Action=ListTopics", timeout=10)
+        assert refused.value.code == 403
+        with urllib.request.urlopen(f"{srv.endpoint_url}/?Action=Unsubscribe&SubscriptionArn={sub.arn}", timeout=10):
+            pass
+        assert sns.list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"] == []
