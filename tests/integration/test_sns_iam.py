@@ -269,7 +269,7 @@ def test_a_subscribe_url_and_an_unsubscribe_url_work_unsigned_under_iam() -> Non
         assert sns.subscribe(TopicArn=topic, Protocol="email", Endpoint="ops@example.com")["SubscriptionArn"] == (
             "pending confirmation"
         )
-        sub = next(iter(srv.app.sns.topics.by_arn[topic].subscriptions.values()))
+        sub = next(iter(srv.app.sns.topics.by_arn[topic].subscriptions.values()))  # type: ignore[attr-defined]
         confirm = f"{srv.endpoint_url}/?Action=ConfirmSubscription&TopicArn={topic}&Token={sub.token}"
         with urllib.request.urlopen(confirm, timeout=10) as answer:
             assert sub.arn.encode() in answer.read()
