@@ -6,7 +6,8 @@
 // One standard topic fanning out to two queues (one subscription with the JSON envelope, one with raw delivery), a
 // publish with a String, a Number and a Binary message attribute, both deliveries received; then a FIFO topic with
 // content-based deduplication to a FIFO queue: three messages of one group and a duplicate, received in order.
-// The SQS client verifies MD5OfBody and MD5OfMessageAttributes of what it receives itself. Prints one JSON summary
+// The SQS client verifies the MD5OfBody of what it receives itself (not MD5OfMessageAttributes: docs/behaviour.md 8.1).
+// Prints one JSON summary
 // line (what was published and received, binary values in base64) that the Python test checks further; exits
 // non-zero with the reason on any failure.
 import assert from "node:assert/strict";
