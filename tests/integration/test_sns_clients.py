@@ -5,9 +5,10 @@ Each client runs the same steps (harness/sns_scenario.py for both boto3s, tests/
 ``AwsCli`` steps here): create a standard topic and two queues, subscribe both queue ARNs (one with the JSON envelope,
 one with ``RawMessageDelivery``), publish with a String, a Number and a Binary message attribute, receive both
 deliveries; then a FIFO topic with content-based deduplication to a FIFO queue, three messages of one group and a
-duplicate. Every client's summary is checked by :func:`check_summary`: the envelope's keys in AWS's order and values
-(docs/behaviour.md 13.8), the raw body and its SQS message attributes (13.9), the FIFO order, group and
-deduplication ids (13.10). A client that is not installed (Node.js, the AWS CLI) skips its test, saying which.
+duplicate. Every client's summary is checked by :func:`check_summary`: the envelope's keys in AWS's order and values,
+its signature verified with the certificate its ``SigningCertURL`` serves (docs/behaviour.md 13.8, 13.15.3), the raw
+body and its SQS message attributes (13.9), the FIFO order, group and deduplication ids (13.10). A client that is not
+installed (Node.js, the AWS CLI) skips its test, saying which.
 """
 
 from __future__ import annotations
@@ -21,11 +22,15 @@ import re
 import shlex
 import subprocess
 import sys
+import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from harness.legacy import LEGACY_BOTO3, LEGACY_BOTOCORE, ensure_legacy_venv
 from harness.node import run_js_check
 
@@ -47,6 +52,21 @@ ENVELOPE_KEYS = [
 ]
 """A standard topic's notification with a Subject and message attributes, keys in the order AWS writes them."""
 FIFO_BODIES = ["first", "second", "third"]
+SIGNED_KEYS = ("Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type")
+"""What a notification's signature covers, in this order, each as ``key\nvalue\n`` (SNS Developer Guide, "Verifying
+the signatures of Amazon SNS messages")."""
+
+
+def verify_signature(envelope: dict[str, Any]) -> None:
+    """Verify a notification's signature with the certificate its ``SigningCertURL`` serves (SignatureVersion 1:
+    SHA1withRSA, 2: SHA256withRSA), as a subscriber does; raises ``InvalidSignature`` when it does not verify."""
+    with urllib.request.urlopen(envelope["SigningCertURL"], timeout=10) as answer:
+        certificate = x509.load_pem_x509_certificate(answer.read())
+    text = "".join(f"{key}\n{envelope[key]}\n" for key in SIGNED_KEYS if key in envelope)
+    digest = hashes.SHA1() if envelope["SignatureVersion"] == "1" else hashes.SHA256()
+    key = certificate.public_key()
+    assert isinstance(key, rsa.RSAPublicKey)
+    key.verify(base64.b64decode(envelope["Signature"]), text.encode(), padding.PKCS1v15(), digest)
 
 
 def _client_env() -> dict[str, str]:
@@ -80,8 +100,8 @@ def check_summary(summary: dict[str, Any], endpoint_url: str) -> None:
     assert envelope["Message"] == summary["message"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", envelope["Timestamp"]), envelope["Timestamp"]
     assert envelope["SignatureVersion"] == "1"
-    assert len(base64.b64decode(envelope["Signature"], validate=True)) == 256  # RSA 2048
     assert re.fullmatch(re.escape(endpoint_url) + r"/_sqsemu/sns/[\w.-]+\.pem", envelope["SigningCertURL"])
+    verify_signature(envelope)
     assert envelope["UnsubscribeURL"] == (
         f"{endpoint_url}/?Action=Unsubscribe&SubscriptionArn={summary['envelopeSubscriptionArn']}"
     )
