@@ -15,7 +15,8 @@ import pytest
 from .setupcache import keep_node_modules, restore_node_modules
 
 JS_DIR = Path(__file__).resolve().parents[2] / "js"
-SDK_PACKAGE = JS_DIR / "node_modules" / "@aws-sdk" / "client-sqs" / "package.json"
+# The last dependency added to tests/js/package.json: a node_modules installed before it was added is installed again.
+SDK_PACKAGE = JS_DIR / "node_modules" / "@aws-sdk" / "client-sns" / "package.json"
 
 
 def ensure_node_modules(npm: str, folder: Path, installed: Path) -> None:
@@ -38,7 +39,7 @@ def ensure_node_modules(npm: str, folder: Path, installed: Path) -> None:
 
 
 def _ensure_node_modules(npm: str) -> None:
-    """``npm ci`` in tests/js once, when the SDK is not installed yet."""
+    """``npm ci`` in tests/js once, when the SDK clients (SQS and SNS) are not installed yet."""
     ensure_node_modules(npm, JS_DIR, SDK_PACKAGE)
 
 
