@@ -4,8 +4,10 @@
 
 1. ``--no-admin`` (``Config.admin`` False): every ``/_sqsemu/*`` path is 404 ``{"error": ...}``; ``/health`` stays,
    and so do LocalStack's read-only ``/_localstack/health`` and ``/_localstack/init`` (``--compat localstack``),
-   which are treated like ``/health`` by every rule below. moto's ``/moto-api/reset`` and LocalStack's
-   ``/_aws/sqs/messages`` are admin routes.
+   which are treated like ``/health`` by every rule below, as is the SNS signing certificate
+   (``/_sqsemu/sns/SimpleNotificationService-<hash>.pem``, the ``SigningCertURL`` of what SNS sends: public, as
+   AWS's is, since subscribers' SDK validators fetch it without a token; :mod:`sqsemu.admin.sns`). moto's
+   ``/moto-api/reset`` and LocalStack's ``/_aws/sqs/messages`` are admin routes.
    ``--no-metrics`` (``Config.metrics`` False): ``/metrics`` is 404 likewise. Otherwise ``/metrics`` is guarded
    like an admin route by the rules below (``--no-admin`` leaves it on): a scraper sends no browser headers.
 2. A Host header that is not a valid ``host[:port]`` (unless ``--base-url`` is set; :mod:`sqsemu.security.host`):
@@ -37,7 +39,7 @@ from sqsemu.security.crosssite import ADMIN_METHODS, CrossSitePolicy, Header
 from sqsemu.security.errors import CrossSiteRefused
 from sqsemu.security.host import valid_host
 
-__all__ = ["ADMIN_TOKEN_HEADER", "AdminGate"]
+__all__ = ["ADMIN_TOKEN_HEADER", "SNS_CERT_PREFIX", "AdminGate"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -46,9 +48,13 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 ADMIN_TOKEN_HEADER = "X-Sqsemu-Admin-Token"
-_OPEN_PREFIXES = ("/_localstack/health", "/_localstack/init")
-"""LocalStack's read-only status routes (--compat localstack, sqsemu.compat.localstack): open like /health, since
-the clients that poll them send no admin token."""
+SNS_CERT_PREFIX = "/_sqsemu/sns/SimpleNotificationService-"
+"""Where the SNS signing certificate is served (sqsemu.sns.signing names it
+``SimpleNotificationService-<hash>.pem``)."""
+_OPEN_PREFIXES = ("/_localstack/health", "/_localstack/init", SNS_CERT_PREFIX)
+"""LocalStack's read-only status routes (--compat localstack, sqsemu.compat.localstack) and the SNS signing
+certificate: open like /health, since the clients that read them (pollers, subscribers' message validators) send no
+admin token."""
 _TOKEN = ADMIN_TOKEN_HEADER.lower().encode()
 
 
