@@ -378,9 +378,9 @@ class SQSApp:
             from sqsemu.eventsource.metrics import EventSourceCollector
 
             self.metrics.collectors.append(EventSourceCollector(self.event_sources))
-            from sqsemu.observability.topicfamilies import TopicCollector
+            from sqsemu.observability.topicfamilies import TopicFamilyWriter
 
-            self.metrics.collectors.append(TopicCollector(self.sns))
+            self.metrics.topic_writer = TopicFamilyWriter(self.sns)
 
     def listening(self, port: int, connections: Callable[[], int] | None = None) -> None:
         """The server listens on ``port``: log the start-up banner; ``connections`` gives the number of open

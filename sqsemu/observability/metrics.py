@@ -44,7 +44,8 @@ and ``sqsemu_request_duration_seconds`` (histogram; labels ``action``, ``protoco
 counted in the same two families with one more label, ``service="sns"`` (their ``action`` an SNS action, ``protocol``
 ``query``, ``outcome`` ``ok`` or the SNS error code); the SQS series keep exactly their labels, without ``service``
 (AddPermission and RemovePermission exist in both services: the label tells them apart). The per-topic SNS
-families are :mod:`~sqsemu.observability.topicfamilies`'. Server:
+families (:mod:`~sqsemu.observability.topicfamilies`) are written after the per-queue ones, in slices too, when the
+app has given ``topic_writer``. Server:
 ``sqsemu_long_polls_waiting``, ``sqsemu_open_connections``, ``sqsemu_timers_scheduled``, ``sqsemu_queues``,
 ``sqsemu_info`` (labels ``version``, ``clock``, ``fidelity``, ``durable``, ``http_fast_lane``: ``on`` or ``off:
 <reason>``; value 1), ``sqsemu_fast_lane_answers_total`` (SQS calls the HTTP fast lane answered) and, in durable mode,
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
 
     from sqsemu.config import Config
     from sqsemu.engine.broker import Broker
+    from sqsemu.observability.topicfamilies import TopicFamilyWriter
     from sqsemu.persistence import Store
 
 __all__ = ["METRICS_PATH", "Metrics", "SqsemuCollector"]
@@ -117,6 +119,7 @@ class Metrics:
         self.queues = QueueCounters()
         broker.subscribe(self.queues)
         self.writer = QueueFamilyWriter(broker, self.queues)
+        self.topic_writer: TopicFamilyWriter | None = None  # the SNS families (set by the app: sqsemu.http.app)
         self.collector = SqsemuCollector(self)
         self.info = {
             "version": version,
@@ -166,6 +169,8 @@ class Metrics:
 
     def _chunks(self, encoder: Callable[[Any], bytes], content_type: str) -> Generator[bytes, None, None]:
         scan = yield from self.writer.write(encoder, content_type)
+        if self.topic_writer is not None:
+            yield from self.topic_writer.write(encoder, content_type)
         registry = self.registry
         self.collector.scan = scan  # read by the collector in this same slice
         try:
