@@ -7,6 +7,7 @@ rendered by the same templates, which ``static/console.js`` swaps in once a seco
 - ``/_sqsemu/ui/queues/{account}/{region}/{name}`` one queue (``?page=`` pages its messages); parts ``counts``,
   ``messages``, ``tasks``; ``.../messages/{message_id}`` one message, whole;
 - ``/_sqsemu/ui/server`` the clock, the fault rules and the reset; parts ``clock``, ``faults``;
+- ``/_sqsemu/ui/topics`` and ``/_sqsemu/ui/topics/{account}/{region}/{name}``: SNS (:mod:`sqsemu.console.topics`);
 - every live answer also carries ``header-clock``.
 
 Form posts (``application/x-www-form-urlencoded``; :mod:`sqsemu.console.actions` runs them through the operations
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
     from starlette.templating import Jinja2Templates
 
     from sqsemu.observability.history import QueueHistory
+    from sqsemu.sns.api import SNS
 
 FLASH_COOKIE = "sqsemu_flash"
 MAX_TASKS_SHOWN = 10
@@ -617,14 +619,22 @@ def routes(
     *,
     assets: Assets,
     session: ConsoleSession | None = None,
+    sns: SNS | None = None,
 ) -> list[BaseRoute]:
     """The console's routes for one server (mounted by ``sqsemu.http.adminapp`` beside the admin routes); the
     queue pages chart ``history`` when given, and (``--auth iam``) show the queue policy with a form that tries a
     call against it through ``authorize`` (``sqsemu.security.iam.AccessControl.authorize``); its templates and
     static files are ``assets``, read when the server was made (:func:`sqsemu.console.assets.load_assets`). With
     an admin token, ``session`` is the admin gate's (:class:`sqsemu.security.console.ConsoleSession`): login opens
-    a session in it, logout ends one; raises ``ValueError`` when it is missing then."""
-    return Console(config, broker, clock, history, authorize, assets=assets, session=session).routes()
+    a session in it, logout ends one; raises ``ValueError`` when it is missing then. With the server's ``sns``, the
+    topic pages too (:mod:`sqsemu.console.topics`)."""
+    console = Console(config, broker, clock, history, authorize, assets=assets, session=session)
+    found = console.routes()
+    if sns is not None:
+        from sqsemu.console.topics import TopicPages
+
+        found += TopicPages(console, sns).routes()
+    return found
 
 
 __all__ = ["Console", "describe", "routes"]

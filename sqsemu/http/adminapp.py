@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from sqsemu.engine.broker import Broker
     from sqsemu.observability.metrics import Metrics
     from sqsemu.security.console import ConsoleSession
+    from sqsemu.sns.api import SNS
 
 __all__ = ["AdminApp"]
 
@@ -71,6 +72,7 @@ class AdminApp:
         self.more_routes: list[BaseRoute] = []  # routes of other parts (--auth iam's POST /_sqsemu/authorize)
         self.authorize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None  # --auth iam: the console's try
         self.console_session: ConsoleSession | None = None  # --admin-token: the gate's sessions (sqsemu.http.app)
+        self.sns: SNS | None = None  # the server's SNS (sqsemu.http.app): /_sqsemu/sns/* and the console's topics
         self.console_assets: Assets | None = None
         if config.console:  # its templates and static files, read now: an install may move the package folder later
             from sqsemu.console.assets import load_assets
@@ -105,6 +107,10 @@ class AdminApp:
                 extra += localstack.routes(self.config, self.broker)
             else:
                 extra += localstack.off_routes()
+            if self.sns is not None:
+                from sqsemu.admin.sns import routes as sns_routes
+
+                extra += sns_routes(self.sns)
             if self.history is not None:
                 from sqsemu.admin.history import routes as history_routes
 
@@ -120,6 +126,7 @@ class AdminApp:
                     self.authorize,
                     assets=self.console_assets,
                     session=self.console_session,
+                    sns=self.sns,
                 )
             if self.metrics is not None:
                 extra.append(self.metrics.route())

@@ -73,7 +73,7 @@ from sqsemu.http.cycle import DROP_EXTENSION, declared_length
 from sqsemu.http.home import CONTENT_TYPE as HOME_CONTENT_TYPE
 from sqsemu.http.home import console_queue_page, home_text
 from sqsemu.observability import METRICS_PATH
-from sqsemu.observability.accesslog import ACCESS_LOGGER, AccessLog, logfmt
+from sqsemu.observability.accesslog import ACCESS_LOGGER, AccessLog, logfmt, sns_topic
 from sqsemu.observability.banner import Banner
 from sqsemu.observability.fastlane import FastLaneState
 from sqsemu.observability.requeststats import UNKNOWN_ACTION
@@ -94,7 +94,7 @@ from sqsemu.security.admin import AdminGate
 from sqsemu.security.crosssite import CrossSitePolicy
 from sqsemu.security.errors import InvalidClientTokenId, RequestExpired, SignatureDoesNotMatch
 from sqsemu.security.host import GOOD_HOSTS, invalid_host, valid_host
-from sqsemu.sns.api import is_sns_call, signed_service
+from sqsemu.sns.api import SNS_ACTIONS, is_sns_call, signed_service
 from sqsemu.sns.errors import AuthorizationError as SNSAuthorizationError
 from sqsemu.sns.errors import InjectedSNSError, SNSError
 from sqsemu.sns.service import SNSCall
@@ -231,6 +231,8 @@ class _Call:
         "queue",
         "messages",
         "failed",
+        "sns",
+        "topic",
     )
 
     def __init__(self, scope: Scope, header: Callable[[bytes], bytes | None], observed: bool) -> None:
@@ -256,6 +258,8 @@ class _Call:
         self.queue: str | None = None
         self.messages: int | None = None
         self.failed: int | None = None
+        self.sns = False  # an SNS call (sqsemu.sns): counted and logged as one
+        self.topic: str | None = None  # the topic ARN it addresses (the access line's, with --access-log)
 
     def url_host(self) -> str | None:
         """The host of queue URLs: the Host header; when it names no port but names the very address the
@@ -396,11 +400,15 @@ class SQSApp:
         # refused under --auth iam (dead-letter queue or dropped), else delivered with one warning per subscription
         self.sns.fanout.access = _delivery_access(clock)
         self.sns.fanout.refuse_denied = config.auth == "iam"
+        admin_app.sns = self.sns  # the /_sqsemu/sns/* routes and the console's topics (docs/sns.md)
         self._lambda_api: ASGIApp | None = None
         if self.metrics is not None:
             from sqsemu.eventsource.metrics import EventSourceCollector
 
             self.metrics.collectors.append(EventSourceCollector(self.event_sources))
+            from sqsemu.observability.topicfamilies import TopicFamilyWriter
+
+            self.metrics.topic_writer = TopicFamilyWriter(self.sns)
 
     def listening(self, port: int, connections: Callable[[], int] | None = None) -> None:
         """The server listens on ``port``: log the start-up banner; ``connections`` gives the number of open
@@ -712,6 +720,7 @@ class SQSApp:
         """Verify the signature (``--auth sigv4``), recognise the protocol and the action, run the call: its
         encoded answer."""
         service = signed_service(call.authorization)
+        call.sns = service == "sns"
         if self.verifier is not None and not self._anonymous_sns(call, body):
             try:
                 call.namespace, call.access_key_id = self.verifier.verify_key(
@@ -725,6 +734,7 @@ class SQSApp:
         call.action = detected.action
         if is_sns_call(service, detected.action, detected.params):
             call.is_json = call.query_json = False
+            call.sns = True
             return await self._sns(call, detected)
         return await self._dispatch(call, detected, body, watch_disconnect)
 
@@ -751,6 +761,8 @@ class SQSApp:
         anonymous = self.sns.anonymous(action, detected.params) if credential is None else None
         if anonymous is not None:  # a SubscribeURL or UnsubscribeURL: the topic's own namespace
             caller = Namespace(anonymous[1], anonymous[0])
+        if self.access is not None:
+            call.topic = sns_topic(action, detected.params, caller.account_id, caller.region)
         principal = f"arn:aws:iam::{caller.account_id}:root"
         if self.access_control is not None and anonymous is None:  # --auth iam: SNS's actions, the same evaluator
             principal = self._sns_authorized(call, action, detected.params, caller)
@@ -871,6 +883,13 @@ class SQSApp:
         protocol = "json" if call.is_json else "query"
         action = call.action
         metrics = self.metrics
+        if call.sns:  # sqsemu.sns: its own action labels (service="sns") and access line
+            if metrics is not None:
+                label = action if action in SNS_ACTIONS else UNKNOWN_ACTION
+                metrics.sns_requests.record(label, "query", error_code or "ok", seconds)
+            if self.access is not None:
+                self.access.sns(action, call.topic, status, error_code, seconds, call.request_id)
+            return
         if metrics is not None:
             label = action if action in OPERATIONS else UNKNOWN_ACTION
             metrics.requests.record(label, protocol, error_code or "ok", seconds)

@@ -21,6 +21,19 @@ quotes, ``=`` or anything but printable ASCII; absent values left out), on one l
 In the JSON format these are fields of the line's object (``messages``, ``failed``, ``queue`` and ``error`` are
 ``null`` when absent), next to ``time``, ``level``, ``logger`` and ``message`` (the text form above).
 
+An SNS call's line (docs/sns.md) names its service and, in place of a queue, the topic::
+
+    action=Publish service=sns topic=arn:aws:sns:us-east-1:000000000000:orders protocol=query status=200
+        latency_ms=0.388 request_id=...
+
+- ``topic``: the ARN of the topic the call addresses: its ``TopicArn``, ``TargetArn`` or ``ResourceArn``, the topic
+  part of its ``SubscriptionArn`` (Unsubscribe, Get/SetSubscriptionAttributes), or the ARN CreateTopic's ``Name``
+  makes in the caller's account and region; absent when it addresses none (ListTopics, ListSubscriptions). It is
+  the ARN as the request wrote it (a call that named no existing topic logs the name it gave), cut to
+  :data:`MAX_TOPIC_CHARS` characters;
+- ``service``: ``sns``; ``error``: the SNS error code (``NotFound``, ``InvalidParameter``...); the other fields as
+  an SQS call's (``protocol`` is always ``query``: SNS has no JSON protocol).
+
 An admin call's line: ``method=POST path=/_sqsemu/reset status=200 latency_ms=1.204``.
 """
 
@@ -28,14 +41,28 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["ACCESS_LOGGER", "ADMIN_ACCESS_LOGGER", "AccessLog", "AdminCall", "SqsCall", "logfmt"]
+__all__ = [
+    "ACCESS_LOGGER",
+    "ADMIN_ACCESS_LOGGER",
+    "AccessLog",
+    "AdminCall",
+    "SnsCall",
+    "SqsCall",
+    "logfmt",
+    "sns_topic",
+]
 
 ACCESS_LOGGER = "sqsemu.access"
 ADMIN_ACCESS_LOGGER = "sqsemu.access.admin"
 MAX_VALUE_CHARS = 200
 """Longer values (a client's made-up action or queue URL) are cut to this many characters, with ``...``."""
+MAX_TOPIC_CHARS = 400
+"""Longer topic ARNs are cut to this many characters, with ``...`` (a topic's ARN is at most about 310: its name
+has up to 256)."""
+_TOPIC_PARAMETERS = ("TopicArn", "TargetArn", "ResourceArn")
 
 _PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./:+@,;!?*#%&()[]{}<>|^~$'")
 
@@ -100,6 +127,59 @@ class SqsCall:
         return logfmt(self.fields())
 
 
+def sns_topic(action: str | None, params: Sequence[tuple[str, str]], account: str, region: str) -> str | None:
+    """The topic ARN an SNS call addresses (see the module docstring), from its form ``params``; ``account`` and
+    ``region`` are the caller's (CreateTopic's ARN). None when it names none."""
+    found: dict[str, str] = {}
+    for name, value in params:
+        if name in _TOPIC_PARAMETERS or name == "SubscriptionArn" or name == "Name":
+            found.setdefault(name, value)
+    for name in _TOPIC_PARAMETERS:
+        if name in found:
+            return found[name]
+    subscription = found.get("SubscriptionArn")
+    if subscription is not None:
+        return subscription.rsplit(":", 1)[0] if subscription.count(":") == 6 else subscription
+    if action == "CreateTopic" and "Name" in found:
+        return f"arn:aws:sns:{region}:{account}:{found['Name']}"
+    return None
+
+
+class SnsCall:
+    """The access line of one SNS call: ``str()`` is its text, ``fields()`` its JSON fields."""
+
+    __slots__ = ("action", "topic", "status", "error", "latency_ms", "request_id")
+
+    def __init__(
+        self, action: str | None, topic: str | None, status: int, error: str | None, seconds: float, request_id: str
+    ) -> None:
+        self.action = action or "-"
+        self.topic = topic
+        self.status = status
+        self.error = error
+        self.latency_ms = round(seconds * 1000, 3)
+        self.request_id = request_id
+
+    def fields(self) -> dict[str, Any]:
+        """The line's fields, in their order (None: absent)."""
+        topic = self.topic
+        if topic is not None and len(topic) > MAX_TOPIC_CHARS:
+            topic = topic[:MAX_TOPIC_CHARS] + "..."
+        return {
+            "action": self.action if len(self.action) <= MAX_VALUE_CHARS else self.action[:MAX_VALUE_CHARS] + "...",
+            "service": "sns",
+            "topic": topic,
+            "protocol": "query",
+            "status": self.status,
+            "error": self.error,
+            "latency_ms": self.latency_ms,
+            "request_id": self.request_id,
+        }
+
+    def __str__(self) -> str:
+        return logfmt(self.fields(), MAX_TOPIC_CHARS + 3)
+
+
 class AdminCall:
     """The access line of one call of ``/health``, ``/metrics`` or an admin route."""
 
@@ -142,6 +222,13 @@ class AccessLog:
         if self.logger.isEnabledFor(logging.INFO):
             call = SqsCall(action, queue, protocol, status, error, messages, failed, seconds, request_id)
             self.logger.info(call)
+
+    def sns(
+        self, action: str | None, topic: str | None, status: int, error: str | None, seconds: float, request_id: str
+    ) -> None:
+        """Log one SNS call (see the module docstring; ``topic`` from :func:`sns_topic`)."""
+        if self.logger.isEnabledFor(logging.INFO):
+            self.logger.info(SnsCall(action, topic, status, error, seconds, request_id))
 
     def admin(self, method: str, path: str, status: int, seconds: float) -> None:
         """Log one admin call."""

@@ -40,7 +40,12 @@ Amazon SQS"): ``sqs_approximate_number_of_noisy_groups`` (ApproximateNumberOfNoi
 gauges. A queue whose messages never carried a MessageGroupId has no noisy group: every message is quiet.
 
 Per action: ``sqsemu_requests_total`` (labels ``action``, ``protocol``, ``outcome``: ``ok`` or the SQS error code)
-and ``sqsemu_request_duration_seconds`` (histogram; labels ``action``, ``protocol``). Server:
+and ``sqsemu_request_duration_seconds`` (histogram; labels ``action``, ``protocol``). SNS calls (docs/sns.md) are
+counted in the same two families with one more label, ``service="sns"`` (their ``action`` an SNS action, ``protocol``
+``query``, ``outcome`` ``ok`` or the SNS error code); the SQS series keep exactly their labels, without ``service``
+(AddPermission and RemovePermission exist in both services: the label tells them apart). The per-topic SNS
+families (:mod:`~sqsemu.observability.topicfamilies`) are written after the per-queue ones, in slices too, when the
+app has given ``topic_writer``. Server:
 ``sqsemu_long_polls_waiting``, ``sqsemu_open_connections``, ``sqsemu_timers_scheduled``, ``sqsemu_queues``,
 ``sqsemu_info`` (labels ``version``, ``clock``, ``fidelity``, ``durable``, ``http_fast_lane``: ``on`` or ``off:
 <reason>``; value 1), ``sqsemu_fast_lane_answers_total`` (SQS calls the HTTP fast lane answered) and, in durable mode,
@@ -72,6 +77,7 @@ if TYPE_CHECKING:
 
     from sqsemu.config import Config
     from sqsemu.engine.broker import Broker
+    from sqsemu.observability.topicfamilies import TopicFamilyWriter
     from sqsemu.persistence import Store
 
 __all__ = ["METRICS_PATH", "Metrics", "SqsemuCollector"]
@@ -109,9 +115,11 @@ class Metrics:
         self.broker = broker
         self.lane = lane if lane is not None else FastLaneState()
         self.requests = RequestStats()
+        self.sns_requests = RequestStats()  # SNS calls (sqsemu.sns), shown with service="sns"
         self.queues = QueueCounters()
         broker.subscribe(self.queues)
         self.writer = QueueFamilyWriter(broker, self.queues)
+        self.topic_writer: TopicFamilyWriter | None = None  # the SNS families (set by the app: sqsemu.http.app)
         self.collector = SqsemuCollector(self)
         self.info = {
             "version": version,
@@ -161,6 +169,8 @@ class Metrics:
 
     def _chunks(self, encoder: Callable[[Any], bytes], content_type: str) -> Generator[bytes, None, None]:
         scan = yield from self.writer.write(encoder, content_type)
+        if self.topic_writer is not None:
+            yield from self.topic_writer.write(encoder, content_type)
         registry = self.registry
         self.collector.scan = scan  # read by the collector in this same slice
         try:
@@ -224,13 +234,18 @@ class SqsemuCollector:
         from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily
 
         stats = self.metrics.requests
+        sns = self.metrics.sns_requests
         requests = CounterMetricFamily(
             "sqsemu_requests",
-            "SQS API requests by action, protocol (json or query) and outcome (ok, or the SQS error code).",
+            "SQS API requests by action, protocol (json or query) and outcome (ok, or the SQS error code); SNS API "
+            'requests with service="sns" (outcome ok, or the SNS error code).',
             labels=("action", "protocol", "outcome"),
         )
         for (action, protocol, outcome), count in sorted(stats.counts().items()):
             requests.add_metric([action, protocol, outcome], count)
+        for (action, protocol, outcome), count in sorted(sns.counts().items()):
+            labels = {"action": action, "protocol": protocol, "outcome": outcome, "service": "sns"}
+            requests.add_sample("sqsemu_requests_total", labels, count)
         yield requests
         durations = HistogramMetricFamily(
             "sqsemu_request_duration_seconds",
@@ -239,6 +254,12 @@ class SqsemuCollector:
         )
         for (action, protocol), histogram in sorted(stats.durations().items()):
             _histogram(durations, [action, protocol], histogram)
+        sns_durations = HistogramMetricFamily(
+            durations.name, durations.documentation, labels=("action", "protocol", "service")
+        )
+        for (action, protocol), histogram in sorted(sns.durations().items()):
+            _histogram(sns_durations, [action, protocol, "sns"], histogram)
+        durations.samples.extend(sns_durations.samples)  # one family: the SQS series as they were, then SNS's
         yield durations
 
     def _server(self) -> Iterator[Metric]:

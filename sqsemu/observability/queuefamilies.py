@@ -19,7 +19,7 @@ So two queues' values may be read a few milliseconds apart (as the scrape of any
 twice. The text is the one prometheus-client writes for the same samples, byte for byte, in every format
 ``choose_encoder`` picks (the text format 0.0.4 and 1.0.0, OpenMetrics; every ``escaping``): each family's
 ``# HELP``/``# TYPE`` lines and the spelling of each sample's name are taken from prometheus-client's own encoder
-once per format (:class:`_Spelling`); label values are escaped as the exposition format says (``\\``, ``\\n``,
+once per format (:class:`Spelling`); label values are escaped as the exposition format says (``\\``, ``\\n``,
 ``\\"``) and values written as prometheus-client writes them (``floatToGoString``). What a queue costs per scrape:
 its values (21 numbers, 5 more for a standard queue) and its lines (26 for a standard queue, 21 for a FIFO queue;
 about 2.9 KB); its label text is made once and kept while the queue lives (:class:`QueueFamilyWriter`).
@@ -39,7 +39,16 @@ if TYPE_CHECKING:
     from sqsemu.engine.broker import Broker
     from sqsemu.engine.queue import Queue
 
-__all__ = ["QUEUE_FAMILIES", "SLICE_SECONDS", "QueueFamily", "QueueFamilyWriter", "Scan"]
+__all__ = [
+    "QUEUE_FAMILIES",
+    "SLICE_SECONDS",
+    "QueueFamily",
+    "QueueFamilyWriter",
+    "Scan",
+    "Spelling",
+    "label_value",
+    "sample_value",
+]
 
 SLICE_SECONDS = 0.001
 """The longest stretch (seconds) a scrape works before it gives back a chunk and lets the event loop run."""
@@ -58,8 +67,8 @@ gives it): anything with ``collect()`` in, the exposition's bytes out."""
 
 
 class QueueFamily(NamedTuple):
-    """One per-queue family: its ``name`` (without ``_total``), ``kind`` (``gauge``, ``counter``, ``histogram``)
-    and ``help`` text."""
+    """One family written here or by another sliced writer (:mod:`.topicfamilies`): its ``name`` (without
+    ``_total``), ``kind`` (``gauge``, ``counter``, ``histogram``) and ``help`` text."""
 
     name: str
     kind: str
@@ -193,7 +202,7 @@ class Scan(NamedTuple):
     long_polls: int
 
 
-def _label_value(value: str) -> str:
+def label_value(value: str) -> str:
     """``value`` escaped for a label's quotes (the exposition formats' rule: ``\\`` → ``\\\\``, newline →
     ``\\n``, ``"`` → ``\\"``)."""
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
@@ -201,12 +210,12 @@ def _label_value(value: str) -> str:
 
 def _labels(queue: Queue) -> Labels:
     namespace = queue.namespace
-    account = f'account="{_label_value(namespace.account_id)}",'
-    rest = f'queue="{_label_value(queue.name)}",region="{_label_value(namespace.region)}"'
+    account = f'account="{label_value(namespace.account_id)}",'
+    rest = f'queue="{label_value(queue.name)}",region="{label_value(namespace.region)}"'
     return account + rest, account, rest
 
 
-def _value(value: float) -> str:
+def sample_value(value: float) -> str:
     """``value`` as prometheus-client writes it (``floatToGoString``); an integer below a million directly."""
     if type(value) is int and 0 <= value < 1_000_000:  # repr(float(n)) is "n.0"; from 1e6 Go's exponent form
         return f"{value}.0"
@@ -225,19 +234,20 @@ class _Families:
         return self.families
 
 
-class _Spelling:
+class Spelling:
     """How one format writes each family's head (``# HELP``, ``# TYPE``) and each sample's name, learnt from
     prometheus-client's own ``encoder`` (a family without samples gives its head; one with an unlabelled sample its
-    sample names), so that every format and escaping it offers is written as it writes it."""
+    sample names), so that every format and escaping it offers is written as it writes it; for ``families`` (the
+    per-queue ones unless told)."""
 
-    def __init__(self, encoder: Encoder) -> None:
+    def __init__(self, encoder: Encoder, families: Sequence[QueueFamily] = QUEUE_FAMILIES) -> None:
         from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
         trailer = encoder(_Families(())).decode()  # what ends every answer: OpenMetrics' "# EOF"
         self.trailer = trailer
         self.head: dict[str, str] = {}
         self.samples: dict[str, tuple[str, ...]] = {}  # family -> its sample names (histogram: bucket, count, sum)
-        for family in QUEUE_FAMILIES:
+        for family in families:
             made: Callable[..., Any]
             if family.kind == "histogram":
                 made = HistogramMetricFamily
@@ -267,20 +277,20 @@ class QueueFamilyWriter:
         self.broker = broker
         self.counters = counters
         self._labels: dict[Queue, Labels] = {}
-        self._spellings: dict[str, _Spelling] = {}
+        self._spellings: dict[str, Spelling] = {}
         self._le: tuple[str, ...] = ()  # the size buckets' le labels, made at the first scrape (prometheus-client's
         # spelling of a number: imported then, never at start-up; tests/unit/test_startup_imports.py)
 
     def _bucket_labels(self) -> tuple[str, ...]:
         """The message size buckets' ``le`` labels (``le="1024.0",`` ... ``le="+Inf",``), made once."""
-        self._le = tuple(f'le="{_value(bound)}",' for bound in MESSAGE_SIZE_BUCKETS_BYTES) + ('le="+Inf",',)
+        self._le = tuple(f'le="{sample_value(bound)}",' for bound in MESSAGE_SIZE_BUCKETS_BYTES) + ('le="+Inf",',)
         return self._le
 
-    def spelling(self, encoder: Encoder, content_type: str) -> _Spelling:
+    def spelling(self, encoder: Encoder, content_type: str) -> Spelling:
         """The spelling of the format ``choose_encoder`` named ``content_type`` (learnt once per format)."""
         spelling = self._spellings.get(content_type)
         if spelling is None:
-            spelling = self._spellings[content_type] = _Spelling(encoder)
+            spelling = self._spellings[content_type] = Spelling(encoder)
         return spelling
 
     def write(self, encoder: Encoder, content_type: str) -> Generator[bytes, None, Scan]:
@@ -383,7 +393,7 @@ class QueueFamilyWriter:
 
     # ---------------------------------------------------------------- step 3
 
-    def _text(self, read: _Read, spelling: _Spelling) -> Iterator[bytes]:
+    def _text(self, read: _Read, spelling: Spelling) -> Iterator[bytes]:
         out: list[str] = []
         clock = time.perf_counter
         began = clock()
@@ -399,9 +409,9 @@ class QueueFamilyWriter:
                     observed: float = 0
                     for place in range(len(le)):
                         observed += numbers[base + _SIZES + place]
-                        out.append(f"{bucket}{account}{le[place]}{rest}}} {_value(observed)}\n")
-                    out.append(f"{count}{whole}}} {_value(observed)}\n")
-                    out.append(f"{total}{whole}}} {_value(numbers[base + _SIZE_SUM])}\n")
+                        out.append(f"{bucket}{account}{le[place]}{rest}}} {sample_value(observed)}\n")
+                    out.append(f"{count}{whole}}} {sample_value(observed)}\n")
+                    out.append(f"{total}{whole}}} {sample_value(numbers[base + _SIZE_SUM])}\n")
                     if tick % _CHECK_EVERY == 0 and (len(out) > _CHUNK_LINES or clock() - began > SLICE_SECONDS):
                         yield "".join(out).encode()
                         out = []
@@ -413,7 +423,7 @@ class QueueFamilyWriter:
             else:
                 labels, column = read.labels, numbers[_COLUMN[family.name] :: _STRIDE]
             for tick, (text, value) in enumerate(zip(labels, column, strict=True)):
-                out.append(f"{sample}{text[0]}}} {_value(value)}\n")
+                out.append(f"{sample}{text[0]}}} {sample_value(value)}\n")
                 if tick % _CHECK_EVERY == 0 and (len(out) > _CHUNK_LINES or clock() - began > SLICE_SECONDS):
                     yield "".join(out).encode()
                     out = []
