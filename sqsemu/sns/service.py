@@ -22,7 +22,7 @@ from sqsemu.sns.errors import (
 )
 from sqsemu.sns.fanout import Fanout
 from sqsemu.sns.model import Subscription, Topic
-from sqsemu.sns.publish import Publication, batch_size, prepare
+from sqsemu.sns.publish import Publication, batch_size, prepare, whole_batch
 from sqsemu.sns.topics import Topics, check_arn, parse_topic_arn
 from sqsemu.sns.wire import Element, Params
 
@@ -41,13 +41,6 @@ NOT_SERVED = frozenset(
 )  # fmt: skip
 """SNS's SMS and mobile push management actions: out of sqsemu's scope (docs/sns.md, "What is not served")."""
 
-_WHOLE_BATCH = (
-    "Invalid parameter: The MessageGroupId",
-    "Invalid parameter: The topic should",
-    "Invalid parameter: Message Structure",
-    "Invalid parameter: MessageDeduplicationId",
-)
-"""PublishBatch entry errors AWS answers as the whole request's error (recorded)."""
 _BATCH_ID = __import__("re").compile(r"[A-Za-z0-9_-]{1,80}")
 
 
@@ -156,7 +149,7 @@ class Service:
 
     def get_data_protection_policy(self, call: SNSCall, params: Params) -> list[Element]:
         topic = self.topic(call, params, "ResourceArn")
-        return [("DataProtectionPolicy", topic.data_protection_policy)] if topic.data_protection_policy else []
+        return [("DataProtectionPolicy", topic.data_protection_policy)]  # "" while none is set
 
     def put_data_protection_policy(self, call: SNSCall, params: Params) -> None:
         self.topics.put_data_protection_policy(
@@ -210,7 +203,8 @@ class Service:
         return out
 
     def get_subscription_attributes(self, call: SNSCall, params: Params) -> list[Element]:
-        return [_map("Attributes", self.topics.subscription(params.get("SubscriptionArn")).describe())]
+        sub = self.topics.subscription(params.get("SubscriptionArn"))
+        return [_map("Attributes", sub.describe(self.topics.by_arn.get(sub.topic_arn)))]
 
     def set_subscription_attributes(self, call: SNSCall, params: Params) -> None:
         sub = self.topics.subscription(params.get("SubscriptionArn"))
@@ -267,11 +261,9 @@ class Service:
             try:
                 where = f"publishBatchRequestEntries.{index}.member.messageAttributes"
                 prepared.append(prepare(topic, entry, now, call.url_base, where, batch=True))
-            except InvalidParameter as exc:
-                if exc.message.startswith(_WHOLE_BATCH):
-                    raise  # recorded as the whole request's error
-                prepared.append(exc)
             except SNSError as exc:
+                if whole_batch(exc):
+                    raise
                 prepared.append(exc)
         if batch_size([p for p in prepared if isinstance(p, Publication)]) > topic.max_message_bytes:
             raise BatchRequestTooLong("The length of all the messages put together is more than the limit.")

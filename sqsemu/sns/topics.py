@@ -13,15 +13,18 @@ Guide) for what may subscribe to what and when a subscription is confirmed.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import secrets
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
 
 from sqsemu.clock import Clock
+from sqsemu.sns import jsonerrors
 from sqsemu.sns.errors import (
     AuthorizationError,
     FilterPolicyLimitExceeded,
@@ -32,7 +35,11 @@ from sqsemu.sns.errors import (
 )
 from sqsemu.sns.filterpolicy import FilterPolicyError, parse_filter_policy
 from sqsemu.sns.model import (
+    DEFAULT_MAX_MESSAGE_BYTES,
     FIFO_SUFFIX,
+    LARGE_MESSAGE_PROTOCOLS,
+    LARGE_MESSAGE_RULE,
+    LARGE_MESSAGE_SUBSCRIPTIONS,
     PROTOCOLS,
     SUBSCRIPTION_SETTABLE,
     Subscription,
@@ -99,7 +106,7 @@ def check_arn(arn: str | None, parameter: str) -> None:
 
 def check_subscription_arn(arn: str | None) -> None:
     """A SubscriptionArn parameter: ``<topic arn>:<id>`` (recorded errors for empty, short and id-less ARNs)."""
-    if arn == "":
+    if not arn:  # absent (recorded) or empty
         raise InvalidParameter("Invalid parameter: SubscriptionArn Reason: no value for required parameter")
     check_arn(arn, "SubscriptionArn")
     assert arn is not None
@@ -109,14 +116,34 @@ def check_subscription_arn(arn: str | None) -> None:
 
 
 def _page(items: Sequence[Any], token: str | None) -> tuple[list[Any], str | None]:
-    """One page of ``items`` from ``token`` (an offset written as text): the page and the next token."""
+    """One page of ``items`` from ``token``: the page and the next token. A token is opaque base64 as AWS's are
+    (recorded); sqsemu's holds the offset it goes on from. Raises ``InvalidParameter`` for one it did not
+    write."""
     start = 0
     if token:
-        if not token.isdigit() or int(token) > len(items):
+        start = _offset(token)
+        if start > len(items):
             raise InvalidParameter("Invalid parameter: NextToken")
-        start = int(token)
     end = start + PAGE
-    return list(items[start:end]), str(end) if end < len(items) else None
+    return list(items[start:end]), _token(end) if end < len(items) else None
+
+
+_TOKEN_PREFIX = b"sqsemu-page:"
+
+
+def _token(offset: int) -> str:
+    return base64.b64encode(_TOKEN_PREFIX + str(offset).encode()).decode()
+
+
+def _offset(token: str) -> int:
+    try:
+        raw = base64.b64decode(token, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    digits = raw[len(_TOKEN_PREFIX) :]
+    if not raw.startswith(_TOKEN_PREFIX) or not digits.isdigit() or len(digits) > 9:
+        raise InvalidParameter("Invalid parameter: NextToken")
+    return int(digits)
 
 
 class Topics:
@@ -268,7 +295,10 @@ class Topics:
                 check_topic_attribute(name, value or "", topic.fifo, creating=False)
             topic.attributes.pop(name, None)
         else:
-            topic.attributes[name] = check_topic_attribute(name, value, topic.fifo, creating=False)
+            checked = check_topic_attribute(name, value, topic.fifo, creating=False)
+            if name == "MaximumMessageSize" and int(checked) > DEFAULT_MAX_MESSAGE_BYTES:
+                _check_large_messages(topic.subscriptions.values())
+            topic.attributes[name] = checked
         self._changed(topic)
 
     def tag(self, arn: str | None, tags: Mapping[str, str] | None) -> None:
@@ -327,7 +357,7 @@ class Topics:
         statements.append({
             "Sid": label, "Effect": "Allow",
             "Principal": {"AWS": principals[0] if len(principals) == 1 else principals},
-            "Action": named[0] if len(named) == 1 else named, "Resource": topic.arn,
+            "Action": named, "Resource": topic.arn,
         })  # fmt: skip
         topic.attributes["Policy"] = orjson.dumps(document).decode()
         self._changed(topic)
@@ -379,16 +409,20 @@ class Topics:
             raise InvalidParameter("Invalid parameter: Endpoint")
         _check_endpoint(topic, protocol, endpoint)
         given = dict(attributes or {})
-        checked = {name: check_subscription_attribute(name, value, protocol, topic) for name, value in given.items()}
+        checked = {
+            name: check_subscription_attribute(name, value, protocol, topic, endpoint) for name, value in given.items()
+        }
         for sub in topic.subscriptions.values():
             if sub.protocol == protocol and sub.endpoint == endpoint:
-                for name, value in checked.items():
-                    if sub.attributes.get(name, "false" if name == "RawMessageDelivery" else None) != value:
+                for name, value in checked.items():  # a value given as its default matches (recorded)
+                    if sub.attributes.get(name, _SUBSCRIPTION_DEFAULTS.get(name, "")) != value:
                         raise InvalidParameter(
                             "Invalid parameter: Attributes Reason: Subscription already exists with different "
                             "attributes"
                         )
                 return sub, False
+        if topic.max_message_bytes > DEFAULT_MAX_MESSAGE_BYTES:
+            _check_large_messages(topic.subscriptions.values(), protocol)
         parsed = None
         if checked.get("FilterPolicy"):
             parsed = _filter(checked["FilterPolicy"], checked.get("FilterPolicyScope", "MessageAttributes"))
@@ -460,7 +494,7 @@ class Topics:
                 raise InvalidParameter(
                     "Invalid parameter: Attributes Reason: RawMessageDelivery: Invalid value []. Must be true or false."
                 )
-            checked = check_subscription_attribute(name, value, sub.protocol, topic)
+            checked = check_subscription_attribute(name, value, sub.protocol, topic, sub.endpoint)
             self._set_checked(sub, topic, name, checked)
         except InvalidParameter as exc:  # SetSubscriptionAttributes words it without "Attributes Reason: "
             raise InvalidParameter(
@@ -504,7 +538,21 @@ class Topics:
             raise AuthorizationError("User is not authorized to perform this action")
 
 
-_DEFAULTS = {"ContentBasedDeduplication": "false", "SignatureVersion": "1"}
+_DEFAULTS = {
+    "ContentBasedDeduplication": "false", "SignatureVersion": "1", "MaximumMessageSize": str(DEFAULT_MAX_MESSAGE_BYTES),
+}  # fmt: skip
+"""The values of the attributes a topic has without their being set (what CreateTopic of an existing name compares
+a given value with)."""
+
+
+def _check_large_messages(subscriptions: Iterable[Subscription], adding: str | None = None) -> None:
+    """A topic above 256 KiB: at most 100 subscriptions, each SQS, Lambda or Firehose (``adding``: the protocol of
+    one being added); raises ``InvalidParameter``."""
+    protocols = [sub.protocol for sub in subscriptions] + ([adding] if adding is not None else [])
+    if len(protocols) > LARGE_MESSAGE_SUBSCRIPTIONS or any(p not in LARGE_MESSAGE_PROTOCOLS for p in protocols):
+        raise InvalidParameter(LARGE_MESSAGE_RULE)
+
+
 _FEEDBACK_NAMES = frozenset(
     f"{kind}{what}"
     for kind in ("Application", "HTTP", "Lambda", "SQS", "Firehose")
@@ -573,9 +621,14 @@ def _check_endpoint(topic: Topic, protocol: str, endpoint: str) -> None:
         raise InvalidParameter("Invalid parameter: Firehose endpoint ARN")
 
 
-def check_subscription_attribute(name: str, value: str, protocol: str, topic: Topic) -> str:
+_SUBSCRIPTION_DEFAULTS = {"RawMessageDelivery": "false", "FilterPolicyScope": "MessageAttributes"}
+"""The values a subscription's attributes have unset (what Subscribe of an existing endpoint compares with)."""
+
+
+def check_subscription_attribute(name: str, value: str, protocol: str, topic: Topic, endpoint: str) -> str:
     """One subscription attribute as Subscribe or SetSubscriptionAttributes takes it: its stored value (``""``
-    unsets); raises ``InvalidParameter`` (API Reference, "SetSubscriptionAttributes")."""
+    unsets); raises ``InvalidParameter`` (API Reference, "SetSubscriptionAttributes"; recorded messages, worded
+    ``Invalid parameter: Attributes Reason: <name>: ...``, which SetSubscriptionAttributes shortens)."""
     if name not in SUBSCRIPTION_SETTABLE:
         raise InvalidParameter("Invalid parameter: AttributeName")
     if value == "":
@@ -606,22 +659,22 @@ def check_subscription_attribute(name: str, value: str, protocol: str, topic: To
         return value
     if name == "RedrivePolicy":
         try:
-            document = orjson.loads(value)
-        except orjson.JSONDecodeError:
+            document = jsonerrors.parse(value)
+        except jsonerrors.JSONSyntaxError as exc:
             raise InvalidParameter(
-                "Invalid parameter: Attributes Reason: RedrivePolicy: failed to parse JSON."
+                f"Invalid parameter: Attributes Reason: RedrivePolicy: failed to parse JSON. {exc.message}"
             ) from None
         target = document.get("deadLetterTargetArn") if isinstance(document, dict) else None
         if not isinstance(target, str) or not _SQS_ARN.fullmatch(target):
             raise InvalidParameter(
                 "Invalid parameter: Attributes Reason: RedrivePolicy: deadLetterTargetArn is an invalid arn"
             )
-        if topic.fifo and not target.endswith(FIFO_SUFFIX):
-            raise InvalidParameter(
-                "Invalid parameter: RedrivePolicy: must use a FIFO queue as DLQ for a FIFO Subscription to a FIFO "
-                "Topic."
+        if topic.fifo and protocol == "sqs" and endpoint.endswith(FIFO_SUFFIX) and not target.endswith(FIFO_SUFFIX):
+            raise InvalidParameter(  # recorded; a FIFO topic's standard queue may keep a standard one
+                "Invalid parameter: Attributes Reason: RedrivePolicy: must use a FIFO queue as DLQ for a FIFO "
+                "Subscription to a FIFO Topic."
             )
-        return value
+        return orjson.dumps({"deadLetterTargetArn": target}).decode()
     if name == "DeliveryPolicy":
         check_delivery_policy(value)
         return value
