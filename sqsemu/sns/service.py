@@ -170,17 +170,8 @@ class Service:
         return [("SubscriptionArn", sub.arn if show else "pending confirmation")]
 
     def confirm_subscription(self, call: SNSCall, params: Params) -> list[Element]:
-        arn = params.get("TopicArn")
-        try:
-            topic = self.topic(call, params)
-        except SNSError:
-            if params.get("Token") is not None and arn is not None:
-                raise InvalidParameter("Invalid parameter: Token") from None
-            raise
-        authenticate = params.get("AuthenticateOnUnsubscribe")
-        sub = self.topics.confirm(
-            topic, params.get("Token"), authenticate is not None and authenticate.lower() == "true"
-        )
+        authenticate = (params.get("AuthenticateOnUnsubscribe") or "").lower() == "true"
+        sub = self.topics.confirm(params.get("TopicArn"), call.region, params.get("Token"), authenticate)
         return [("SubscriptionArn", sub.arn)]
 
     def unsubscribe(self, call: SNSCall, params: Params) -> None:

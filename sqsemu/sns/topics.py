@@ -58,7 +58,9 @@ FILTER_POLICIES_PER_TOPIC = 200
 FILTER_POLICIES_PER_ACCOUNT = 10_000
 """SNS quotas (AWS General Reference, "Amazon SNS endpoints and quotas")."""
 
-_TOKEN = re.compile(r"[0-9a-f]{32,512}")
+_TOKEN = re.compile(r"[0-9a-fA-F]{1,2048}")
+"""What a confirmation token may look like: AWS answers ``Invalid token`` to anything else (recorded: ``randomtoken``;
+``abc123`` is answered as a token that names nothing)."""
 _LABEL = re.compile(r"[A-Za-z0-9_-]{1,80}")
 _ACCOUNT = re.compile(r"[0-9]{12}")
 _SQS_ARN = re.compile(r"arn:aws[a-z-]*:sqs:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,80}(\.fifo)?")
@@ -444,18 +446,24 @@ class Topics:
         self._changed(self.by_arn[sub.topic_arn])
         return sub.token
 
-    def confirm(self, topic: Topic, token: str | None, authenticate: bool | None) -> Subscription:
-        """ConfirmSubscription: the pending subscription of ``token`` confirmed (a confirmed one's ARN again);
-        raises ``InvalidParameter`` for an unknown token (API Reference, "ConfirmSubscription")."""
+    def confirm(self, topic_arn: str | None, region: str, token: str | None, authenticate: bool) -> Subscription:
+        """ConfirmSubscription: the subscription of ``token`` (of any topic of ``region``: the token names it, and
+        AWS confirms it whatever topic of the region the call names, recorded) confirmed; a confirmed one's ARN
+        again. Raises ``InvalidParameter``: ``Invalid parameter: Topic`` for a TopicArn that is no topic ARN of the
+        caller's region, ``Invalid token`` for one that is not hexadecimal, ``Invalid parameter: Token`` for one
+        that names no subscription (recorded answers; API Reference, "ConfirmSubscription")."""
+        parsed = parse_topic_arn(topic_arn or "")
+        if parsed is None or parsed[0] != region:
+            raise InvalidParameter("Invalid parameter: Topic")
         if not token:
             raise InvalidParameter("Invalid parameter: Token")
         if not _TOKEN.fullmatch(token):
             raise InvalidParameter("Invalid token")
-        for sub in topic.subscriptions.values():
-            if sub.token == token:
+        for sub in self.subscriptions.values():
+            if sub.token == token and sub.topic_arn.split(":")[3] == region:
                 sub.pending = False
-                sub.authenticated = bool(authenticate)
-                self._changed(topic)
+                sub.authenticated = authenticate
+                self._changed(self.by_arn[sub.topic_arn])
                 return sub
         raise InvalidParameter("Invalid parameter: Token")
 

@@ -666,6 +666,13 @@ def test_confirm_subscription(env: Env, sns: Any) -> None:
     )
     assert error(sns.confirm_subscription, TopicArn=arn, Token="randomtoken") == invalid("Invalid token")
     assert error(sns.confirm_subscription, TopicArn=arn, Token=long_token) == invalid("Invalid parameter: Token")
+    assert error(sns.confirm_subscription, TopicArn=arn, Token="abc123") == invalid("Invalid parameter: Token")
+    assert error(sns.confirm_subscription, TopicArn="not-an-arn", Token=token) == invalid("Invalid parameter: Topic")
+    west = arn.replace(REGION, "eu-central-1")
+    assert error(sns.confirm_subscription, TopicArn=west, Token=token) == invalid("Invalid parameter: Topic")
+    assert sub_attributes(sns, sub)["PendingConfirmation"] == "true"
+    # the token names the subscription: another topic ARN of the region confirms it all the same (recorded)
+    assert sns.confirm_subscription(TopicArn=arn[:-1] + "a", Token=token)["SubscriptionArn"] == sub
     assert sns.confirm_subscription(TopicArn=arn, Token=token)["SubscriptionArn"] == sub
     got = sub_attributes(sns, sub)
     assert got["PendingConfirmation"] == "false" and got["ConfirmationWasAuthenticated"] == "false"
