@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 import orjson
 
-from sqsemu.sns.errors import InvalidParameter, InvalidParameterValue, SNSError
+from sqsemu.sns.errors import InvalidParameter, InvalidParameterValue, SNSError, ValidationError
 from sqsemu.sns.model import Topic
 from sqsemu.sns.wire import Params
 
@@ -165,12 +165,8 @@ def check_attributes(entries: Mapping[str, Params] | None, where: str) -> dict[s
     return out
 
 
-class AttributeValidationError(SNSError):
+class AttributeValidationError(ValidationError):
     """``ValidationError`` (400, Sender): a missing DataType, as AWS's request validation words it (recorded)."""
-
-    code = "ValidationError"
-    status = 400
-    fault = "Sender"
 
 
 def _size(message: str, attributes: Mapping[str, Attribute]) -> int:

@@ -19,6 +19,9 @@ from sqsemu.sns.errors import (
     InvalidParameter,
     SNSError,
     TooManyEntriesInBatchRequest,
+    length_problem,
+    null_problem,
+    validation_error,
 )
 from sqsemu.sns.fanout import Fanout
 from sqsemu.sns.model import Subscription, Topic
@@ -71,19 +74,43 @@ def _subscription_member(sub: Subscription) -> Element:
                        ("SubscriptionArn", arn), ("TopicArn", sub.topic_arn)])  # fmt: skip
 
 
+TAG_KEY = (1, 128)
+TAG_VALUE = (0, 256)
+RESOURCE_ARN = (1, 1011)
+"""Length bounds of botocore's SNS model: TagKey, TagValue, AmazonResourceName (characters)."""
+
+
 def _tags(params: Params) -> dict[str, str] | None:
+    """A request's Tags: checked against the model (``ValidationError``), then for duplicated keys (recorded)."""
     members = params.members("Tags")
     if members is None:
         return None
+    problems: list[str] = []
+    for index, member in enumerate(members, 1):
+        for field, bounds in (("Key", TAG_KEY), ("Value", TAG_VALUE)):
+            path = f"tags.{index}.member.{field.lower()}"
+            value = member.get(field)
+            problem = null_problem(path) if value is None else length_problem(value, path, *bounds)
+            if problem is not None:
+                problems.append(problem)
+    if problems:
+        raise validation_error(problems)
     tags: dict[str, str] = {}
     for member in members:
-        key = member.get("Key")
-        if key is None:
-            raise InvalidParameter("Invalid parameter: Tags")
+        key = member.required("Key")
         if key in tags:
             raise InvalidParameter("Invalid parameter: Duplicated keys are not allowed.")
-        tags[key] = member.get("Value") or ""
+        tags[key] = member.required("Value")
     return tags
+
+
+def _resource_arn(params: Params) -> str | None:
+    """ResourceArn within the model's bounds (``ValidationError``); None when absent."""
+    arn = params.get("ResourceArn")
+    problem = length_problem(arn, "resourceArn", *RESOURCE_ARN)
+    if problem is not None:
+        raise validation_error([problem])
+    return arn
 
 
 class Service:
@@ -136,15 +163,21 @@ class Service:
         self.topics.remove_permission(self.topic(call, params), params.get("Label"))
 
     def tag_resource(self, call: SNSCall, params: Params) -> list[Element]:
-        self.topics.tag(params.get("ResourceArn"), _tags(params))
+        arn = _resource_arn(params)
+        self.topics.tag(arn, _tags(params))
         return []
 
     def untag_resource(self, call: SNSCall, params: Params) -> list[Element]:
-        self.topics.untag(params.get("ResourceArn"), params.scalars("TagKeys"))
+        arn = _resource_arn(params)
+        keys = params.scalars("TagKeys")
+        problems = [length_problem(key, f"tagKeys.{i}.member", *TAG_KEY) for i, key in enumerate(keys or [], 1)]
+        if any(problems):
+            raise validation_error([p for p in problems if p is not None])
+        self.topics.untag(arn, keys)
         return []
 
     def list_tags_for_resource(self, call: SNSCall, params: Params) -> list[Element]:
-        tags = self.topics.tags_of(params.get("ResourceArn"))
+        tags = self.topics.tags_of(_resource_arn(params))
         return [("Tags", [("member", [("Key", k), ("Value", v)]) for k, v in tags.items()])]
 
     def get_data_protection_policy(self, call: SNSCall, params: Params) -> list[Element]:

@@ -568,7 +568,13 @@ _FEEDBACK_NAMES = frozenset(
 )
 
 
+DATA_PROTECTION_POLICY_CHARACTERS = 30_720
+"""The longest DataProtectionPolicy (API Reference, "PutDataProtectionPolicy": "Maximum length of 30,720")."""
+
+
 def _check_json(name: str, value: str) -> None:
+    if name == "DataProtectionPolicy" and len(value) > DATA_PROTECTION_POLICY_CHARACTERS:
+        raise InvalidParameter(f"Invalid parameter: {name}")
     try:
         document = orjson.loads(value)
     except orjson.JSONDecodeError:
@@ -578,15 +584,13 @@ def _check_json(name: str, value: str) -> None:
 
 
 def _check_tags(tags: Mapping[str, str]) -> None:
+    """At most 50 tags (``TagLimitExceeded``), none with the reserved ``aws:`` prefix (``InvalidParameter``); their
+    lengths are the model's, checked with the request (:mod:`sqsemu.sns.service`)."""
     if len(tags) > MAX_TAGS:
         raise TagLimitExceeded("Could not complete request: tag quota of per resource exceeded")
-    for key, value in tags.items():
-        if not 1 <= len(key) <= 128 or key.startswith("aws:"):
-            raise InvalidParameter(
-                "Invalid parameter: Tags Reason: Keys must be 1-128 characters long and not start with aws:"
-            )
-        if len(value) > 256:
-            raise InvalidParameter("Invalid parameter: Tags Reason: Values must be at most 256 characters long")
+    for key in tags:
+        if key.startswith("aws:"):
+            raise InvalidParameter("Invalid parameter: Tags Reason: Tag keys must not start with aws:")
 
 
 def _filter(text: str, scope: str) -> Any:

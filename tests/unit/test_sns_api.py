@@ -1102,9 +1102,9 @@ def test_tags(sns: Any) -> None:
     ) == invalid("Invalid parameter: Duplicated keys are not allowed.")
 
 
-def test_tag_limits(sns: Any) -> None:
+def test_tag_limits(env: Env, sns: Any) -> None:
     # AWS General Reference, "Amazon SNS endpoints and quotas": 50 tags per topic; botocore: keys 1 to 128
-    # characters, values up to 256. The messages are sqsemu's (AWS records none).
+    # characters, values up to 256, ResourceArn up to 1011. The TagLimitExceeded and aws: messages are sqsemu's.
     arn = sns.create_topic(Name="limits")["TopicArn"]
     sns.tag_resource(ResourceArn=arn, Tags=[{"Key": f"k{i}", "Value": "v"} for i in range(50)])
     sns.tag_resource(ResourceArn=arn, Tags=[{"Key": "k0", "Value": "overwritten"}])  # still 50
@@ -1116,16 +1116,37 @@ def test_tag_limits(sns: Any) -> None:
         400, "Sender", "TagLimitExceeded", "Could not complete request: tag quota of per resource exceeded"
     )  # fmt: skip
     other = sns.create_topic(Name="other")["TopicArn"]
-    sns.tag_resource(ResourceArn=other, Tags=[{"Key": "k" * 128, "Value": "v" * 256}])
-    assert error(sns.tag_resource, ResourceArn=other, Tags=[{"Key": "k" * 129, "Value": "v"}]) == invalid(
-        "Invalid parameter: Tags Reason: Keys must be 1-128 characters long and not start with aws:"
-    )
+    sns.tag_resource(ResourceArn=other, Tags=[{"Key": "k" * 128, "Value": "v" * 256}, {"Key": "empty", "Value": ""}])
     assert error(sns.tag_resource, ResourceArn=other, Tags=[{"Key": "aws:reserved", "Value": "v"}]) == invalid(
-        "Invalid parameter: Tags Reason: Keys must be 1-128 characters long and not start with aws:"
+        "Invalid parameter: Tags Reason: Tag keys must not start with aws:"
     )
-    assert error(sns.tag_resource, ResourceArn=other, Tags=[{"Key": "k", "Value": "v" * 257}]) == invalid(
-        "Invalid parameter: Tags Reason: Values must be at most 256 characters long"
-    )
+    # the model's bounds are checked as AWS's request validation words them (the recorded ValidationError)
+    raw = env.client(validate=False)
+    long_key, long_value = "k" * 129, "v" * 257
+    assert error(raw.tag_resource, ResourceArn=other, Tags=[{"Key": long_key, "Value": "v"}]) == (
+        400, "Sender", "ValidationError", f"1 validation error detected: Value '{long_key}' at 'tags.1.member.key' "
+        "failed to satisfy constraint: Member must have length less than or equal to 128",
+    )  # fmt: skip
+    assert error(
+        raw.create_topic, Name="bounds", Tags=[{"Key": "ok", "Value": "v"}, {"Key": "", "Value": long_value}]
+    ) == (
+        400, "Sender", "ValidationError", "2 validation errors detected: Value '' at 'tags.2.member.key' failed to "
+        "satisfy constraint: Member must have length greater than or equal to 1; Value '" + long_value + "' at "
+        "'tags.2.member.value' failed to satisfy constraint: Member must have length less than or equal to 256",
+    )  # fmt: skip
+    assert error(raw.tag_resource, ResourceArn=other, Tags=[{"Key": "k"}]) == (
+        400, "Sender", "ValidationError", "1 validation error detected: Value null at 'tags.1.member.value' failed to "
+        "satisfy constraint: Member must not be null",
+    )  # fmt: skip
+    assert error(raw.untag_resource, ResourceArn=other, TagKeys=["fine", long_key]) == (
+        400, "Sender", "ValidationError", f"1 validation error detected: Value '{long_key}' at 'tagKeys.2.member' "
+        "failed to satisfy constraint: Member must have length less than or equal to 128",
+    )  # fmt: skip
+    long_arn = other + "x" * 1011
+    assert error(raw.list_tags_for_resource, ResourceArn=long_arn) == (
+        400, "Sender", "ValidationError", f"1 validation error detected: Value '{long_arn}' at 'resourceArn' failed "
+        "to satisfy constraint: Member must have length less than or equal to 1011",
+    )  # fmt: skip
     missing = arn + "-missing"
     for call, kwargs in (
         (sns.tag_resource, {"Tags": [{"Key": "k", "Value": "v"}]}),
@@ -1204,6 +1225,10 @@ def test_data_protection_policy(sns: Any) -> None:
         "Sender",
         "NotFound",
         "Topic does not exist",
+    )
+    too_long = json.dumps({"Name": "p" * 30_720})
+    assert error(sns.put_data_protection_policy, ResourceArn=arn, DataProtectionPolicy=too_long) == invalid(
+        "Invalid parameter: DataProtectionPolicy"
     )
     created = sns.create_topic(Name="protected2", DataProtectionPolicy=document)["TopicArn"]
     assert sns.get_data_protection_policy(ResourceArn=created)["DataProtectionPolicy"] == document
