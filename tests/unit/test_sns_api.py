@@ -174,6 +174,13 @@ def test_answers_are_laid_out_as_aws_writes_them(env: Env, sns: Any) -> None:
     )
 
 
+def test_characters_xml_cannot_carry_are_replaced_in_answers(env: Env, sns: Any) -> None:
+    arn = sns.create_topic(Name="hostile")["TopicArn"]
+    answer = env.query({"Action": "Subscribe", "TopicArn": arn, "Protocol": "sms", "Endpoint": "bad\x0b\x00<&>"})
+    assert answer.status == 400
+    assert "<Message>Invalid SMS endpoint: bad\ufffd\ufffd&lt;&amp;&gt;</Message>" in answer.text
+
+
 def test_an_empty_list_is_an_empty_element(env: Env, sns: Any) -> None:
     assert sns.list_topics()["Topics"] == []
     assert "    <Topics/>\n" in env.raw[-1].text
@@ -607,6 +614,11 @@ def test_protocols_that_confirm_and_their_listing(env: Env, sns: Any) -> None:
     assert email["SubscriptionArn"] == "pending confirmation"
     sms = sns.subscribe(TopicArn=arn, Protocol="sms", Endpoint="+123123123")["SubscriptionArn"]
     assert sub_attributes(sns, sms)["PendingConfirmation"] == "false"
+    function = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:handler"
+    handler = sns.subscribe(TopicArn=arn, Protocol="lambda", Endpoint=function)["SubscriptionArn"]
+    got = sub_attributes(sns, handler)  # the same keys as an SQS subscription's (recorded)
+    assert sorted(got) == sorted(sub_attributes(sns, sms)) and got["Protocol"] == "lambda"
+    assert got["Endpoint"] == function and got["PendingConfirmation"] == "false"
     listed = sns.list_subscriptions_by_topic(TopicArn=arn)["Subscriptions"]
     by_endpoint = {entry["Endpoint"]: entry for entry in listed}
     assert by_endpoint["test@example.com"] == {
@@ -615,7 +627,7 @@ def test_protocols_that_confirm_and_their_listing(env: Env, sns: Any) -> None:
     }  # fmt: skip
     assert by_endpoint["+123123123"]["SubscriptionArn"] == sms
     assert sorted(sub["SubscriptionArn"] for sub in sns.list_subscriptions()["Subscriptions"]) == sorted(
-        ["PendingConfirmation"] * 3 + [sms]
+        ["PendingConfirmation"] * 3 + [sms, handler]
     )
 
 
