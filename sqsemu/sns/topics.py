@@ -594,6 +594,15 @@ def _check_tags(tags: Mapping[str, str]) -> None:
 
 
 def _filter(text: str, scope: str) -> Any:
+    """The parsed filter policy of ``text``: its JSON syntax checked here as AWS's parser words it (recorded:
+    ``FilterPolicy: failed to parse JSON. Unrecognized token 'invalid': ...``), its grammar by
+    :mod:`sqsemu.sns.filterpolicy`; raises ``InvalidParameter``."""
+    try:
+        jsonerrors.parse(text)
+    except jsonerrors.JSONSyntaxError as exc:
+        raise InvalidParameter(
+            f"Invalid parameter: Attributes Reason: FilterPolicy: failed to parse JSON. {exc.message}"
+        ) from None
     try:
         return parse_filter_policy(text, scope)
     except FilterPolicyError as exc:

@@ -748,6 +748,17 @@ def test_subscription_attribute_errors(env: Env, sns: Any) -> None:
         "Invalid parameter: FilterPolicyScope: Invalid value [RandomValue]. Please use either MessageBody or "
         "MessageAttributes"
     )
+    assert set_error("FilterPolicy", "{invalidjson}") == invalid(
+        "Invalid parameter: FilterPolicy: failed to parse JSON. Unexpected character ('i' (code 105)): was expecting "
+        "double-quote to start field name\n at [Source: REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` "
+        "disabled); line: 1, column: 2]"
+    )
+    given = {"FilterPolicy": "invalid"}
+    assert error(sns.subscribe, TopicArn=arn, Protocol="email", Endpoint="a@example.com", Attributes=given) == invalid(
+        "Invalid parameter: Attributes Reason: FilterPolicy: failed to parse JSON. Unrecognized token 'invalid': was "
+        "expecting (JSON String, Number, Array, Object or token 'null', 'true' or 'false')\n at [Source: REDACTED "
+        "(`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled); line: 1, column: 8]"
+    )  # fmt: skip
     missing = f"{sub[:-8]}abcdefgh"
     assert error(sns.get_subscription_attributes, SubscriptionArn=missing) == (
         404, "Sender", "NotFound", "Subscription does not exist"
