@@ -606,6 +606,8 @@ def _filter(text: str, scope: str) -> Any:
     try:
         return parse_filter_policy(text, scope)
     except FilterPolicyError as exc:
+        if exc.message.startswith("Filter policy scope "):  # recorded without the attribute's name
+            raise InvalidParameter(f"Invalid parameter: Attributes Reason: {exc.message}") from None
         raise InvalidParameter(f"Invalid parameter: Attributes Reason: FilterPolicy: {exc.message}") from None
 
 
