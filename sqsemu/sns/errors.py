@@ -26,7 +26,11 @@ __all__ = [
     "TagLimitExceeded",
     "TooManyEntriesInBatchRequest",
     "TopicLimitExceeded",
+    "ValidationError",
     "ValidationException",
+    "length_problem",
+    "null_problem",
+    "validation_error",
 ]
 
 
@@ -64,6 +68,39 @@ class ValidationException(_Sender):
     """``ValidationException`` (400): e.g. a FIFO Publish without a deduplication ID."""
 
     code = "ValidationException"
+
+
+class ValidationError(_Sender):
+    """``ValidationError`` (400): a value the model's constraints refuse (a required member of a structure left out,
+    a string too long), as AWS's request validation words it (recorded: ``1 validation error detected: Value null at
+    'messageAttributes.attr1.member.dataType' failed to satisfy constraint: Member must not be null``)."""
+
+    code = "ValidationError"
+
+
+def validation_error(problems: list[str]) -> ValidationError:
+    """The ValidationError of one or more ``Value ... at '<path>' failed to satisfy constraint: ...`` problems."""
+    count = len(problems)
+    plural = "s" if count > 1 else ""
+    return ValidationError(f"{count} validation error{plural} detected: " + "; ".join(problems))
+
+
+def length_problem(value: str | None, path: str, low: int, high: int) -> str | None:
+    """The problem of a string member against its model's length bounds (None: within them, or absent)."""
+    if value is None:
+        return None
+    if len(value) < low:
+        bound = f"greater than or equal to {low}"
+    elif len(value) > high:
+        bound = f"less than or equal to {high}"
+    else:
+        return None
+    return f"Value '{value}' at '{path}' failed to satisfy constraint: Member must have length {bound}"
+
+
+def null_problem(path: str) -> str:
+    """The problem of a required structure member left out."""
+    return f"Value null at '{path}' failed to satisfy constraint: Member must not be null"
 
 
 class NotFound(_Sender):

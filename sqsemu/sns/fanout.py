@@ -215,7 +215,9 @@ class Fanout:
         return f"{url_base}/?Action=Unsubscribe&SubscriptionArn={sub.arn}"
 
     def notification(self, sub: Subscription, publication: Publication) -> str:
-        """The JSON notification ``sub`` gets for ``publication`` (SQS, HTTP/S, email-json)."""
+        """The JSON notification ``sub`` gets for ``publication`` (SQS, HTTP/S, email-json); without
+        MessageAttributes for a MessageStructure=json publication ("Message attributes are sent only when the
+        message structure is String, not JSON": SNS Developer Guide, "Amazon SNS message attributes")."""
         return envelope.notification(
             message_id=publication.message_id,
             topic_arn=publication.topic.arn,
@@ -226,7 +228,7 @@ class Fanout:
             signing=self.signing,
             cert_url=self.cert_url(publication.url_base),
             unsubscribe_url=self.unsubscribe_url(publication.url_base, sub),
-            message_attributes=publication.attributes,
+            message_attributes=publication.attributes if publication.structured is None else {},
             sequence_number=publication.sequence_number,
         )
 

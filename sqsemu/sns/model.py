@@ -17,14 +17,25 @@ import orjson
 from sqsemu.sns.errors import InvalidParameter
 
 __all__ = [
-    "FIFO_SUFFIX",
-    "PROTOCOLS",
     "DEFAULT_EFFECTIVE_DELIVERY_POLICY",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_REQUEST_POLICY",
+    "DEFAULT_RETRY_POLICY",
+    "FIFO_SUFFIX",
+    "LARGE_MESSAGE_PROTOCOLS",
+    "LARGE_MESSAGE_RULE",
+    "LARGE_MESSAGE_SUBSCRIPTIONS",
+    "MAX_MESSAGE_BYTES",
+    "PROTOCOLS",
     "Subscription",
     "Topic",
     "check_topic_attribute",
     "default_topic_policy",
+    "effective_subscription_policy",
+    "effective_topic_policy",
+    "subscription_delivery_policy",
     "topic_arn",
+    "topic_delivery_policy",
 ]
 
 FIFO_SUFFIX = ".fifo"
@@ -35,6 +46,18 @@ DELIVERED = ("sqs", "http", "https", "lambda")
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,256}")
 DEFAULT_MAX_MESSAGE_BYTES = 262_144
+"""A topic's MaximumMessageSize while none is set, in bytes (API Reference, "SetTopicAttributes")."""
+MAX_MESSAGE_BYTES = (1024, 1_048_576)
+"""The MaximumMessageSize a topic may be given, in bytes."""
+LARGE_MESSAGE_PROTOCOLS = ("sqs", "lambda", "firehose")
+LARGE_MESSAGE_SUBSCRIPTIONS = 100
+"""Above 256 KiB a topic may have at most 100 subscriptions, each SQS, Lambda or Firehose (API Reference,
+"SetTopicAttributes", MaximumMessageSize)."""
+LARGE_MESSAGE_RULE = (
+    "Invalid parameter: MaximumMessageSize: A topic with a MaximumMessageSize above 262144 bytes can only have "
+    "Amazon SQS, AWS Lambda and Amazon Data Firehose subscriptions, at most 100."
+)
+"""sqsemu's wording of that refusal (AWS documents the rule, not its message)."""
 
 DEFAULT_EFFECTIVE_DELIVERY_POLICY = (
     '{"http":{"defaultHealthyRetryPolicy":{"minDelayTarget":20,"maxDelayTarget":20,"numRetries":3,'
@@ -55,7 +78,7 @@ _FEEDBACK = tuple(
 )
 TOPIC_SETTABLE = (
     "DeliveryPolicy", "DisplayName", "Policy", "TracingConfig", "KmsMasterKeyId", "SignatureVersion",
-    "ContentBasedDeduplication", "FifoThroughputScope", "ArchivePolicy", *_FEEDBACK,
+    "ContentBasedDeduplication", "FifoThroughputScope", "ArchivePolicy", "MaximumMessageSize", *_FEEDBACK,
 )  # fmt: skip
 """The attributes SetTopicAttributes takes (API Reference, "SetTopicAttributes"); CreateTopic takes FifoTopic too."""
 SUBSCRIPTION_SETTABLE = (
@@ -141,6 +164,97 @@ def check_delivery_policy(value: str, where: str = "Attributes") -> None:
                 )
 
 
+DEFAULT_RETRY_POLICY: dict[str, Any] = {
+    "minDelayTarget": 20, "maxDelayTarget": 20, "numRetries": 3, "numMaxDelayRetries": 0, "numNoDelayRetries": 0,
+    "numMinDelayRetries": 0, "backoffFunction": "linear",
+}  # fmt: skip
+"""The HTTP/S retry policy while none is set (recorded EffectiveDeliveryPolicy), in its recorded key order."""
+DEFAULT_REQUEST_POLICY: dict[str, Any] = {"headerContentType": "text/plain; charset=UTF-8"}
+
+
+def _filled_retry(given: dict[str, Any]) -> dict[str, Any]:
+    """A retry policy with the defaults of the keys it leaves out, in the recorded key order."""
+    return {**{key: given.get(key, value) for key, value in DEFAULT_RETRY_POLICY.items()}, **given}
+
+
+def _document(value: str | None) -> dict[str, Any]:
+    if not value:
+        return {}
+    try:
+        document = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+_TOPIC_HTTP_ORDER = ("defaultHealthyRetryPolicy", "defaultSicklyRetryPolicy", "defaultThrottlePolicy")
+
+
+def topic_delivery_policy(value: str) -> str:
+    """A topic's DeliveryPolicy as GetTopicAttributes shows it: the ``http`` section's null keys dropped and
+    ``disableSubscriptionOverrides`` (false unless given) written before ``defaultRequestPolicy``; retry policies as
+    given (recorded: ``{"http":{"defaultHealthyRetryPolicy":null}}`` reads back ``{"http":
+    {"disableSubscriptionOverrides":false}}``)."""
+    document = _document(value)
+    found = document.get("http")
+    http: dict[str, Any] = found if isinstance(found, dict) else {}
+    section: dict[str, Any] = {key: http[key] for key in _TOPIC_HTTP_ORDER if http.get(key) is not None}
+    section["disableSubscriptionOverrides"] = bool(http.get("disableSubscriptionOverrides", False))
+    if http.get("defaultRequestPolicy") is not None:
+        section["defaultRequestPolicy"] = http["defaultRequestPolicy"]
+    for key, item in http.items():
+        if key not in section and item is not None and key not in _TOPIC_HTTP_ORDER:
+            section[key] = item
+    out = {key: item for key, item in document.items() if key != "http"}
+    return orjson.dumps({"http": section, **out}).decode()
+
+
+def effective_topic_policy(value: str | None) -> dict[str, Any]:
+    """A topic's EffectiveDeliveryPolicy: its DeliveryPolicy over the system defaults (recorded: a retry policy's
+    missing keys take the defaults; ``defaultRequestPolicy`` is the default one unless given)."""
+    http = _document(value).get("http")
+    http = http if isinstance(http, dict) else {}
+    retry = http.get("defaultHealthyRetryPolicy")
+    section: dict[str, Any] = {"defaultHealthyRetryPolicy": _filled_retry(retry if isinstance(retry, dict) else {})}
+    for key in ("defaultSicklyRetryPolicy", "defaultThrottlePolicy"):
+        if http.get(key) is not None:
+            section[key] = http[key]
+    section["disableSubscriptionOverrides"] = bool(http.get("disableSubscriptionOverrides", False))
+    section["defaultRequestPolicy"] = http.get("defaultRequestPolicy") or dict(DEFAULT_REQUEST_POLICY)
+    return {"http": section}
+
+
+def subscription_delivery_policy(value: str) -> dict[str, Any]:
+    """A subscription's DeliveryPolicy as GetSubscriptionAttributes shows it: its five keys, null when not given,
+    a retry policy filled with the defaults (recorded)."""
+    document = _document(value)
+    retry = document.get("healthyRetryPolicy")
+    return {
+        "healthyRetryPolicy": _filled_retry(retry) if isinstance(retry, dict) else None,
+        "sicklyRetryPolicy": document.get("sicklyRetryPolicy"),
+        "throttlePolicy": document.get("throttlePolicy"),
+        "requestPolicy": document.get("requestPolicy"),
+        "guaranteed": bool(document.get("guaranteed", False)),
+    }
+
+
+def effective_subscription_policy(value: str | None, topic_value: str | None) -> dict[str, Any]:
+    """An HTTP/S subscription's EffectiveDeliveryPolicy: its own policy, each part it leaves null taken from its
+    topic's effective policy (recorded: the topic's ``defaultRequestPolicy`` shows as ``requestPolicy``); the
+    topic's alone when the topic sets ``disableSubscriptionOverrides``."""
+    topic = effective_topic_policy(topic_value)["http"]
+    own = subscription_delivery_policy(value or "")
+    if topic["disableSubscriptionOverrides"]:
+        own = subscription_delivery_policy("")
+    return {
+        "healthyRetryPolicy": own["healthyRetryPolicy"] or topic["defaultHealthyRetryPolicy"],
+        "sicklyRetryPolicy": own["sicklyRetryPolicy"] or topic.get("defaultSicklyRetryPolicy"),
+        "throttlePolicy": own["throttlePolicy"] or topic.get("defaultThrottlePolicy"),
+        "requestPolicy": own["requestPolicy"] or topic["defaultRequestPolicy"],
+        "guaranteed": own["guaranteed"],
+    }
+
+
 _RETRY_BOUNDS = {
     "minDelayTarget": (1, 3600),
     "maxDelayTarget": (1, 3600),
@@ -200,6 +314,13 @@ def check_topic_attribute(name: str, value: str, fifo: bool, creating: bool) -> 
             raise InvalidParameter(
                 "Invalid parameter: Attributes Reason: ArchivePolicy: MessageRetentionPeriod must be between 1 and 365"
             )
+    elif name == "MaximumMessageSize":
+        low, high = MAX_MESSAGE_BYTES
+        if not (value.isascii() and value.isdigit() and low <= int(value) <= high):
+            raise InvalidParameter(
+                f"Invalid parameter: MaximumMessageSize: Invalid value [{value}]. Must be between {low} and {high}."
+            )
+        return str(int(value))
     elif name == "DisplayName":
         if len(value) > 100:
             raise InvalidParameter("Invalid parameter: DisplayName")
@@ -241,8 +362,16 @@ class Subscription:
         """Whether RawMessageDelivery is on."""
         return self.attributes.get("RawMessageDelivery") == "true"
 
-    def describe(self) -> dict[str, str]:
-        """GetSubscriptionAttributes' map (API Reference, "GetSubscriptionAttributes")."""
+    def effective_delivery_policy(self, topic: Topic | None) -> dict[str, Any]:
+        """The subscription's EffectiveDeliveryPolicy over its topic's (:func:`effective_subscription_policy`), for
+        HTTP/S delivery."""
+        return effective_subscription_policy(
+            self.attributes.get("DeliveryPolicy"), None if topic is None else topic.attributes.get("DeliveryPolicy")
+        )
+
+    def describe(self, topic: Topic | None = None) -> dict[str, str]:
+        """GetSubscriptionAttributes' map (API Reference, "GetSubscriptionAttributes"); ``topic`` (its topic) gives
+        an HTTP/S subscription's EffectiveDeliveryPolicy what it inherits."""
         out = {
             "ConfirmationWasAuthenticated": "true" if self.authenticated else "false",
             "PendingConfirmation": "true" if self.pending else "false",
@@ -255,12 +384,14 @@ class Subscription:
             "SubscriptionPrincipal": self.principal,
         }
         for name, value in self.attributes.items():
-            if name not in ("RawMessageDelivery", "FilterPolicyScope"):
+            if name == "DeliveryPolicy":
+                out[name] = orjson.dumps(subscription_delivery_policy(value)).decode()
+            elif name not in ("RawMessageDelivery", "FilterPolicyScope"):
                 out[name] = value
         if "FilterPolicy" in self.attributes:  # the scope is shown only beside a policy (recorded)
             out["FilterPolicyScope"] = self.attributes.get("FilterPolicyScope", "MessageAttributes")
         if self.protocol in ("http", "https"):
-            out["EffectiveDeliveryPolicy"] = self.attributes.get("DeliveryPolicy") or _HTTP_EFFECTIVE
+            out["EffectiveDeliveryPolicy"] = orjson.dumps(self.effective_delivery_policy(topic)).decode()
         return out
 
     def to_doc(self) -> dict[str, Any]:
@@ -281,13 +412,6 @@ class Subscription:
         sub.authenticated = bool(doc["authenticated"])
         sub.attributes = dict(doc["attributes"])
         return sub
-
-
-_HTTP_EFFECTIVE = (
-    '{"healthyRetryPolicy":{"minDelayTarget":20,"maxDelayTarget":20,"numRetries":3,"numMaxDelayRetries":0,'
-    '"numNoDelayRetries":0,"numMinDelayRetries":0,"backoffFunction":"linear"},"sicklyRetryPolicy":null,'
-    '"throttlePolicy":null,"guaranteed":false}'
-)
 
 
 class Topic:
@@ -322,8 +446,10 @@ class Topic:
 
     @property
     def max_message_bytes(self) -> int:
-        """The largest message Publish takes, in bytes (body plus attributes)."""
-        return DEFAULT_MAX_MESSAGE_BYTES
+        """The largest message Publish takes, in bytes (body plus attributes): MaximumMessageSize, 262,144 unless
+        set."""
+        size = self.attributes.get("MaximumMessageSize")
+        return int(size) if size else DEFAULT_MAX_MESSAGE_BYTES
 
     def describe(self) -> dict[str, str]:
         """GetTopicAttributes' map (API Reference, "GetTopicAttributes")."""
@@ -333,7 +459,7 @@ class Topic:
             "Owner": self.account,
             "SubscriptionsPending": str(len(self.subscriptions) - confirmed),
             "TopicArn": self.arn,
-            "EffectiveDeliveryPolicy": self.attributes.get("DeliveryPolicy") or DEFAULT_EFFECTIVE_DELIVERY_POLICY,
+            "EffectiveDeliveryPolicy": self.effective_delivery_policy_text(),
             "SubscriptionsConfirmed": str(confirmed),
             "DisplayName": self.attributes.get("DisplayName", ""),
             "SubscriptionsDeleted": str(self.deleted),
@@ -343,8 +469,18 @@ class Topic:
             out["ContentBasedDeduplication"] = self.attributes.get("ContentBasedDeduplication", "false")
         for name, value in self.attributes.items():
             if name not in out:
-                out[name] = value
+                out[name] = topic_delivery_policy(value) if name == "DeliveryPolicy" else value
         return out
+
+    def effective_delivery_policy(self) -> dict[str, Any]:
+        """The topic's EffectiveDeliveryPolicy (:func:`effective_topic_policy`), for HTTP/S delivery."""
+        return effective_topic_policy(self.attributes.get("DeliveryPolicy"))
+
+    def effective_delivery_policy_text(self) -> str:
+        """The EffectiveDeliveryPolicy as GetTopicAttributes writes it (compact JSON)."""
+        if "DeliveryPolicy" not in self.attributes:
+            return DEFAULT_EFFECTIVE_DELIVERY_POLICY
+        return orjson.dumps(self.effective_delivery_policy()).decode()
 
     def to_doc(self) -> dict[str, Any]:
         """The topic and its subscriptions as a JSON document (durable mode, saved state)."""

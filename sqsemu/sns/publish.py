@@ -17,11 +17,20 @@ from collections.abc import Mapping
 
 import orjson
 
-from sqsemu.sns.errors import InvalidParameter, InvalidParameterValue, SNSError
+from sqsemu.sns.errors import InvalidParameter, InvalidParameterValue, SNSError, ValidationError
 from sqsemu.sns.model import Topic
 from sqsemu.sns.wire import Params
 
-__all__ = ["DEDUPLICATION_INTERVAL_MS", "Attribute", "Publication", "check_attributes", "prepare"]
+__all__ = [
+    "DEDUPLICATION_INTERVAL_MS",
+    "Attribute",
+    "AttributeValidationError",
+    "Publication",
+    "batch_size",
+    "check_attributes",
+    "prepare",
+    "whole_batch",
+]
 
 DEDUPLICATION_INTERVAL_MS = 5 * 60 * 1000
 """A FIFO topic's deduplication interval: 5 minutes (SNS Developer Guide, "Amazon SNS message deduplication for
@@ -32,7 +41,12 @@ Attribute = tuple[str, str]
 
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
-_SUBJECT = re.compile(r"[\x20-\x7e]{1,100}")
+SUBJECT_CHARACTERS = 100
+"""The longest Subject, in characters: the API Reference ("Publish") says "less than 100 characters"; Amazon
+Managed Service for Prometheus documents truncating subjects to "the 100 character size limit" of SNS."""
+_NOT_IN_SUBJECT = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+"""Control characters and line breaks (API Reference, "Publish": "UTF-8 text with no line breaks or control
+characters")."""
 
 
 class Publication:
@@ -88,17 +102,17 @@ def _check_name(name: str) -> None:
 def check_attributes(entries: Mapping[str, Params] | None, where: str) -> dict[str, Attribute]:
     """The MessageAttributes of a Publish (``where`` = ``messageAttributes``) or a PublishBatch entry
     (``publishBatchRequestEntries.N.member.messageAttributes``), checked as AWS checks them (recorded messages);
-    raises ``InvalidParameterValue`` or ``ValidationError``."""
+    raises ``InvalidParameterValue`` or ``ValidationError``. Their number is bounded by the topic's message size
+    only: SNS takes more than 10, which a raw delivery to an SQS queue cannot carry (SNS Developer Guide, "Amazon SNS
+    message attributes")."""
     out: dict[str, Attribute] = {}
     if not entries:
         return out
-    if len(entries) > 10:
-        raise InvalidParameterValue(f"Number of message attributes [{len(entries)}] exceeds the allowed maximum [10].")
     for name, value in entries.items():
         _check_name(name)
         data_type = value.get("DataType")
         if data_type is None:
-            raise _ValidationError(
+            raise AttributeValidationError(
                 f"1 validation error detected: Value null at '{where}.{name}.member.dataType' failed to satisfy "
                 "constraint: Member must not be null"
             )
@@ -151,12 +165,8 @@ def check_attributes(entries: Mapping[str, Params] | None, where: str) -> dict[s
     return out
 
 
-class _ValidationError(SNSError):
+class AttributeValidationError(ValidationError):
     """``ValidationError`` (400, Sender): a missing DataType, as AWS's request validation words it (recorded)."""
-
-    code = "ValidationError"
-    status = 400
-    fault = "Sender"
 
 
 def _size(message: str, attributes: Mapping[str, Attribute]) -> int:
@@ -183,7 +193,9 @@ def prepare(
     if message == "":
         raise InvalidParameter("Invalid parameter: Empty message")
     subject = params.get("Subject")
-    if subject is not None and (not _SUBJECT.fullmatch(subject)):
+    if subject is not None and (
+        not 1 <= len(subject) <= SUBJECT_CHARACTERS or _NOT_IN_SUBJECT.search(subject) is not None
+    ):
         raise InvalidParameter("Invalid parameter: Subject")
     attributes = check_attributes(params.entries("MessageAttributes", "Name", "Value"), where)
     publication = Publication(topic, message, timestamp_ms, url_base)
@@ -238,6 +250,23 @@ def _check_token(value: str, name: str) -> None:
     if not _TOKEN.fullmatch(value):
         raise InvalidParameter(f"Invalid parameter: {name} Reason: {name} can only include alphanumeric and "
                                "punctuation characters. 1 to 128 in length.")  # fmt: skip
+
+
+_WHOLE_BATCH = (
+    "Invalid parameter: The MessageGroupId",
+    "Invalid parameter: The topic should",
+    "Invalid parameter: Message Structure",
+    "Invalid parameter: MessageDeduplicationId",
+)
+
+
+def whole_batch(error: SNSError) -> bool:
+    """Whether a PublishBatch entry's error is the whole request's answer (recorded for the message attribute
+    checks, a FIFO topic's group and deduplication IDs and MessageStructure) rather than its entry's ``Failed``
+    member (sqsemu's decision for the other checks: docs/behaviour.md, "SNS")."""
+    if isinstance(error, (InvalidParameterValue, AttributeValidationError)):
+        return True
+    return isinstance(error, InvalidParameter) and error.message.startswith(_WHOLE_BATCH)
 
 
 def batch_size(publications: list[Publication]) -> int:

@@ -19,10 +19,13 @@ from sqsemu.sns.errors import (
     InvalidParameter,
     SNSError,
     TooManyEntriesInBatchRequest,
+    length_problem,
+    null_problem,
+    validation_error,
 )
 from sqsemu.sns.fanout import Fanout
 from sqsemu.sns.model import Subscription, Topic
-from sqsemu.sns.publish import Publication, batch_size, prepare
+from sqsemu.sns.publish import Publication, batch_size, prepare, whole_batch
 from sqsemu.sns.topics import Topics, check_arn, parse_topic_arn
 from sqsemu.sns.wire import Element, Params
 
@@ -41,13 +44,6 @@ NOT_SERVED = frozenset(
 )  # fmt: skip
 """SNS's SMS and mobile push management actions: out of sqsemu's scope (docs/sns.md, "What is not served")."""
 
-_WHOLE_BATCH = (
-    "Invalid parameter: The MessageGroupId",
-    "Invalid parameter: The topic should",
-    "Invalid parameter: Message Structure",
-    "Invalid parameter: MessageDeduplicationId",
-)
-"""PublishBatch entry errors AWS answers as the whole request's error (recorded)."""
 _BATCH_ID = __import__("re").compile(r"[A-Za-z0-9_-]{1,80}")
 
 
@@ -78,19 +74,43 @@ def _subscription_member(sub: Subscription) -> Element:
                        ("SubscriptionArn", arn), ("TopicArn", sub.topic_arn)])  # fmt: skip
 
 
+TAG_KEY = (1, 128)
+TAG_VALUE = (0, 256)
+RESOURCE_ARN = (1, 1011)
+"""Length bounds of botocore's SNS model: TagKey, TagValue, AmazonResourceName (characters)."""
+
+
 def _tags(params: Params) -> dict[str, str] | None:
+    """A request's Tags: checked against the model (``ValidationError``), then for duplicated keys (recorded)."""
     members = params.members("Tags")
     if members is None:
         return None
+    problems: list[str] = []
+    for index, member in enumerate(members, 1):
+        for field, bounds in (("Key", TAG_KEY), ("Value", TAG_VALUE)):
+            path = f"tags.{index}.member.{field.lower()}"
+            value = member.get(field)
+            problem = null_problem(path) if value is None else length_problem(value, path, *bounds)
+            if problem is not None:
+                problems.append(problem)
+    if problems:
+        raise validation_error(problems)
     tags: dict[str, str] = {}
     for member in members:
-        key = member.get("Key")
-        if key is None:
-            raise InvalidParameter("Invalid parameter: Tags")
+        key = member.required("Key")
         if key in tags:
             raise InvalidParameter("Invalid parameter: Duplicated keys are not allowed.")
-        tags[key] = member.get("Value") or ""
+        tags[key] = member.required("Value")
     return tags
+
+
+def _resource_arn(params: Params) -> str | None:
+    """ResourceArn within the model's bounds (``ValidationError``); None when absent."""
+    arn = params.get("ResourceArn")
+    problem = length_problem(arn, "resourceArn", *RESOURCE_ARN)
+    if problem is not None:
+        raise validation_error([problem])
+    return arn
 
 
 class Service:
@@ -143,20 +163,26 @@ class Service:
         self.topics.remove_permission(self.topic(call, params), params.get("Label"))
 
     def tag_resource(self, call: SNSCall, params: Params) -> list[Element]:
-        self.topics.tag(params.get("ResourceArn"), _tags(params))
+        arn = _resource_arn(params)
+        self.topics.tag(arn, _tags(params))
         return []
 
     def untag_resource(self, call: SNSCall, params: Params) -> list[Element]:
-        self.topics.untag(params.get("ResourceArn"), params.scalars("TagKeys"))
+        arn = _resource_arn(params)
+        keys = params.scalars("TagKeys")
+        problems = [length_problem(key, f"tagKeys.{i}.member", *TAG_KEY) for i, key in enumerate(keys or [], 1)]
+        if any(problems):
+            raise validation_error([p for p in problems if p is not None])
+        self.topics.untag(arn, keys)
         return []
 
     def list_tags_for_resource(self, call: SNSCall, params: Params) -> list[Element]:
-        tags = self.topics.tags_of(params.get("ResourceArn"))
+        tags = self.topics.tags_of(_resource_arn(params))
         return [("Tags", [("member", [("Key", k), ("Value", v)]) for k, v in tags.items()])]
 
     def get_data_protection_policy(self, call: SNSCall, params: Params) -> list[Element]:
         topic = self.topic(call, params, "ResourceArn")
-        return [("DataProtectionPolicy", topic.data_protection_policy)] if topic.data_protection_policy else []
+        return [("DataProtectionPolicy", topic.data_protection_policy)]  # "" while none is set
 
     def put_data_protection_policy(self, call: SNSCall, params: Params) -> None:
         self.topics.put_data_protection_policy(
@@ -177,17 +203,8 @@ class Service:
         return [("SubscriptionArn", sub.arn if show else "pending confirmation")]
 
     def confirm_subscription(self, call: SNSCall, params: Params) -> list[Element]:
-        arn = params.get("TopicArn")
-        try:
-            topic = self.topic(call, params)
-        except SNSError:
-            if params.get("Token") is not None and arn is not None:
-                raise InvalidParameter("Invalid parameter: Token") from None
-            raise
-        authenticate = params.get("AuthenticateOnUnsubscribe")
-        sub = self.topics.confirm(
-            topic, params.get("Token"), authenticate is not None and authenticate.lower() == "true"
-        )
+        authenticate = (params.get("AuthenticateOnUnsubscribe") or "").lower() == "true"
+        sub = self.topics.confirm(params.get("TopicArn"), call.region, params.get("Token"), authenticate)
         return [("SubscriptionArn", sub.arn)]
 
     def unsubscribe(self, call: SNSCall, params: Params) -> None:
@@ -210,7 +227,8 @@ class Service:
         return out
 
     def get_subscription_attributes(self, call: SNSCall, params: Params) -> list[Element]:
-        return [_map("Attributes", self.topics.subscription(params.get("SubscriptionArn")).describe())]
+        sub = self.topics.subscription(params.get("SubscriptionArn"))
+        return [_map("Attributes", sub.describe(self.topics.by_arn.get(sub.topic_arn)))]
 
     def set_subscription_attributes(self, call: SNSCall, params: Params) -> None:
         sub = self.topics.subscription(params.get("SubscriptionArn"))
@@ -267,11 +285,9 @@ class Service:
             try:
                 where = f"publishBatchRequestEntries.{index}.member.messageAttributes"
                 prepared.append(prepare(topic, entry, now, call.url_base, where, batch=True))
-            except InvalidParameter as exc:
-                if exc.message.startswith(_WHOLE_BATCH):
-                    raise  # recorded as the whole request's error
-                prepared.append(exc)
             except SNSError as exc:
+                if whole_batch(exc):
+                    raise
                 prepared.append(exc)
         if batch_size([p for p in prepared if isinstance(p, Publication)]) > topic.max_message_bytes:
             raise BatchRequestTooLong("The length of all the messages put together is more than the limit.")

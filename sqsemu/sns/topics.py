@@ -13,15 +13,18 @@ Guide) for what may subscribe to what and when a subscription is confirmed.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import secrets
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
 
 from sqsemu.clock import Clock
+from sqsemu.sns import jsonerrors
 from sqsemu.sns.errors import (
     AuthorizationError,
     FilterPolicyLimitExceeded,
@@ -32,7 +35,11 @@ from sqsemu.sns.errors import (
 )
 from sqsemu.sns.filterpolicy import FilterPolicyError, parse_filter_policy
 from sqsemu.sns.model import (
+    DEFAULT_MAX_MESSAGE_BYTES,
     FIFO_SUFFIX,
+    LARGE_MESSAGE_PROTOCOLS,
+    LARGE_MESSAGE_RULE,
+    LARGE_MESSAGE_SUBSCRIPTIONS,
     PROTOCOLS,
     SUBSCRIPTION_SETTABLE,
     Subscription,
@@ -51,7 +58,9 @@ FILTER_POLICIES_PER_TOPIC = 200
 FILTER_POLICIES_PER_ACCOUNT = 10_000
 """SNS quotas (AWS General Reference, "Amazon SNS endpoints and quotas")."""
 
-_TOKEN = re.compile(r"[0-9a-f]{32,512}")
+_TOKEN = re.compile(r"[0-9a-fA-F]{1,2048}")
+"""What a confirmation token may look like: AWS answers ``Invalid token`` to anything else (recorded: ``randomtoken``;
+``abc123`` is answered as a token that names nothing)."""
 _LABEL = re.compile(r"[A-Za-z0-9_-]{1,80}")
 _ACCOUNT = re.compile(r"[0-9]{12}")
 _SQS_ARN = re.compile(r"arn:aws[a-z-]*:sqs:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,80}(\.fifo)?")
@@ -99,7 +108,7 @@ def check_arn(arn: str | None, parameter: str) -> None:
 
 def check_subscription_arn(arn: str | None) -> None:
     """A SubscriptionArn parameter: ``<topic arn>:<id>`` (recorded errors for empty, short and id-less ARNs)."""
-    if arn == "":
+    if not arn:  # absent (recorded) or empty
         raise InvalidParameter("Invalid parameter: SubscriptionArn Reason: no value for required parameter")
     check_arn(arn, "SubscriptionArn")
     assert arn is not None
@@ -109,14 +118,34 @@ def check_subscription_arn(arn: str | None) -> None:
 
 
 def _page(items: Sequence[Any], token: str | None) -> tuple[list[Any], str | None]:
-    """One page of ``items`` from ``token`` (an offset written as text): the page and the next token."""
+    """One page of ``items`` from ``token``: the page and the next token. A token is opaque base64 as AWS's are
+    (recorded); sqsemu's holds the offset it goes on from. Raises ``InvalidParameter`` for one it did not
+    write."""
     start = 0
     if token:
-        if not token.isdigit() or int(token) > len(items):
+        start = _offset(token)
+        if start > len(items):
             raise InvalidParameter("Invalid parameter: NextToken")
-        start = int(token)
     end = start + PAGE
-    return list(items[start:end]), str(end) if end < len(items) else None
+    return list(items[start:end]), _token(end) if end < len(items) else None
+
+
+_TOKEN_PREFIX = b"sqsemu-page:"
+
+
+def _token(offset: int) -> str:
+    return base64.b64encode(_TOKEN_PREFIX + str(offset).encode()).decode()
+
+
+def _offset(token: str) -> int:
+    try:
+        raw = base64.b64decode(token, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    digits = raw[len(_TOKEN_PREFIX) :]
+    if not raw.startswith(_TOKEN_PREFIX) or not digits.isdigit() or len(digits) > 9:
+        raise InvalidParameter("Invalid parameter: NextToken")
+    return int(digits)
 
 
 class Topics:
@@ -268,7 +297,10 @@ class Topics:
                 check_topic_attribute(name, value or "", topic.fifo, creating=False)
             topic.attributes.pop(name, None)
         else:
-            topic.attributes[name] = check_topic_attribute(name, value, topic.fifo, creating=False)
+            checked = check_topic_attribute(name, value, topic.fifo, creating=False)
+            if name == "MaximumMessageSize" and int(checked) > DEFAULT_MAX_MESSAGE_BYTES:
+                _check_large_messages(topic.subscriptions.values())
+            topic.attributes[name] = checked
         self._changed(topic)
 
     def tag(self, arn: str | None, tags: Mapping[str, str] | None) -> None:
@@ -327,7 +359,7 @@ class Topics:
         statements.append({
             "Sid": label, "Effect": "Allow",
             "Principal": {"AWS": principals[0] if len(principals) == 1 else principals},
-            "Action": named[0] if len(named) == 1 else named, "Resource": topic.arn,
+            "Action": named, "Resource": topic.arn,
         })  # fmt: skip
         topic.attributes["Policy"] = orjson.dumps(document).decode()
         self._changed(topic)
@@ -379,16 +411,20 @@ class Topics:
             raise InvalidParameter("Invalid parameter: Endpoint")
         _check_endpoint(topic, protocol, endpoint)
         given = dict(attributes or {})
-        checked = {name: check_subscription_attribute(name, value, protocol, topic) for name, value in given.items()}
+        checked = {
+            name: check_subscription_attribute(name, value, protocol, topic, endpoint) for name, value in given.items()
+        }
         for sub in topic.subscriptions.values():
             if sub.protocol == protocol and sub.endpoint == endpoint:
-                for name, value in checked.items():
-                    if sub.attributes.get(name, "false" if name == "RawMessageDelivery" else None) != value:
+                for name, value in checked.items():  # a value given as its default matches (recorded)
+                    if sub.attributes.get(name, _SUBSCRIPTION_DEFAULTS.get(name, "")) != value:
                         raise InvalidParameter(
                             "Invalid parameter: Attributes Reason: Subscription already exists with different "
                             "attributes"
                         )
                 return sub, False
+        if topic.max_message_bytes > DEFAULT_MAX_MESSAGE_BYTES:
+            _check_large_messages(topic.subscriptions.values(), protocol)
         parsed = None
         if checked.get("FilterPolicy"):
             parsed = _filter(checked["FilterPolicy"], checked.get("FilterPolicyScope", "MessageAttributes"))
@@ -410,18 +446,24 @@ class Topics:
         self._changed(self.by_arn[sub.topic_arn])
         return sub.token
 
-    def confirm(self, topic: Topic, token: str | None, authenticate: bool | None) -> Subscription:
-        """ConfirmSubscription: the pending subscription of ``token`` confirmed (a confirmed one's ARN again);
-        raises ``InvalidParameter`` for an unknown token (API Reference, "ConfirmSubscription")."""
+    def confirm(self, topic_arn: str | None, region: str, token: str | None, authenticate: bool) -> Subscription:
+        """ConfirmSubscription: the subscription of ``token`` (of any topic of ``region``: the token names it, and
+        AWS confirms it whatever topic of the region the call names, recorded) confirmed; a confirmed one's ARN
+        again. Raises ``InvalidParameter``: ``Invalid parameter: Topic`` for a TopicArn that is no topic ARN of the
+        caller's region, ``Invalid token`` for one that is not hexadecimal, ``Invalid parameter: Token`` for one
+        that names no subscription (recorded answers; API Reference, "ConfirmSubscription")."""
+        parsed = parse_topic_arn(topic_arn or "")
+        if parsed is None or parsed[0] != region:
+            raise InvalidParameter("Invalid parameter: Topic")
         if not token:
             raise InvalidParameter("Invalid parameter: Token")
         if not _TOKEN.fullmatch(token):
             raise InvalidParameter("Invalid token")
-        for sub in topic.subscriptions.values():
-            if sub.token == token:
+        for sub in self.subscriptions.values():
+            if sub.token == token and sub.topic_arn.split(":")[3] == region:
                 sub.pending = False
-                sub.authenticated = bool(authenticate)
-                self._changed(topic)
+                sub.authenticated = authenticate
+                self._changed(self.by_arn[sub.topic_arn])
                 return sub
         raise InvalidParameter("Invalid parameter: Token")
 
@@ -460,7 +502,7 @@ class Topics:
                 raise InvalidParameter(
                     "Invalid parameter: Attributes Reason: RawMessageDelivery: Invalid value []. Must be true or false."
                 )
-            checked = check_subscription_attribute(name, value, sub.protocol, topic)
+            checked = check_subscription_attribute(name, value, sub.protocol, topic, sub.endpoint)
             self._set_checked(sub, topic, name, checked)
         except InvalidParameter as exc:  # SetSubscriptionAttributes words it without "Attributes Reason: "
             raise InvalidParameter(
@@ -504,7 +546,21 @@ class Topics:
             raise AuthorizationError("User is not authorized to perform this action")
 
 
-_DEFAULTS = {"ContentBasedDeduplication": "false", "SignatureVersion": "1"}
+_DEFAULTS = {
+    "ContentBasedDeduplication": "false", "SignatureVersion": "1", "MaximumMessageSize": str(DEFAULT_MAX_MESSAGE_BYTES),
+}  # fmt: skip
+"""The values of the attributes a topic has without their being set (what CreateTopic of an existing name compares
+a given value with)."""
+
+
+def _check_large_messages(subscriptions: Iterable[Subscription], adding: str | None = None) -> None:
+    """A topic above 256 KiB: at most 100 subscriptions, each SQS, Lambda or Firehose (``adding``: the protocol of
+    one being added); raises ``InvalidParameter``."""
+    protocols = [sub.protocol for sub in subscriptions] + ([adding] if adding is not None else [])
+    if len(protocols) > LARGE_MESSAGE_SUBSCRIPTIONS or any(p not in LARGE_MESSAGE_PROTOCOLS for p in protocols):
+        raise InvalidParameter(LARGE_MESSAGE_RULE)
+
+
 _FEEDBACK_NAMES = frozenset(
     f"{kind}{what}"
     for kind in ("Application", "HTTP", "Lambda", "SQS", "Firehose")
@@ -512,7 +568,13 @@ _FEEDBACK_NAMES = frozenset(
 )
 
 
+DATA_PROTECTION_POLICY_CHARACTERS = 30_720
+"""The longest DataProtectionPolicy (API Reference, "PutDataProtectionPolicy": "Maximum length of 30,720")."""
+
+
 def _check_json(name: str, value: str) -> None:
+    if name == "DataProtectionPolicy" and len(value) > DATA_PROTECTION_POLICY_CHARACTERS:
+        raise InvalidParameter(f"Invalid parameter: {name}")
     try:
         document = orjson.loads(value)
     except orjson.JSONDecodeError:
@@ -522,18 +584,25 @@ def _check_json(name: str, value: str) -> None:
 
 
 def _check_tags(tags: Mapping[str, str]) -> None:
+    """At most 50 tags (``TagLimitExceeded``), none with the reserved ``aws:`` prefix (``InvalidParameter``); their
+    lengths are the model's, checked with the request (:mod:`sqsemu.sns.service`)."""
     if len(tags) > MAX_TAGS:
         raise TagLimitExceeded("Could not complete request: tag quota of per resource exceeded")
-    for key, value in tags.items():
-        if not 1 <= len(key) <= 128 or key.startswith("aws:"):
-            raise InvalidParameter(
-                "Invalid parameter: Tags Reason: Keys must be 1-128 characters long and not start with aws:"
-            )
-        if len(value) > 256:
-            raise InvalidParameter("Invalid parameter: Tags Reason: Values must be at most 256 characters long")
+    for key in tags:
+        if key.startswith("aws:"):
+            raise InvalidParameter("Invalid parameter: Tags Reason: Tag keys must not start with aws:")
 
 
 def _filter(text: str, scope: str) -> Any:
+    """The parsed filter policy of ``text``: its JSON syntax checked here as AWS's parser words it (recorded:
+    ``FilterPolicy: failed to parse JSON. Unrecognized token 'invalid': ...``), its grammar by
+    :mod:`sqsemu.sns.filterpolicy`; raises ``InvalidParameter``."""
+    try:
+        jsonerrors.parse(text)
+    except jsonerrors.JSONSyntaxError as exc:
+        raise InvalidParameter(
+            f"Invalid parameter: Attributes Reason: FilterPolicy: failed to parse JSON. {exc.message}"
+        ) from None
     try:
         return parse_filter_policy(text, scope)
     except FilterPolicyError as exc:
@@ -573,9 +642,14 @@ def _check_endpoint(topic: Topic, protocol: str, endpoint: str) -> None:
         raise InvalidParameter("Invalid parameter: Firehose endpoint ARN")
 
 
-def check_subscription_attribute(name: str, value: str, protocol: str, topic: Topic) -> str:
+_SUBSCRIPTION_DEFAULTS = {"RawMessageDelivery": "false", "FilterPolicyScope": "MessageAttributes"}
+"""The values a subscription's attributes have unset (what Subscribe of an existing endpoint compares with)."""
+
+
+def check_subscription_attribute(name: str, value: str, protocol: str, topic: Topic, endpoint: str) -> str:
     """One subscription attribute as Subscribe or SetSubscriptionAttributes takes it: its stored value (``""``
-    unsets); raises ``InvalidParameter`` (API Reference, "SetSubscriptionAttributes")."""
+    unsets); raises ``InvalidParameter`` (API Reference, "SetSubscriptionAttributes"; recorded messages, worded
+    ``Invalid parameter: Attributes Reason: <name>: ...``, which SetSubscriptionAttributes shortens)."""
     if name not in SUBSCRIPTION_SETTABLE:
         raise InvalidParameter("Invalid parameter: AttributeName")
     if value == "":
@@ -606,22 +680,22 @@ def check_subscription_attribute(name: str, value: str, protocol: str, topic: To
         return value
     if name == "RedrivePolicy":
         try:
-            document = orjson.loads(value)
-        except orjson.JSONDecodeError:
+            document = jsonerrors.parse(value)
+        except jsonerrors.JSONSyntaxError as exc:
             raise InvalidParameter(
-                "Invalid parameter: Attributes Reason: RedrivePolicy: failed to parse JSON."
+                f"Invalid parameter: Attributes Reason: RedrivePolicy: failed to parse JSON. {exc.message}"
             ) from None
         target = document.get("deadLetterTargetArn") if isinstance(document, dict) else None
         if not isinstance(target, str) or not _SQS_ARN.fullmatch(target):
             raise InvalidParameter(
                 "Invalid parameter: Attributes Reason: RedrivePolicy: deadLetterTargetArn is an invalid arn"
             )
-        if topic.fifo and not target.endswith(FIFO_SUFFIX):
-            raise InvalidParameter(
-                "Invalid parameter: RedrivePolicy: must use a FIFO queue as DLQ for a FIFO Subscription to a FIFO "
-                "Topic."
+        if topic.fifo and protocol == "sqs" and endpoint.endswith(FIFO_SUFFIX) and not target.endswith(FIFO_SUFFIX):
+            raise InvalidParameter(  # recorded; a FIFO topic's standard queue may keep a standard one
+                "Invalid parameter: Attributes Reason: RedrivePolicy: must use a FIFO queue as DLQ for a FIFO "
+                "Subscription to a FIFO Topic."
             )
-        return value
+        return orjson.dumps({"deadLetterTargetArn": target}).decode()
     if name == "DeliveryPolicy":
         check_delivery_policy(value)
         return value

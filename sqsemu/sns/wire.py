@@ -9,6 +9,7 @@ SNS API Reference, "Common Errors"; the layout of the Query protocol's answers).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Union
 
@@ -111,40 +112,54 @@ class Params:
         return {key: params.get("") or "" for key, params in found.items()}
 
 
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+"""Characters XML 1.0 cannot carry, even as references (its ``Char`` production): replaced by U+FFFD."""
+
+
 def _escape(text: str) -> str:
+    """``text`` as XML character data: markup characters and CR as references, characters XML cannot carry (a
+    control character or a lone surrogate echoed back from a request) as U+FFFD, so every answer parses."""
+    if not text.isprintable():
+        text = _NOT_XML.sub("\ufffd", text)
     return (
         text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
         .replace("\r", "&#xD;")
     )  # fmt: skip
 
 
-def _write(parts: list[str], element: Element) -> None:
+def _write(parts: list[str], element: Element, depth: int) -> None:
     name, content = element
-    if content is None:
-        parts.append(f"<{name}/>")
+    indent = "  " * depth
+    if content is None or (not isinstance(content, str) and not content):
+        parts.append(f"{indent}<{name}/>\n")
     elif isinstance(content, str):
-        parts.append(f"<{name}>{_escape(content)}</{name}>")
+        parts.append(f"{indent}<{name}>{_escape(content)}</{name}>\n")
     else:
-        parts.append(f"<{name}>")
+        parts.append(f"{indent}<{name}>\n")
         for child in content:
-            _write(parts, child)
-        parts.append(f"</{name}>")
+            _write(parts, child, depth + 1)
+        parts.append(f"{indent}</{name}>\n")
 
 
 def encode(action: str, result: Sequence[Element] | None, request_id: str) -> bytes:
     """The XML answer of ``action``: its ``<ActionResult>`` holding ``result`` (left out when None: the actions
-    whose model has no output), then the request id."""
-    parts = [f'<{action}Response xmlns="{XMLNS}">']
+    whose model has no output), then the request id. Laid out as AWS writes it: one element a line, two spaces of
+    indent a level, a final newline (recorded: CreateTopic's answer is 326 bytes for a 54-character ARN); an empty
+    list or result is one empty element (``<Topics/>``)."""
+    parts = [f'<{action}Response xmlns="{XMLNS}">\n']
     if result is not None:
-        _write(parts, (f"{action}Result", result))
-    parts.append(f"<ResponseMetadata><RequestId>{request_id}</RequestId></ResponseMetadata></{action}Response>")
+        _write(parts, (f"{action}Result", result), 1)
+    parts.append(
+        f"  <ResponseMetadata>\n    <RequestId>{request_id}</RequestId>\n  </ResponseMetadata>\n</{action}Response>\n"
+    )
     return "".join(parts).encode()
 
 
 def encode_error(error: SNSError, request_id: str) -> tuple[int, bytes]:
-    """``(HTTP status, body)`` of ``error`` as SNS's ``ErrorResponse`` document."""
+    """``(HTTP status, body)`` of ``error`` as SNS's ``ErrorResponse`` document (laid out as :func:`encode`'s)."""
     body = (
-        f'<ErrorResponse xmlns="{XMLNS}"><Error><Type>{error.fault}</Type><Code>{_escape(error.code)}</Code>'
-        f"<Message>{_escape(error.message)}</Message></Error><RequestId>{request_id}</RequestId></ErrorResponse>"
+        f'<ErrorResponse xmlns="{XMLNS}">\n  <Error>\n    <Type>{error.fault}</Type>\n'
+        f"    <Code>{_escape(error.code)}</Code>\n    <Message>{_escape(error.message)}</Message>\n  </Error>\n"
+        f"  <RequestId>{request_id}</RequestId>\n</ErrorResponse>\n"
     )
     return error.status, body.encode()
