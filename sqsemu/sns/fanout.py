@@ -33,7 +33,7 @@ from sqsemu.engine.queue import Queue
 from sqsemu.sns import envelope
 from sqsemu.sns.model import Subscription, Topic
 from sqsemu.sns.publish import DEDUPLICATION_INTERVAL_MS, Publication
-from sqsemu.sns.topics import Topics
+from sqsemu.sns.topics import Listener, Topics
 
 __all__ = ["SNS_SENDER_ID", "Counters", "Fanout", "Pusher"]
 
@@ -94,6 +94,7 @@ class Fanout:
         self.errors = 0
         self._warned: set[str] = set()
         self._scheduled = 0
+        topics.listeners.append(_Forget(self))
         self._idle: asyncio.Event | None = None
 
     @property
@@ -405,6 +406,19 @@ class Fanout:
         self.recorded.append(entry)
         self.counts(publication.topic).delivered += 1
         return entry
+
+
+class _Forget(Listener):
+    """Drops a deleted topic's counts and filter refusals, so a topic made again under its ARN starts afresh."""
+
+    def __init__(self, fanout: Fanout) -> None:
+        self.fanout = fanout
+
+    def topic_deleted(self, topic: Topic) -> None:
+        self.fanout.counters.pop(topic.arn, None)
+        self.fanout.explained.pop(topic.arn, None)
+        for arn in topic.subscriptions:
+            self.fanout._warned.discard(arn)
 
 
 class _ClientFailure(Exception):
