@@ -282,6 +282,7 @@ def _names_address(host: str, address: str) -> bool:
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_PUBLISH_ACTIONS = frozenset({"Publish", "PublishBatch"})
 
 
 def _addressed(request: object, queue_path: tuple[str, str] | None, caller: Namespace) -> tuple[str, str] | None:
@@ -366,8 +367,14 @@ class SQSApp:
         self.event_sources = EventSources(config, broker, clock, store)
         self.event_sources.access = self.access_control  # --auth iam: mappings act as their functions' roles
         from sqsemu.sns.api import SNS  # SNS topics on the same port (docs/sns.md)
+        from sqsemu.sns.layer import attach as attach_sns
 
         self.sns = SNS(broker, clock, Path(config.data_dir) if config.data_dir else None)
+        attach_sns(self.sns, store)  # found from the broker (reset, admin); durable mode: restored and journaled
+        if config.topics:  # the configuration file's [[topics]], after its queues (sqsemu.declare)
+            from sqsemu.declare import apply_topic_declarations
+
+            apply_topic_declarations(self.sns.topics, broker, config)
         self._lambda_api: ASGIApp | None = None
         if self.metrics is not None:
             from sqsemu.eventsource.metrics import EventSourceCollector
@@ -647,7 +654,7 @@ class SQSApp:
             raise invalid_host(host)
         if self.foreign_calls and call.authorization is not None:  # --compat localstack: another service's call
             service = foreign_service(call.authorization)
-            if service is not None and service != "sns":  # SNS is served (sqsemu.sns)
+            if service is not None:
                 raise not_served(service)
         accept = call.accept
         method = scope["method"]
@@ -698,7 +705,13 @@ class SQSApp:
             await self._inject(action, None)
         base = url_base(self.config, call.scope.get("scheme", "http"), call.url_host())
         sns_call = SNSCall(caller.account_id, caller.region, principal, base, call.trace)
-        return self.sns.answer(action, sns_call, detected.params, call.request_id)
+        answer = self.sns.answer(action, sns_call, detected.params, call.request_id)
+        if self.store is not None and action in _PUBLISH_ACTIONS:
+            # Durable mode: delivery into the queues runs on the loop's next turn (sqsemu.sns.fanout); let it run
+            # first, so the commit this answer waits for holds the delivered messages (nothing is acknowledged
+            # that is not on disk, docs/architecture.md principle 11).
+            await asyncio.sleep(0)
+        return answer
 
     def _refused(
         self, call: _Call, body: bytes, exc: InvalidClientTokenId | SignatureDoesNotMatch | RequestExpired
