@@ -52,7 +52,8 @@ def routes(broker: Broker) -> list[BaseRoute]:
         sns = sns_for(broker)
         if sns is not None:
             try:
-                await asyncio.wait_for(sns.fanout.settle(), timeout)
+                async with asyncio.timeout(timeout):  # 0: settled already, or not
+                    await sns.fanout.settle()
             except TimeoutError:
                 raise AdminError(f"SNS deliveries were still under way after {timeout:g} s", 504) from None
         return JSONResponse({"settled": True})
