@@ -21,6 +21,7 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = {
     "crashing-consumer": ROOT / "docs" / "testing.md",
+    "sns-fanout": ROOT / "docs" / "testing.md",
     "visibility-timeout": ROOT / "README.md",
 }
 """Each example's name (its ``<!-- readme-example: NAME -->`` marker, above a python code block) and its page."""
@@ -79,6 +80,11 @@ def test_the_crashing_consumer_example_runs_under_the_plugin(pytester: pytest.Py
     durations = json.loads((pytester.path / "durations.json").read_text())
     [call_s] = durations.values()
     print(f"\ndocs/testing.md crashing-consumer example: test call {call_s * 1000:.1f} ms; pytest process {wall:.2f} s")
+
+
+def test_the_sns_fanout_example_runs_under_the_plugin(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sns_example=documented_example("sns-fanout"))
+    run(pytester, "-q").assert_outcomes(passed=1)
 
 
 def test_fixtures_isolate_tests_by_account(pytester: pytest.Pytester) -> None:
