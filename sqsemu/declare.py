@@ -899,8 +899,8 @@ def _declare_topics(topics: Topics, planned: Sequence[_PlannedTopic], config: Co
         for n, (protocol, endpoint, sub_attributes) in enumerate(item.subscriptions, 1):
             try:
                 sub, _ = topics.subscribe(topic, protocol, endpoint, sub_attributes, item.account, principal)
-                if sub.pending and sub.token:  # made through the API and not confirmed: the file confirms it
-                    topics.confirm(topic, sub.token, False)
+                if sub.pending and sub.token:  # made through the API and not confirmed: the file confirms it,
+                    topics.confirm(topic, sub.token, True)  # as its owner (ConfirmationWasAuthenticated true)
             except SNSError as exc:
                 raise DeclarationError(
                     f"{_prefix(config)}{item.label}: subscription #{n} ({protocol} {endpoint}): {exc.code}: "

@@ -182,6 +182,7 @@ def test_a_pending_subscription_that_is_declared_is_confirmed() -> None:
     declared = TopicDeclaration("t", subscriptions=(SubscriptionDeclaration("https", "https://example.com/hook"),))
     apply_topic_declarations(server.topics, None, Config(topics=(declared,)))
     assert not sub.pending and len(topic.subscriptions) == 1
+    assert sub.describe()["ConfirmationWasAuthenticated"] == "true"
 
 
 def test_a_conflict_with_an_existing_topic_names_it_and_the_attribute_and_changes_nothing() -> None:
