@@ -212,6 +212,7 @@ def _config(options: dict[str, Any]) -> Config:
     config = _security_config(
         options,
         queues=loaded.queues,
+        topics=loaded.topics,
         fault_rules=loaded.fault_rules,
         credentials=loaded.credentials,
         file_warnings=loaded.warnings,  # logged by run() once it has set up logging

@@ -2,8 +2,8 @@
 
 Every option field (its metadata made by :func:`sqsemu.optionspec.option`) maps 1:1 onto a ``--flag`` of ``sqsemu``,
 an ``SQSEMU_<FIELD>`` environment variable (upper case) and a key of the configuration file's ``[server]`` table;
-the declarations (``queues``, ``fault_rules``, ``credentials``) come from a configuration file (``--config``, see
-:mod:`sqsemu.declare`) or from code. To add an option, see :mod:`sqsemu.options`.
+the declarations (``queues``, ``topics``, ``fault_rules``, ``credentials``) come from a configuration file
+(``--config``, see :mod:`sqsemu.declare`) or from code. To add an option, see :mod:`sqsemu.options`.
 """
 
 from __future__ import annotations
@@ -56,6 +56,45 @@ class QueueDeclaration:
     tags: tuple[tuple[str, str], ...] = ()
     dead_letter_queue: str | None = None
     max_receive_count: int | None = None
+
+
+@dataclass(frozen=True)
+class SubscriptionDeclaration:
+    """One subscription of a declared topic (a ``[[topics.subscriptions]]`` entry of the configuration file).
+
+    - ``protocol``: as Subscribe takes it (``sqs``, ``http``, ``https``, ``lambda``, ``email``...).
+    - ``endpoint``: as Subscribe takes it; for ``sqs`` a queue ARN, or a queue name in the topic's account and region.
+    - ``attributes``: ``(name, value)`` pairs as Subscribe takes them (``("RawMessageDelivery", "true")``,
+      ``("FilterPolicy", "{...}")``).
+    - ``dead_letter_queue``: a queue name (in the topic's account and region) or ARN that becomes the
+      ``deadLetterTargetArn`` of the subscription's ``RedrivePolicy``.
+    """
+
+    protocol: str
+    endpoint: str
+    attributes: tuple[tuple[str, str], ...] = ()
+    dead_letter_queue: str | None = None
+
+
+@dataclass(frozen=True)
+class TopicDeclaration:
+    """One SNS topic to create at start-up, with its subscriptions (a ``[[topics]]`` entry of the configuration file).
+
+    - ``name``: the topic name (a FIFO topic's ends in ``.fifo``; ``FifoTopic=true`` is then implied).
+    - ``account``/``region``: its namespace; ``None`` means the server's ``account_id``/``region``.
+    - ``attributes``: ``(name, value)`` pairs as CreateTopic takes them.
+    - ``tags``: ``(key, value)`` pairs merged onto the topic's tags.
+    - ``subscriptions``: :class:`SubscriptionDeclaration` s, made by the topic's account, confirmed at once.
+
+    Hashable (tuples only), as :class:`QueueDeclaration`.
+    """
+
+    name: str
+    account: str | None = None
+    region: str | None = None
+    attributes: tuple[tuple[str, str], ...] = ()
+    tags: tuple[tuple[str, str], ...] = ()
+    subscriptions: tuple[SubscriptionDeclaration, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -127,6 +166,8 @@ class Config:
     The declarations, which are not options (no flag, variable or ``[server]`` key; from the file or code):
 
     - ``queues``: :class:`QueueDeclaration` s created at start-up, idempotently.
+    - ``topics``: :class:`TopicDeclaration` s (SNS topics with their subscriptions) created at start-up, after the
+      queues, idempotently.
     - ``fault_rules``: fault-rule objects (as ``POST /_sqsemu/faults`` takes) added at start-up, before those of the
       ``faults`` file (not compared: two configs differing only here are equal).
     - ``credentials``: the :class:`Credential` s that ``auth = "sigv4"`` accepts (the file's ``[[credentials]]``);
@@ -347,6 +388,7 @@ class Config:
         ),
     )
     queues: tuple[QueueDeclaration, ...] = ()
+    topics: tuple[TopicDeclaration, ...] = ()
     fault_rules: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
     credentials: tuple[Credential, ...] = ()
     file_warnings: tuple[str, ...] = field(default=(), compare=False)
@@ -389,6 +431,10 @@ class Config:
         for declared in self.queues:
             if not isinstance(declared, QueueDeclaration):
                 raise ValueError(f"queues must hold QueueDeclaration objects, got {declared!r}")
+        object.__setattr__(self, "topics", tuple(self.topics))
+        for topic in self.topics:
+            if not isinstance(topic, TopicDeclaration):
+                raise ValueError(f"topics must hold TopicDeclaration objects, got {topic!r}")
         self._check_security()
 
     def _check_security(self) -> None:

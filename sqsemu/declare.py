@@ -16,6 +16,19 @@ The file is TOML (read with the standard library's ``tomllib``) with four option
     max_receive_count = 5              # 1..1000, required with dead_letter_queue (and only with it)
     realism = "duplicates=0.1"         # this queue's realism spec (docs/realism.md): its sqsemu:realism tag
 
+    [[topics]]                    # one table per SNS topic, created after the queues (docs/sns.md)
+    name = "orders-events"        # required; a name ending in .fifo makes a FIFO topic (FifoTopic = true implied)
+    account = "000000000000"      # optional, as for queues; default: the server's account_id
+    region = "eu-west-1"          # optional; default: the server's region
+    attributes = { DisplayName = "Orders" }   # CreateTopic attributes
+    tags = { team = "shop" }      # merged onto the topic's tags
+
+    [[topics.subscriptions]]      # the topic's subscriptions, made by its account and confirmed at once
+    protocol = "sqs"              # required: sqs, http, https, lambda, email, email-json, sms, application, firehose
+    endpoint = "orders"           # required; for sqs a queue name (the topic's account and region) or a queue ARN
+    attributes = { RawMessageDelivery = true, FilterPolicy = { kind = ["placed"] } }   # Subscribe attributes
+    dead_letter_queue = "orders-dlq"   # a queue name or ARN -> the subscription's RedrivePolicy
+
     [[faults]]                    # the rule objects POST /_sqsemu/faults takes (sqsemu.admin.faults)
     action = "SendMessage"
     queue = "orders"
@@ -35,7 +48,9 @@ The file is TOML (read with the standard library's ``tomllib``) with four option
 Attribute values may be strings, integers or booleans (``60`` → ``"60"``, ``true`` → ``"true"``); ``Policy`` and
 ``RedriveAllowPolicy`` may also be tables (sent as compact JSON). ``RedrivePolicy`` is not accepted as an
 attribute: ``dead_letter_queue`` and ``max_receive_count`` build it from the dead-letter queue's ARN. Relative
-paths in ``[server]`` (``faults``, ``data_dir``) are taken from the file's folder.
+paths in ``[server]`` (``faults``, ``data_dir``) are taken from the file's folder. A topic's ``Policy``,
+``DeliveryPolicy`` and ``ArchivePolicy``, and a subscription's ``FilterPolicy``, ``RedrivePolicy``,
+``DeliveryPolicy`` and ``ReplayPolicy``, may be tables too.
 
 Two steps, two error types:
 
@@ -49,6 +64,14 @@ Two steps, two error types:
   anything changes: a dead-letter cycle, a missing dead-letter queue, an SQS validation error or an existing queue
   with a different value is a :class:`DeclarationError` naming the queue (and the attribute), and no queue is
   created.
+- :func:`apply_topic_declarations` creates the declared SNS topics and their subscriptions once the server's SNS
+  exists (after the queues, and after a durable store restored the topics). It follows SNS's own rules (the
+  checks of CreateTopic and Subscribe, :mod:`sqsemu.sns.topics`), first on copies, so a bad declaration changes
+  nothing and is a :class:`DeclarationError` naming the topic (and the subscription or attribute). Idempotent: an
+  existing topic must have the declared attribute values (CreateTopic's rule), missing or different tags are
+  written, and a subscription of the same protocol and endpoint must have the declared attributes (Subscribe's
+  rule). A declared subscription is confirmed at once, whatever its protocol or account: the file is the owner's
+  word, as a queue owner's own subscription is confirmed on AWS (no SubscriptionConfirmation is sent).
 """
 
 from __future__ import annotations
@@ -59,29 +82,42 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqsemu.config import Config, Credential, QueueDeclaration, config_options
+from sqsemu.config import (
+    Config,
+    Credential,
+    QueueDeclaration,
+    SubscriptionDeclaration,
+    TopicDeclaration,
+    config_options,
+)
 
 if TYPE_CHECKING:
     from sqsemu.engine.broker import Broker
     from sqsemu.engine.queue import Namespace, Queue
+    from sqsemu.sns.topics import Topics
 
 __all__ = [
     "ConfigFileError",
     "DeclarationError",
     "LoadedFile",
     "apply_declarations",
+    "apply_topic_declarations",
     "check_declarations",
     "load_file",
     "parse_document",
 ]
 
-TOP_KEYS = ("server", "queues", "faults", "credentials", "event_source_mappings", "functions")
+TOP_KEYS = ("server", "queues", "topics", "faults", "credentials", "event_source_mappings", "functions")
 QUEUE_KEYS = ("name", "account", "region", "attributes", "tags", "dead_letter_queue", "max_receive_count", "realism")
+TOPIC_KEYS = ("name", "account", "region", "attributes", "tags", "subscriptions")
+SUBSCRIPTION_KEYS = ("protocol", "endpoint", "attributes", "dead_letter_queue")
 CREDENTIAL_KEYS = ("access_key_id", "secret_access_key", "account", "principal", "policies")
 _PROBE_CREDENTIAL = Credential("probe", "probe")  # lets [server] auth = "sigv4" be checked on its own
 PATH_KEYS = tuple(item.name for item in config_options() if item.spec.path)
 """``[server]`` keys whose relative values start at the config file's folder (options declared ``path=True``)."""
 JSON_ATTRIBUTES = ("Policy", "RedriveAllowPolicy")  # may be given as TOML tables
+TOPIC_JSON_ATTRIBUTES = ("Policy", "DeliveryPolicy", "ArchivePolicy")
+SUBSCRIPTION_JSON_ATTRIBUTES = ("FilterPolicy", "RedrivePolicy", "DeliveryPolicy", "ReplayPolicy")
 
 
 def server_keys() -> list[str]:
@@ -109,6 +145,7 @@ class LoadedFile:
     - ``server``: ``{Config field name: value}`` from ``[server]``, typed (str/int/bool) and validated; relative
       ``faults``/``data_dir`` paths made relative to the current folder.
     - ``queues``: the ``[[queues]]`` entries, in file order.
+    - ``topics``: the ``[[topics]]`` entries with their subscriptions, in file order.
     - ``fault_rules``: the ``[[faults]]`` entries, validated, as written.
     - ``credentials``: the ``[[credentials]]`` entries as :class:`~sqsemu.config.Credential` s, validated.
     - ``warnings``: lines to log as warnings (logger ``sqsemu.config``) once logging is set up: the keys of an
@@ -120,6 +157,7 @@ class LoadedFile:
     path: str
     server: dict[str, Any] = field(default_factory=dict)
     queues: tuple[QueueDeclaration, ...] = ()
+    topics: tuple[TopicDeclaration, ...] = ()
     fault_rules: tuple[dict[str, Any], ...] = ()
     credentials: tuple[Credential, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -181,13 +219,13 @@ def _load_elasticmq(path: str | Path) -> LoadedFile:
 
 def config_from_file(path: str | Path, **overrides: Any) -> Config:
     """The :class:`~sqsemu.config.Config` a TOML file declares: its ``[server]`` values (``overrides`` win over
-    them, as the command line's flags do), its queues, fault rules and credentials; ``config`` is ``path``.
+    them, as the command line's flags do), its queues, topics, fault rules and credentials; ``config`` is ``path``.
 
     Raises :class:`ConfigFileError` (a ``ValueError``) naming the file and the key at fault, and ``ValueError`` for
     an override Config refuses. Documented in docs/configuration.md, "Configuration file".
     """
     loaded = load_file(path)
-    values: dict[str, Any] = {**loaded.server, "config": str(path), "queues": loaded.queues}
+    values: dict[str, Any] = {**loaded.server, "config": str(path), "queues": loaded.queues, "topics": loaded.topics}
     values["fault_rules"] = loaded.fault_rules
     values["credentials"] = loaded.credentials
     values["file_warnings"] = loaded.warnings  # logged when a server starts with the Config
@@ -217,6 +255,10 @@ def parse_document(document: Mapping[str, Any], source: str, base_dir: Path | No
     if not isinstance(queues_raw, list):
         raise ConfigFileError(f"{prefix}: queues must be an array of tables ([[queues]])")
     queues = tuple(_parse_queue(entry, n, prefix) for n, entry in enumerate(queues_raw, 1))
+    topics_raw = document.get("topics", [])
+    if not isinstance(topics_raw, list):
+        raise ConfigFileError(f"{prefix}: topics must be an array of tables ([[topics]])")
+    topics = tuple(_parse_topic(entry, n, prefix) for n, entry in enumerate(topics_raw, 1))
     faults_raw = document.get("faults", [])
     if not isinstance(faults_raw, list):
         raise ConfigFileError(f"{prefix}: faults must be an array of tables ([[faults]])")
@@ -228,7 +270,7 @@ def parse_document(document: Mapping[str, Any], source: str, base_dir: Path | No
     credentials = _parse_credentials(document.get("credentials", []), prefix, base_dir)
     if server.get("auth") in ("sigv4", "iam") and not credentials:
         raise ConfigFileError(f'{prefix}: [server] auth = "{server["auth"]}" needs at least one [[credentials]] entry')
-    return LoadedFile(source, server, queues, rules, credentials)
+    return LoadedFile(source, server, queues, topics, rules, credentials)
 
 
 def _names(keys: Sequence[str]) -> str:
@@ -270,26 +312,29 @@ def _about(key: str, message: str) -> str:
     return message if message.startswith(f"{key} ") else f"{key}: {message}"
 
 
-def _attribute_value(name: str, value: Any) -> str | None:
-    """The SQS string for one attribute value, or None when its type is not allowed."""
+def _attribute_value(name: str, value: Any, json_names: Sequence[str] = JSON_ATTRIBUTES) -> str | None:
+    """The SQS (or SNS) string for one attribute value, or None when its type is not allowed; the attributes
+    ``json_names`` may be tables or arrays (sent as compact JSON)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | str):
         return str(value)
-    if isinstance(value, dict | list) and name in JSON_ATTRIBUTES:
+    if isinstance(value, dict | list) and name in json_names:
         return json.dumps(value, separators=(",", ":"))
     return None
 
 
-def _string_table(table: Any, what: str, where: str, *, attributes: bool) -> tuple[tuple[str, str], ...]:
+def _string_table(
+    table: Any, what: str, where: str, *, attributes: bool, json_names: Sequence[str] = JSON_ATTRIBUTES
+) -> tuple[tuple[str, str], ...]:
     if not isinstance(table, dict):
         raise ConfigFileError(f"{where}: {what} must be a table, like {what} = {{ ... }}")
     pairs: list[tuple[str, str]] = []
     for key, value in table.items():
-        text = _attribute_value(key, value) if attributes else _attribute_value("", value)
+        text = _attribute_value(key, value, json_names) if attributes else _attribute_value("", value, ())
         if text is None:
             kinds = "a string, integer or boolean"
-            if attributes and key in JSON_ATTRIBUTES:
+            if attributes and key in json_names:
                 kinds += " or a table"
             raise ConfigFileError(f"{where}: {what}.{key} must be {kinds}, got {value!r}")
         pairs.append((key, text))
@@ -308,17 +353,7 @@ def _parse_queue(entry: Any, n: int, prefix: str) -> QueueDeclaration:
     if unknown:
         raise ConfigFileError(f"{where}: unknown key(s) {_names(unknown)} (allowed: {', '.join(QUEUE_KEYS)})")
 
-    account = entry.get("account")
-    if account is not None:
-        if not isinstance(account, str):
-            raise ConfigFileError(f'{where}: account must be a quoted 12-digit string (account = "000000000000")')
-        try:
-            Config(account_id=account)
-        except ValueError as exc:
-            raise ConfigFileError(f"{where}: account: {exc}") from None
-    region = entry.get("region")
-    if region is not None and (not isinstance(region, str) or not region):
-        raise ConfigFileError(f"{where}: region must be a non-empty string")
+    account, region = _namespace_keys(entry, where)
 
     attributes = _string_table(entry.get("attributes", {}), "attributes", where, attributes=True)
     names = [key for key, _ in attributes]
@@ -347,6 +382,77 @@ def _parse_queue(entry: Any, n: int, prefix: str) -> QueueDeclaration:
         missing = "max_receive_count" if count is None else "dead_letter_queue"
         raise ConfigFileError(f"{where}: dead_letter_queue and max_receive_count go together: {missing} is missing")
     return QueueDeclaration(name, account, region, attributes, tags, dlq, count)
+
+
+def _namespace_keys(entry: Mapping[str, Any], where: str) -> tuple[str | None, str | None]:
+    """A declaration's ``account`` (a quoted 12-digit string) and ``region`` (a non-empty string), None when
+    absent."""
+    account = entry.get("account")
+    if account is not None:
+        if not isinstance(account, str):
+            raise ConfigFileError(f'{where}: account must be a quoted 12-digit string (account = "000000000000")')
+        try:
+            Config(account_id=account)
+        except ValueError as exc:
+            raise ConfigFileError(f"{where}: account: {exc}") from None
+    region = entry.get("region")
+    if region is not None and (not isinstance(region, str) or not region):
+        raise ConfigFileError(f"{where}: region must be a non-empty string")
+    return account, region
+
+
+def _parse_topic(entry: Any, n: int, prefix: str) -> TopicDeclaration:
+    """One ``[[topics]]`` entry, checked for its keys and types (SNS's own rules are applied by
+    :func:`check_declarations` and :func:`apply_topic_declarations`)."""
+    where = f"{prefix}: [[topics]] #{n}"
+    if not isinstance(entry, dict):
+        raise ConfigFileError(f"{where} must be a table")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigFileError(f"{where}: name is required and must be a non-empty string")
+    where = f"{where} ({name!r})"
+    unknown = sorted(set(entry) - set(TOPIC_KEYS))
+    if unknown:
+        raise ConfigFileError(f"{where}: unknown key(s) {_names(unknown)} (allowed: {', '.join(TOPIC_KEYS)})")
+    account, region = _namespace_keys(entry, where)
+    attributes = _string_table(
+        entry.get("attributes", {}), "attributes", where, attributes=True, json_names=TOPIC_JSON_ATTRIBUTES
+    )
+    if name.endswith(".fifo"):
+        fifo = dict(attributes).get("FifoTopic")
+        if fifo is None:
+            attributes = (("FifoTopic", "true"), *attributes)
+        elif fifo.lower() != "true":
+            raise ConfigFileError(f"{where}: attributes.FifoTopic must be true for a name ending in .fifo")
+    tags = _string_table(entry.get("tags", {}), "tags", where, attributes=False)
+    raw = entry.get("subscriptions", [])
+    if not isinstance(raw, list):
+        raise ConfigFileError(f"{where}: subscriptions must be an array of tables ([[topics.subscriptions]])")
+    subscriptions = tuple(_parse_subscription(sub, k, where) for k, sub in enumerate(raw, 1))
+    return TopicDeclaration(name, account, region, attributes, tags, subscriptions)
+
+
+def _parse_subscription(entry: Any, n: int, topic_where: str) -> SubscriptionDeclaration:
+    """One ``[[topics.subscriptions]]`` entry, checked for its keys and types."""
+    where = f"{topic_where}: subscription #{n}"
+    if not isinstance(entry, dict):
+        raise ConfigFileError(f"{where} must be a table")
+    unknown = sorted(set(entry) - set(SUBSCRIPTION_KEYS))
+    if unknown:
+        raise ConfigFileError(f"{where}: unknown key(s) {_names(unknown)} (allowed: {', '.join(SUBSCRIPTION_KEYS)})")
+    for key in ("protocol", "endpoint"):
+        if not isinstance(entry.get(key), str) or not entry[key]:
+            raise ConfigFileError(f"{where}: {key} is required and must be a non-empty string")
+    attributes = _string_table(
+        entry.get("attributes", {}), "attributes", where, attributes=True, json_names=SUBSCRIPTION_JSON_ATTRIBUTES
+    )
+    dlq = entry.get("dead_letter_queue")
+    if dlq is not None:
+        if not isinstance(dlq, str) or not dlq:
+            raise ConfigFileError(f"{where}: dead_letter_queue must be a queue name or ARN")
+        if any(key == "RedrivePolicy" for key, _ in attributes):
+            raise ConfigFileError(f"{where}: give dead_letter_queue or attributes.RedrivePolicy, not both")
+    return SubscriptionDeclaration(entry["protocol"], entry["endpoint"], attributes, dlq)
 
 
 def _realism_tag(realism: Any, tags: tuple[tuple[str, str], ...], where: str) -> tuple[tuple[str, str], ...]:
@@ -497,12 +603,18 @@ def _create_attributes(account: str, region: str, declared: QueueDeclaration) ->
 
 def check_declarations(config: Config) -> None:
     """Check everything about the declarations of ``config`` that does not depend on existing queues: ordering,
-    SQS validation of names, attributes and tags, conflicting duplicate declarations, and the fault rules together
-    with the ``faults`` file. Dead-letter queues that are not declared are assumed to exist.
+    SQS validation of names, attributes and tags, conflicting duplicate declarations, the topics and subscriptions
+    by SNS's rules, and the fault rules together with the ``faults`` file. Dead-letter queues that are not
+    declared are assumed to exist.
 
     Changes nothing. Raises :class:`DeclarationError` naming the queue (and attribute).
     """
     _dry_run(config, plan(config), None)
+    if config.topics:
+        from sqsemu.clock import ManualClock
+        from sqsemu.sns.topics import Topics
+
+        _declare_topics(Topics(ManualClock()), _plan_topics(config), config)
     if config.fault_rules:
         error = _fault_rules_error(config.fault_rules, config.faults)
         if error is not None:
@@ -663,3 +775,159 @@ def _stand_in(config: Config, scratch: Broker, broker: Broker | None, ns: Namesp
         raise DeclarationError(
             f"{_prefix(config)}{planned.label}: dead_letter_queue {dlq!r}: {exc.shape}: {exc.message}"
         ) from None
+
+
+# ------------------------------------------------------------------------------------------------- topics
+
+
+@dataclass(frozen=True)
+class _PlannedTopic:
+    """One topic declaration resolved against the server's account and region: what CreateTopic and Subscribe
+    get."""
+
+    account: str
+    region: str
+    declared: TopicDeclaration
+    subscriptions: tuple[tuple[str, str, dict[str, str]], ...]  # (protocol, endpoint, attributes)
+
+    @property
+    def label(self) -> str:
+        return f"topic {self.declared.name!r} (account {self.account}, region {self.region})"
+
+
+def _plan_topics(config: Config) -> list[_PlannedTopic]:
+    """The topic declarations of ``config`` in file order, each subscription's endpoint and dead-letter queue
+    given as ARNs (a queue name is a queue of the topic's account and region). Raises :class:`DeclarationError`
+    for a topic declared twice."""
+    planned: list[_PlannedTopic] = []
+    seen: set[tuple[str, str, str]] = set()
+    for declared in config.topics:
+        account = declared.account or config.account_id
+        region = declared.region or config.region
+        key = (account, region, declared.name)
+        if key in seen:
+            raise DeclarationError(
+                f"{_prefix(config)}topic {declared.name!r} (account {account}, region {region}) is declared twice: "
+                "declare it once, with all its subscriptions"
+            )
+        seen.add(key)
+        subscriptions = []
+        for sub in declared.subscriptions:
+            endpoint = sub.endpoint
+            if sub.protocol.lower() == "sqs":
+                endpoint = _queue_arn(endpoint, account, region)
+            attributes = dict(sub.attributes)
+            if sub.dead_letter_queue:
+                target = _queue_arn(sub.dead_letter_queue, account, region)
+                attributes["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": target}, separators=(",", ":"))
+            subscriptions.append((sub.protocol, endpoint, attributes))
+        planned.append(_PlannedTopic(account, region, declared, tuple(subscriptions)))
+    return planned
+
+
+def _queue_arn(queue: str, account: str, region: str) -> str:
+    """``queue`` when it is an ARN, else the ARN of the queue of that name in ``account`` and ``region``."""
+    return queue if queue.startswith("arn:") else f"arn:aws:sqs:{region}:{account}:{queue}"
+
+
+def apply_topic_declarations(topics: Topics, broker: Broker | None, config: Config) -> None:
+    """Create the SNS topics ``config`` declares, with their subscriptions, in ``topics`` (a server's, once its
+    durable store restored them, after the queues were declared); see the module docstring.
+
+    Everything is done first on copies of the topics concerned, so a declaration SNS refuses changes nothing.
+    Idempotent over restarts. A subscription whose queue is not in ``broker`` (when given) is made all the same
+    (Subscribe does not ask for the queue) and logged as a warning, once per start-up: messages published before
+    the queue exists go to the subscription's dead-letter queue or are dropped. Raises :class:`DeclarationError`
+    naming the topic (and the subscription or attribute): a name, attribute, tag or subscription SNS refuses, a
+    topic declared twice, an existing topic with another value of a declared attribute, an existing subscription
+    of the same protocol and endpoint with other attributes.
+    """
+    if not config.topics:
+        return
+    import logging
+
+    from sqsemu.clock import ManualClock
+    from sqsemu.sns.model import Topic, topic_arn
+    from sqsemu.sns.topics import Topics as ScratchTopics
+
+    planned = _plan_topics(config)
+    scratch = ScratchTopics(ManualClock())
+    for item in planned:
+        existing = topics.by_arn.get(topic_arn(item.region, item.account, item.declared.name))
+        if existing is not None:
+            scratch.restore(Topic.from_doc(existing.to_doc()))
+    _declare_topics(scratch, planned, config)
+    _declare_topics(topics, planned, config)
+    if broker is None:
+        return
+    log = logging.getLogger("sqsemu.config")
+    for item in planned:
+        for protocol, endpoint, _ in item.subscriptions:
+            if protocol.lower() == "sqs" and broker.resolve_arn(endpoint) is None:
+                log.warning(
+                    "%s%s: its subscription to %s: the queue does not exist (yet); messages published before it is "
+                    "created go to the subscription's dead-letter queue or are dropped",
+                    _prefix(config), item.label, endpoint,
+                )  # fmt: skip
+
+
+def _declare_topics(topics: Topics, planned: Sequence[_PlannedTopic], config: Config) -> None:
+    """Make each planned topic and subscription in ``topics`` by SNS's rules; raises :class:`DeclarationError` at
+    the first refusal (``topics`` may then hold the declarations before it: callers run this on a scratch copy
+    first)."""
+    from sqsemu.sns.errors import SNSError
+    from sqsemu.sns.model import topic_arn
+
+    for item in planned:
+        declared = item.declared
+        attributes = dict(declared.attributes)
+        tags = dict(declared.tags)
+        arn = topic_arn(item.region, item.account, declared.name)
+        existing = topics.by_arn.get(arn)
+        try:
+            if existing is None:
+                topic = topics.create_topic(item.account, item.region, declared.name, attributes, tags, None)
+            else:
+                topic = existing
+                _check_same_topic(topics, item, attributes, config)
+                new_tags = {key: value for key, value in tags.items() if topic.tags.get(key) != value}
+                if new_tags:
+                    topics.tag(arn, new_tags)
+        except SNSError as exc:
+            raise DeclarationError(f"{_prefix(config)}{item.label}: {exc.code}: {exc.message}") from None
+        principal = f"arn:aws:iam::{item.account}:root"
+        for n, (protocol, endpoint, sub_attributes) in enumerate(item.subscriptions, 1):
+            try:
+                sub, _ = topics.subscribe(topic, protocol, endpoint, sub_attributes, item.account, principal)
+                if sub.pending and sub.token:  # made through the API and not confirmed: the file confirms it,
+                    topics.confirm(
+                        topic.arn, topic.region, sub.token, True
+                    )  # as its owner (ConfirmationWasAuthenticated true)
+            except SNSError as exc:
+                raise DeclarationError(
+                    f"{_prefix(config)}{item.label}: subscription #{n} ({protocol} {endpoint}): {exc.code}: "
+                    f"{exc.message}"
+                ) from None
+
+
+def _check_same_topic(topics: Topics, item: _PlannedTopic, attributes: Mapping[str, str], config: Config) -> None:
+    """Raise :class:`DeclarationError` naming the first declared attribute whose value differs from the existing
+    topic's (CreateTopic's idempotency rule, asked one attribute at a time; nothing changes)."""
+    from sqsemu.sns.errors import InvalidParameter
+
+    name = item.declared.name
+    fifo = {"FifoTopic": attributes["FifoTopic"]} if "FifoTopic" in attributes else {}
+    for key, value in attributes.items():
+        if key == "FifoTopic":
+            continue
+        try:
+            topics.create_topic(item.account, item.region, name, {**fifo, key: value}, None, None)
+        except InvalidParameter as exc:
+            if "already exists" not in exc.message:
+                raise
+            existing = topics.by_arn[f"arn:aws:sns:{item.region}:{item.account}:{name}"]
+            current = existing.attributes.get(key, existing.describe().get(key, ""))
+            raise DeclarationError(
+                f"{_prefix(config)}{item.label} exists with a different value for attribute {key}: declared "
+                f"{value!r}, existing {current!r}"
+            ) from None

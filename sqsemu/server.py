@@ -105,13 +105,14 @@ def build(config: Config) -> tuple[ASGIApp, Broker, Clock]:
             restored = len(broker.all_queues())
             store.attach(broker)
         apply_declarations(broker, config)
+        # The app restores SNS topics from the store and applies the [[topics]] declarations (after the queues).
+        app: ASGIApp = create_app(config, broker, clock, store, restored_queues=restored)
         if store is not None:
             store.commit_pending()
     except BaseException:
         if store is not None:
             store.close(commit=False)  # a start-up that fails changes nothing and leaves the data folder free
         raise
-    app: ASGIApp = create_app(config, broker, clock, store, restored_queues=restored)
     return app, broker, clock
 
 

@@ -22,6 +22,7 @@ from sqsemu.admin import clock as clock_routes
 from sqsemu.admin import faults as fault_routes
 from sqsemu.admin import peek as peek_routes
 from sqsemu.admin import realism as realism_routes
+from sqsemu.admin import snssettle as sns_settle_routes
 from sqsemu.admin.common import AdminError, json_error
 from sqsemu.admin.health import health_document
 from sqsemu.admin.limits import ADMIN_MAX_BODY_BYTES, BodyLimit, client_gone
@@ -64,6 +65,7 @@ def admin_app(
     routes += fault_routes.routes(fault_routes.injector_for(broker))
     routes += peek_routes.routes(config, broker, clock)
     routes += realism_routes.routes(config, broker)
+    routes += sns_settle_routes.routes(broker)
     if not config.console:
 
         async def console_off(request: Request) -> Response:

@@ -32,10 +32,12 @@
 
   A peek changes nothing: no receive count, visibility, receipt handle, digest cache, retention or deduplication
   state is touched. Bad account id or region → 400; no such queue → 404.
-- ``POST /_sqsemu/reset`` with ``{}`` (every queue of every account, and every fault rule) →
-  ``{"deleted_queues": <int>, "deleted_faults": <int>}``, or ``{"account": "<12 digits>"}`` (that account's queues
-  in every region; fault rules are server-wide and stay) → ``{"deleted_queues": <int>}``. Waiting long polls on
-  those queues return empty at once. Other keys or a malformed account → 400.
+- ``POST /_sqsemu/reset`` with ``{}`` (every queue and SNS topic of every account, and every fault rule) →
+  ``{"deleted_queues": <int>, "deleted_topics": <int>, "deleted_faults": <int>}``, or ``{"account": "<12
+  digits>"}`` (that account's queues and topics in every region; fault rules are server-wide and stay) →
+  ``{"deleted_queues": <int>, "deleted_topics": <int>}``. A topic goes with its subscriptions, counts, filter
+  explanations and recorded deliveries. Waiting long polls on those queues return empty at once. Other keys or a
+  malformed account → 400.
 
 Every route runs on the server's event loop, so it sees the engine between operations, never in the middle of one.
 """
@@ -159,15 +161,23 @@ def peek_queue(
 
 
 def reset_server(broker: Broker, account: str | None) -> dict[str, int]:
-    """Delete every queue with its messages, and every fault rule (``account`` None), or the queues of one
-    ``account`` in every region (fault rules are server-wide and stay): ``{"deleted_queues"[, "deleted_faults"]}``.
+    """Delete every queue with its messages, every SNS topic with its subscriptions, and every fault rule
+    (``account`` None), or the queues and topics of one ``account`` in every region (fault rules are server-wide and
+    stay): ``{"deleted_queues", "deleted_topics"[, "deleted_faults"]}``.
 
-    The one implementation of a reset: ``POST /_sqsemu/reset`` and the web console call it.
+    The one implementation of a reset: ``POST /_sqsemu/reset``, moto's reset and the web console call it.
     """
+    from sqsemu.sns.layer import sns_for  # the server's SNS (none on a bare broker)
+
+    sns = sns_for(broker)
     if account is not None:
-        return {"deleted_queues": broker.reset(check_account(account))}
+        account = check_account(account)
+        deleted = broker.reset(account)
+        return {"deleted_queues": deleted, "deleted_topics": sns.reset(account) if sns is not None else 0}
     cleared = faults.injector_for(broker).clear()
-    return {"deleted_queues": broker.reset(None), "deleted_faults": cleared}
+    deleted = broker.reset(None)
+    topics = sns.reset(None) if sns is not None else 0
+    return {"deleted_queues": deleted, "deleted_topics": topics, "deleted_faults": cleared}
 
 
 def check_account(value: object) -> str:

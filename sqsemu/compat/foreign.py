@@ -4,15 +4,19 @@ sqsemu is, instead of an SQS error about an unknown action.
 LocalStack serves every AWS service on one port, so a LocalStack user's code may send S3, SNS or DynamoDB calls to
 the endpoint sqsemu now answers. Every SDK signs its calls with Signature Version 4, whose credential scope names the
 service (``<key id>/<date>/<region>/<service>/aws4_request``; AWS General Reference, "Elements of an AWS API request
-signature"): a scope naming a service other than ``sqs`` gets HTTP 400 ``InvalidAction`` whose message names the
-service and sqsemu. An unsigned request (curl) goes on as an SQS request.
+signature"). sqsemu serves two of them on that port, SQS and SNS (:mod:`sqsemu.sns`, which the SNS calls go on to);
+a scope naming any other service gets HTTP 400 ``InvalidAction`` whose message names the service and sqsemu. An
+unsigned request (curl) goes on as an SQS or SNS request, by its action.
 """
 
 from __future__ import annotations
 
 from sqsemu.engine.errors import InvalidAction
 
-__all__ = ["ServiceNotServed", "foreign_service", "not_served"]
+__all__ = ["SERVED", "ServiceNotServed", "foreign_service", "not_served"]
+
+SERVED = ("sqs", "sns")
+"""The services sqsemu answers, as a SigV4 credential scope names them."""
 
 
 class ServiceNotServed(InvalidAction):
@@ -20,8 +24,8 @@ class ServiceNotServed(InvalidAction):
 
 
 def foreign_service(authorization: str) -> str | None:
-    """The service a SigV4 ``Authorization`` header's credential scope names when it is not ``sqs``; None for
-    ``sqs`` or a header without a readable scope."""
+    """The service a SigV4 ``Authorization`` header's credential scope names when sqsemu does not serve it (not one
+    of :data:`SERVED`); None for ``sqs``, ``sns`` or a header without a readable scope."""
     start = authorization.find("Credential=")
     if start < 0:
         return None
@@ -30,12 +34,13 @@ def foreign_service(authorization: str) -> str | None:
     if len(parts) < 5:
         return None
     service = parts[3]
-    return None if service in ("sqs", "") else service[:64]
+    return None if service in SERVED or not service else service[:64]
 
 
 def not_served(service: str) -> ServiceNotServed:
     """The error answered to a call signed for ``service``."""
     return ServiceNotServed(
-        f"This endpoint is sqsemu, a local Amazon SQS server answering LocalStack's SQS part (--compat localstack); "
-        f"it does not serve the {service!r} service. Point that client at an emulator of {service!r}."
+        f"This endpoint is sqsemu, a local Amazon SQS and SNS server answering LocalStack's SQS and SNS parts "
+        f"(--compat localstack); it does not serve the {service!r} service. Point that client at an emulator of "
+        f"{service!r}."
     )

@@ -3,10 +3,10 @@
 Facts from LocalStack's documentation ("Internal Endpoints", "Initialization Hooks", the SQS service page's
 "Developer endpoints"); no LocalStack code.
 
-- ``GET``/``HEAD /_localstack/health`` → ``{"edition": "community", "services": {"sqs": "running"}, "version":
-  "<sqsemu's>"}``: the only service listed is SQS, running (clients and test harnesses poll it until the services
-  they need are ``available`` or ``running``; the others are absent, so a wait for them fails rather than hangs on a
-  wrong answer).
+- ``GET``/``HEAD /_localstack/health`` → ``{"edition": "community", "services": {"sns": "running", "sqs":
+  "running"}, "version": "<sqsemu's>"}``: the services listed are the two sqsemu serves, running (clients and test
+  harnesses poll it until the services they need are ``available`` or ``running``; the others are absent, so a wait
+  for them fails rather than hangs on a wrong answer).
 - ``GET /_localstack/init`` → ``{"completed": {"BOOT": bool, "START": bool, "READY": bool, "SHUTDOWN": bool},
   "scripts": [{"stage": "READY", "name": "<file name>", "state": "UNKNOWN"|"RUNNING"|"SUCCESSFUL"|"ERROR"}]}``;
   ``GET /_localstack/init/<stage>`` → ``{"completed": bool, "scripts": [...]}`` (stage in any case; an unknown one
@@ -57,6 +57,8 @@ __all__ = ["DUMMY_RECEIPT_HANDLE", "HEALTH_PATH", "InvalidAddress", "InvalidRequ
 HEALTH_PATH = "/_localstack/health"
 INIT_PATH = "/_localstack/init"
 MESSAGES_PATH = "/_aws/sqs/messages"
+SERVICES = {"sns": "running", "sqs": "running"}
+"""The services ``/_localstack/health`` lists: those sqsemu serves (:data:`sqsemu.compat.foreign.SERVED`)."""
 DUMMY_RECEIPT_HANDLE = "SQSEMU/PEEK/NOT-A-RECEIPT-HANDLE"
 """The receipt handle of every message the developer endpoint shows (DeleteMessage refuses it)."""
 
@@ -202,7 +204,7 @@ def routes(config: Config, broker: Broker) -> list[BaseRoute]:
     scripts = init_scripts_for(broker)
 
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"edition": "community", "services": {"sqs": "running"}, "version": version})
+        return JSONResponse({"edition": "community", "services": SERVICES, "version": version})
 
     async def init(request: Request) -> JSONResponse:
         return JSONResponse(scripts.document())

@@ -3,9 +3,9 @@
 moto's server (``moto_server``) answers ``POST /moto-api/reset`` with 200 and ``{"status": "ok"}`` after clearing
 every backend's state, and any other method with 400 ``{"Error": "Need to POST to reset Moto"}``; test suites call
 it between tests. sqsemu answers the same, with its own full reset underneath
-(:func:`sqsemu.admin.peek.reset_server`: every queue of every account and region, with its messages, and every fault
-rule). Served in every mode, behind the admin gate like ``POST /_sqsemu/reset`` (``--no-admin`` turns it off,
-``--admin-token`` guards it).
+(:func:`sqsemu.admin.peek.reset_server`: every queue of every account and region, with its messages, every SNS
+topic with its subscriptions, and every fault rule). Served in every mode, behind the admin gate like ``POST
+/_sqsemu/reset`` (``--no-admin`` turns it off, ``--admin-token`` guards it).
 """
 
 from __future__ import annotations

@@ -296,12 +296,17 @@ def delete_fault(injector: FaultInjector, form: Form) -> str:
 
 
 def reset(broker: Broker, form: Form) -> str:
-    """Reset the server (``reset_server``, as ``POST /_sqsemu/reset``): everything, or one ``account``'s queues.
+    """Reset the server (``reset_server``, as ``POST /_sqsemu/reset``): everything, or one ``account``'s queues and
+    topics.
     The form must carry ``confirm`` (the box the user ticks)."""
     if not form.get("confirm"):
         raise AdminError("tick the box to confirm the reset")
     account = form.get("account") or None
     result = reset_server(broker, account)
     if account is None:
-        return f"Reset: deleted {result['deleted_queues']} queue(s) and {result['deleted_faults']} fault rule(s)."
-    return f"Reset account {account}: deleted {result['deleted_queues']} queue(s)."
+        return (
+            f"Reset: deleted {result['deleted_queues']} queue(s), {result['deleted_topics']} topic(s) and "
+            f"{result['deleted_faults']} fault rule(s)."
+        )
+    deleted = f"{result['deleted_queues']} queue(s) and {result['deleted_topics']} topic(s)"
+    return f"Reset account {account}: deleted {deleted}."

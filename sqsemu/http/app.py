@@ -293,6 +293,7 @@ def _names_address(host: str, address: str) -> bool:
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_PUBLISH_ACTIONS = frozenset({"Publish", "PublishBatch"})
 
 
 def _delivery_access(clock: Clock) -> AccessCheck:
@@ -393,6 +394,7 @@ class SQSApp:
         self.event_sources = EventSources(config, broker, clock, store)
         self.event_sources.access = self.access_control  # --auth iam: mappings act as their functions' roles
         from sqsemu.sns.api import SNS  # SNS topics on the same port (docs/sns.md)
+        from sqsemu.sns.layer import attach as attach_sns
 
         data = Path(config.data_dir) if config.data_dir else None
         self.sns = SNS(broker, clock, data, self.event_sources.functions)  # lambda subscriptions: the same functions
@@ -401,6 +403,11 @@ class SQSApp:
         self.sns.fanout.access = _delivery_access(clock)
         self.sns.fanout.refuse_denied = config.auth == "iam"
         admin_app.sns = self.sns  # the /_sqsemu/sns/* routes and the console's topics (docs/sns.md)
+        attach_sns(self.sns, store)  # found from the broker (reset, admin); durable mode: restored and journaled
+        if config.topics:  # the configuration file's [[topics]], after its queues (sqsemu.declare)
+            from sqsemu.declare import apply_topic_declarations
+
+            apply_topic_declarations(self.sns.topics, broker, config)
         self._lambda_api: ASGIApp | None = None
         if self.metrics is not None:
             from sqsemu.eventsource.metrics import EventSourceCollector
@@ -702,7 +709,7 @@ class SQSApp:
             raise invalid_host(host)
         if self.foreign_calls and call.authorization is not None:  # --compat localstack: another service's call
             service = foreign_service(call.authorization)
-            if service is not None and service != "sns":  # SNS is served (sqsemu.sns)
+            if service is not None:
                 raise not_served(service)
         accept = call.accept
         method = scope["method"]
@@ -773,7 +780,13 @@ class SQSApp:
                 raise InjectedSNSError(exc.info.query_code, exc.info.status, exc.info.fault, exc.message) from None
         base = url_base(self.config, call.scope.get("scheme", "http"), call.url_host())
         sns_call = SNSCall(caller.account_id, caller.region, principal, base, call.trace)
-        return self.sns.answer(action, sns_call, detected.params, call.request_id)
+        answer = self.sns.answer(action, sns_call, detected.params, call.request_id)
+        if self.store is not None and action in _PUBLISH_ACTIONS:
+            # Durable mode: delivery into the queues runs on the loop's next turn (sqsemu.sns.fanout); let it run
+            # first, so the commit this answer waits for holds the delivered messages (nothing is acknowledged
+            # that is not on disk, docs/architecture.md principle 11).
+            await asyncio.sleep(0)
+        return answer
 
     def _sns_authorized(
         self, call: _Call, action: str | None, params: Sequence[tuple[str, str]], caller: Namespace

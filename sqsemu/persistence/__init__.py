@@ -7,7 +7,7 @@ The HTTP layer answers a request that changed state only once ``Store.durable()`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from sqsemu.engine.broker import Broker
@@ -17,6 +17,16 @@ class StoreError(Exception):
     """The data folder cannot be used (in use by another server, not writable, corrupt, foreign or unreadable file):
     the server must not start. Also raised for changes that could not be committed, and for every request once the
     store has failed."""
+
+
+class SavedTopic(Protocol):
+    """What the store reads of an SNS topic (``sqsemu.sns.model.Topic``): its ARN and its document."""
+
+    arn: str
+
+    def to_doc(self) -> dict[str, Any]:
+        """The topic as a JSON-able document (``Topic.from_doc`` reads it back)."""
+        ...
 
 
 class Store(Protocol):
@@ -49,6 +59,15 @@ class Store(Protocol):
 
     def saved_mappings(self) -> list[str]:
         """The saved event source mappings (JSON texts), read at start-up."""
+
+    def topic_saved(self, topic: SavedTopic) -> None:
+        """Record that an SNS topic was created or changed; its document is written with the next batch."""
+
+    def topic_forgotten(self, arn: str) -> None:
+        """Record that the SNS topic ``arn`` is gone."""
+
+    def saved_topics(self) -> list[str]:
+        """The saved SNS topics (JSON texts, ``Topic.to_doc()``), in creation order, read at start-up."""
 
     def close(self, commit: bool = True) -> None:
         """Commit what is pending (unless ``commit`` is False), answer the requests still waiting for a commit,

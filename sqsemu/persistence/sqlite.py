@@ -38,6 +38,12 @@ lock file itself is never deleted
 (deleting it would let two processes lock two different files). A folder or file that cannot be written is refused
 at ``open`` with a message that says so, before SQLite would open it read-only and fail later.
 
+SNS topics (``sqsemu.sns``) are rows of the ``topics`` table, one JSON document per topic with its subscriptions,
+pending confirmations, tags, attributes and FIFO deduplication history (``Topic.to_doc()``). The store hears each
+change of a topic (:meth:`SQLiteStore.topic_saved`, :meth:`SQLiteStore.topic_forgotten`) and keeps only which topics
+changed: a topic's document is made when its batch is taken, once per batch however often the topic changed (a FIFO
+topic changes with every publication), on the event-loop thread like every other change.
+
 A new file gets its tables and its ``application_id`` stamp in one transaction, so a start-up that stops half way
 leaves a file that the next one takes as new, not one it refuses as another application's.
 """
@@ -58,13 +64,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from sqsemu.clock import Clock
 from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.engine.fifo import FifoQueue
 from sqsemu.engine.message import Message, MessageAttributeValue, MessageState
 from sqsemu.engine.queue import Queue
 from sqsemu.engine.redrive import MoveTask
-from sqsemu.persistence import StoreError
+from sqsemu.persistence import SavedTopic, StoreError
 from sqsemu.persistence.rows import MessageRows
 from sqsemu.persistence.writer import MESSAGE_COLUMNS, WriterProcess, connect_settings, write_batch
 
@@ -103,6 +111,10 @@ _DEDUP_EXPIRY_INDEX = "CREATE INDEX IF NOT EXISTS deduplication_expiry ON dedupl
 # Event source mappings (sqsemu.eventsource): one JSON document per mapping, its state included. A file made before
 # the table existed gets it when opened.
 _MAPPINGS_TABLE = "CREATE TABLE IF NOT EXISTS event_source_mappings (uuid TEXT PRIMARY KEY, document TEXT NOT NULL)"
+# SNS topics (sqsemu.sns): one JSON document per topic (Topic.to_doc()), its subscriptions included; rows keep their
+# rowid when a topic is saved again, so the table's order is the topics' creation order. A file made before the
+# table existed gets it when opened.
+_TOPICS_TABLE = "CREATE TABLE IF NOT EXISTS topics (arn TEXT PRIMARY KEY, document TEXT NOT NULL)"
 # SetQueueAttributes changes answered but not applied yet (realism's attribute_delay): JSON [[due_ms, {name:
 # value}], ...] or NULL. A file made before the column existed gets it when opened.
 _DELAYED_ATTRIBUTES_COLUMN = "ALTER TABLE queues ADD COLUMN delayed_attributes TEXT"
@@ -281,6 +293,9 @@ class SQLiteStore:
         )
         self._dedup: dict[tuple[str, str], tuple[Any, ...]] = {}
         self._tasks: dict[str, tuple[Any, ...]] = {}
+        # SNS topics changed in this batch, by ARN: the topic (its document is made when the batch is taken) and
+        # whether the row goes first (deleted in this batch before it was made again); None: deleted.
+        self._topics: dict[str, tuple[SavedTopic, bool] | None] = {}
         self._pending = False
         self._writing = False
         self._writer_task: asyncio.Task[None] | None = None
@@ -360,12 +375,13 @@ class SQLiteStore:
         try:
             if new:
                 connection.executescript(
-                    f"BEGIN; {_SCHEMA} {_DEDUP_EXPIRY_INDEX}; {_MAPPINGS_TABLE}; "
+                    f"BEGIN; {_SCHEMA} {_DEDUP_EXPIRY_INDEX}; {_MAPPINGS_TABLE}; {_TOPICS_TABLE}; "
                     f"PRAGMA application_id={APPLICATION_ID}; PRAGMA user_version={SCHEMA_VERSION}; COMMIT;"
                 )
             else:
                 connection.execute(_DEDUP_EXPIRY_INDEX)
                 connection.execute(_MAPPINGS_TABLE)
+                connection.execute(_TOPICS_TABLE)
                 columns = {row[1] for row in connection.execute("PRAGMA table_info(queues)")}
                 if "delayed_attributes" not in columns:
                     connection.execute(_DELAYED_ATTRIBUTES_COLUMN)
@@ -566,6 +582,62 @@ class SQLiteStore:
             raise StoreError(_open_failure(self.path, exc)) from None
         return [str(row[0]) for row in rows]
 
+    def topic_saved(self, topic: SavedTopic) -> None:
+        """Record that the SNS topic ``topic`` was created or changed (its attributes, tags, subscriptions or FIFO
+        deduplication history): its document is written with the next batch, as it is when that batch is taken.
+        The SNS call's answer waits for that commit, as an SQS call's does."""
+        if self._failure is None:
+            try:
+                arn = topic.arn
+                if arn in self._topics:
+                    earlier = self._topics[arn]
+                    replaced = earlier is None or earlier[1] or earlier[0] is not topic
+                else:
+                    replaced = False
+                self._topics[arn] = (topic, replaced)
+                self._recorded()
+            except Exception as exc:
+                self._fail(f"to record topic {getattr(topic, 'arn', '?')}", exc)
+
+    def topic_forgotten(self, arn: str) -> None:
+        """Record that the SNS topic ``arn`` is gone, with its subscriptions (its row is deleted with the next
+        batch)."""
+        if self._failure is None:
+            try:
+                self._topics[arn] = None
+                self._recorded()
+            except Exception as exc:
+                self._fail(f"to record the deletion of topic {arn}", exc)
+
+    def saved_topics(self) -> list[str]:
+        """The saved SNS topics' documents (JSON text), in the order the topics were created (start-up, before the
+        writer runs). Raises ``StoreError`` if the file cannot be read."""
+        try:
+            rows = self._db.execute("SELECT document FROM topics ORDER BY rowid").fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(_open_failure(self.path, exc)) from None
+        return [str(row[0]) for row in rows]
+
+    def _topic_ops(self) -> list[tuple[Any, ...]]:
+        """The pending topic changes as batch operations: ``("forget_topic", arn)`` and ``("save_topic", (arn,
+        document))``, each topic's document made now (the latest state of the topic). Raises ``StoreError``
+        after failing the store when a document cannot be made."""
+        ops: list[tuple[Any, ...]] = []
+        for arn, change in self._topics.items():
+            if change is None:
+                ops.append(("forget_topic", arn))
+                continue
+            topic, replaced = change
+            if replaced:
+                ops.append(("forget_topic", arn))
+            try:
+                document = orjson.dumps(topic.to_doc()).decode()
+            except Exception as exc:
+                self._fail(f"to record topic {arn}", exc)
+                raise StoreError(self._failure or "the durable store failed") from None
+            ops.append(("save_topic", (arn, document)))
+        return ops
+
     def task_saved(self, task: MoveTask[Queue]) -> None:
         """Journal: a move task's row (none for a task whose source queue is gone: its rows went with it); a task
         pruned from memory (``task.forgotten``) has its row deleted."""
@@ -621,7 +693,7 @@ class SQLiteStore:
 
     def _drop_pending(self) -> None:
         """Start the next batch empty (what was pending was handed over, or will never be written)."""
-        self._queue_ops, self._dedup, self._tasks = [], {}, {}
+        self._queue_ops, self._dedup, self._tasks, self._topics = [], {}, {}, {}
         self._messages.clear()
         self._pending = False
 
@@ -642,7 +714,11 @@ class SQLiteStore:
         dedup, tasks, sequences, now_ms)``: queue and mapping operations in order; new message rows by row number
         (MESSAGE_COLUMNS); changed columns of rows on disk by row number (the number last); row numbers to delete;
         deduplication, move task and FIFO sequence rows by key; the engine's time (epoch ms) that expires
-        deduplication keys (None before ``attach``). ``writer.write_batch`` commits it."""
+        deduplication keys (None before ``attach``). SNS topic operations come last among the queue operations
+        (a topic never refers to a queue row). ``writer.write_batch`` commits it. Raises ``StoreError`` (the store
+        failed) when a topic's document cannot be made."""
+        if self._topics:
+            self._queue_ops.extend(self._topic_ops())
         now_ms = None if self._clock is None else self._clock.now_ms()
         inserts, updates, deletes, sequences = self._messages.take()
         batch = (self._queue_ops, inserts, updates, deletes, self._dedup, self._tasks, sequences, now_ms)
@@ -667,7 +743,10 @@ class SQLiteStore:
     async def _writer(self) -> None:
         try:
             while self._pending and self._failure is None:
-                batch = self._take()
+                try:
+                    batch = self._take()
+                except StoreError:  # the store failed (and answered its waiters): nothing more is written
+                    break
                 waiters = self._current_waiters = self._next_waiters
                 self._next_waiters = []
                 started = time.perf_counter()

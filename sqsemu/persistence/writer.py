@@ -72,6 +72,10 @@ _SAVE_QUEUE = (
     "last_purge_ms, delayed_attributes) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
 )
 
+_SAVE_TOPIC = (
+    "INSERT INTO topics (arn, document) VALUES (?, ?) ON CONFLICT (arn) DO UPDATE SET document=excluded.document"
+)
+
 
 def write_batch(db: sqlite3.Connection, batch: tuple[Any, ...], dedup_due: int | None) -> int | None:
     """Commit one batch of ``SQLiteStore._take`` in one transaction on ``db`` (autocommit mode); returns the
@@ -101,6 +105,10 @@ def write_batch(db: sqlite3.Connection, batch: tuple[Any, ...], dedup_due: int |
                 db.execute("INSERT OR REPLACE INTO event_source_mappings (uuid, document) VALUES (?, ?)", op[1])
             elif op[0] == "forget_mapping":
                 db.execute("DELETE FROM event_source_mappings WHERE uuid=?", (op[1],))
+            elif op[0] == "save_topic":  # an upsert keeps the row's place: the table lists topics in creation order
+                db.execute(_SAVE_TOPIC, op[1])
+            elif op[0] == "forget_topic":
+                db.execute("DELETE FROM topics WHERE arn=?", (op[1],))
             else:
                 row = op[1]
                 if op[0] == "purge":

@@ -140,8 +140,19 @@ class SNS:
         return None
 
     def reset(self, account: str | None = None) -> int:
-        """Delete the topics (of ``account`` when given), with their subscriptions; how many."""
-        return self.topics.reset(account)
+        """Delete the topics (of ``account`` when given), with their subscriptions, their counts, filter
+        explanations and recorded deliveries (a topic made again starts from nothing); how many."""
+        gone = {arn for arn, topic in self.topics.by_arn.items() if account is None or topic.account == account}
+        count = self.topics.reset(account)
+        fanout = self.fanout
+        for arn in gone:
+            fanout.counters.pop(arn, None)
+            fanout.explained.pop(arn, None)
+        kept = [entry for entry in fanout.recorded if entry.get("topic_arn") not in gone]
+        if len(kept) != len(fanout.recorded):
+            fanout.recorded.clear()
+            fanout.recorded.extend(kept)
+        return count
 
     # ------------------------------------------------------------------ confirmations
 

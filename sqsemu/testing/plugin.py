@@ -17,6 +17,10 @@ Fixtures:
 - ``sqs_lambda`` (function): a boto3 ``lambda`` client for the event-source-mapping API acting as ``sqs_account``
   (docs/lambda.md); functions are Python callables registered with ``sqs_server.function(name, handler)``, and
   ``sqs_server.settle()`` waits until the mappings' invocations are over.
+- ``sns`` (function): a boto3 SNS client for ``sqs_server`` acting as ``sqs_account`` (topics are served on the
+  same port, docs/sns.md). Its topics go with the account's queues when the test ends.
+- ``sns_topic`` (function): the ARN of a new standard topic of ``sqs_account``, named after the test.
+  ``sqs_server.sns_settle()`` waits until every message published so far has been handed to its subscriptions.
 
 Marker: ``@pytest.mark.sqs_realism("duplicates=0.1", seed=7)`` runs the test with the server's realism mode set to
 that spec and seed (docs/realism.md), and puts the previous setting back afterwards. Queue names and the seed decide
@@ -30,6 +34,7 @@ The plugin imports nothing heavy at start-up: the server starts only when a test
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -115,6 +120,28 @@ def sqs(sqs_server: SQSServer, sqs_account: str) -> Iterator[Any]:
     close = getattr(client, "close", None)
     if close is not None:
         close()
+
+
+@pytest.fixture
+def sns(sqs_server: SQSServer, sqs_account: str) -> Iterator[Any]:
+    """A boto3 SNS client for ``sqs_server`` acting as ``sqs_account`` (whose topics are deleted afterwards)."""
+    client = sqs_server.sns_client(sqs_account)
+    yield client
+    close = getattr(client, "close", None)
+    if close is not None:
+        close()
+
+
+def topic_name(test_name: str) -> str:
+    """A topic name made of a test's name: its letters, digits, ``-`` and ``_`` (others become ``-``), at most 256
+    characters (SNS's rule, API Reference "CreateTopic")."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", test_name)[:256] or "topic"
+
+
+@pytest.fixture
+def sns_topic(sns: Any, request: pytest.FixtureRequest) -> str:
+    """The ARN of a new standard topic of ``sqs_account`` named after the test."""
+    return str(sns.create_topic(Name=topic_name(request.node.name))["TopicArn"])
 
 
 @pytest.fixture

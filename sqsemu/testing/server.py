@@ -120,6 +120,8 @@ class SQSServer:
             sqs.send_message(QueueUrl=url, MessageBody="hi")
             server.peek("jobs")                        # -> [{"message_id": ..., "state": "visible", ...}]
             server.advance(30)                         # 30 s pass for the server; due timers fire
+            sns = server.sns_client()                  # boto3 SNS client: topics on the same port
+            server.sns_settle()                        # every publication so far handed to its subscriptions
 
     ``clock``, ``region``, ``account_id`` and any other :class:`~sqsemu.config.Config` field (``fidelity``,
     ``base_url``, ``log_level``...) configure the server; ``port`` is ignored (a free one is picked) and
@@ -235,6 +237,19 @@ class SQSServer:
         whose ``principal`` is the given IAM user or role ARN (``ValueError`` when none is), unless ``kwargs``
         give ``aws_access_key_id`` themselves.
         """
+        return new_client("sqs", **self._client_options(account, principal, kwargs))
+
+    def sns_client(self, account: str | None = None, principal: str | None = None, **kwargs: Any) -> Any:
+        """A boto3 SNS client for this server (topics are served on the same port, docs/sns.md), made as
+        :meth:`client` makes the SQS one: ``account`` (12 digits) is the caller's account, region the server's,
+        dummy secret, retries off; with ``auth="sigv4"``/``"iam"`` it signs with a configured credential of
+        ``account`` (or of ``principal``). ``kwargs`` override those defaults. Raises ``ValueError`` for a bad
+        ``account`` or a missing credential."""
+        return new_client("sns", **self._client_options(account, principal, kwargs))
+
+    def _client_options(self, account: str | None, principal: str | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The keywords of ``Session.client`` for a client of this server acting as ``account`` (see
+        :meth:`client`)."""
         from botocore.config import Config as BotoConfig
 
         account = account if account is not None else self.account_id
@@ -251,7 +266,7 @@ class SQSServer:
             "config": BotoConfig(retries={"total_max_attempts": 1, "mode": "standard"}),
         }
         options.update(kwargs)
-        return new_client("sqs", **options)
+        return options
 
     def _credential_for(self, account: str, principal: str | None = None) -> tuple[str, str]:
         """``(access key id, secret)`` of the configured credential of ``principal`` (an ARN), or else of the first
@@ -376,9 +391,18 @@ class SQSServer:
         return list(self.peek_queue(queue, account, region)["messages"])
 
     def reset(self, account: str | None = None) -> int:
-        """Delete every queue (only ``account``'s, when given) with its messages; returns how many queues went."""
+        """Delete every queue and SNS topic (only ``account``'s, when given) with its messages and subscriptions
+        (and, without ``account``, every fault rule); returns how many queues went."""
         payload = {} if account is None else {"account": account}
         return int(self._admin("POST", "/_sqsemu/reset", payload)["deleted_queues"])
+
+    def sns_settle(self, timeout: float = 10.0) -> None:
+        """Wait until every message published to an SNS topic so far has been handed to its subscriptions (into
+        their SQS queues, to their HTTP/S and Lambda deliveries, or recorded): ``POST /_sqsemu/sns/settle``. Call
+        it after Publish before looking at what the delivery changed from elsewhere (a peek, a count, another
+        thread's consumer). ``timeout`` is in real seconds (0 to 300); raises ``AdminAPIError`` (504) when the
+        deliveries take longer."""
+        self._admin("POST", "/_sqsemu/sns/settle", {"timeout": timeout})
 
     def inject(
         self,

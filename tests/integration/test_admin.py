@@ -240,7 +240,7 @@ def test_reset_one_account_leaves_the_others(manual_server, manual_sqs, manual_m
             client.create_queue(QueueName=name)
         client_url = client.create_queue(QueueName="z")["QueueUrl"]
         status, data = http_post_json(f"{manual_server.endpoint_url}/_sqsemu/reset", {"account": account})
-        assert (status, data) == (200, {"deleted_queues": 3})
+        assert (status, data) == (200, {"deleted_queues": 3, "deleted_topics": 0})
         assert client.list_queues().get("QueueUrls", []) == []
         assert kept in manual_sqs.list_queues().get("QueueUrls", [])
         with pytest.raises(ClientError) as exc:
@@ -278,17 +278,19 @@ def test_reset_everything_and_the_readme_curl_commands():
                 assert run(f"{host}/_sqsemu/queues/000000000000/orders/messages?region=eu-west-1")["error"]
                 assert run("-X", "POST", f"{host}/_sqsemu/clock/advance", "-d", '{"seconds": 30}')["mode"] == "manual"
                 assert run("-X", "POST", f"{host}/_sqsemu/reset", "-d", '{"account": "000000000000"}') == {
-                    "deleted_queues": 1
+                    "deleted_queues": 1,
+                    "deleted_topics": 0,
                 }
                 run("-X", "POST", f"{host}/_sqsemu/faults", "-d", '{"action": "SendMessage", "latency_ms": 1}')
                 assert run("-X", "POST", f"{host}/_sqsemu/reset", "-d", "{}") == {
                     "deleted_queues": 1,
+                    "deleted_topics": 0,
                     "deleted_faults": 1,
                 }
                 assert run(f"{host}/_sqsemu/faults") == {"faults": []}
             else:
                 status, data = http_post_json(f"{server.endpoint_url}/_sqsemu/reset", {})
-                assert (status, data) == (200, {"deleted_queues": 2, "deleted_faults": 0})
+                assert (status, data) == (200, {"deleted_queues": 2, "deleted_topics": 0, "deleted_faults": 0})
             assert all_queues(server) == []
             assert client.list_queues().get("QueueUrls", []) == []
         finally:

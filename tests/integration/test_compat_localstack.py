@@ -172,7 +172,7 @@ def test_health_as_localstack_clients_poll_it(localstack: ServerProcess) -> None
     response = requests.get(f"{localstack.endpoint_url}/_localstack/health", timeout=10)
     assert response.status_code == 200
     data = response.json()
-    assert data["services"] == {"sqs": "running"}
+    assert data["services"] == {"sns": "running", "sqs": "running"}
     assert data["edition"] == "community" and isinstance(data["version"], str)
     head = requests.head(f"{localstack.endpoint_url}/_localstack/health", timeout=10)
     assert head.status_code == 200 and head.content == b""
@@ -397,6 +397,27 @@ def test_another_services_call_is_told_what_sqsemu_is(localstack: ServerProcess,
     with pytest.raises(ClientError) as caught:
         getattr(other, call)()
     assert "sqsemu" in str(caught.value) and f"'{service}'" in str(caught.value)
+
+
+def test_sns_is_served_beside_sqs_as_localstack_serves_both(localstack: ServerProcess) -> None:
+    def client(service: str) -> Any:
+        return boto3.client(
+            service,
+            endpoint_url=localstack.endpoint_url,
+            region_name="us-east-1",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+            config=BotoConfig(retries={"max_attempts": 1}),
+        )
+
+    sqs, sns = client("sqs"), client("sns")
+    url = sqs.create_queue(QueueName=queue_name("fanout", "json"))["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    topic = sns.create_topic(Name=queue_name("topic", "json"))["TopicArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn, Attributes={"RawMessageDelivery": "true"})
+    sns.publish(TopicArn=topic, Message="from sns")
+    [message] = sqs.receive_message(QueueUrl=url)["Messages"]
+    assert message["Body"] == "from sns"
 
 
 def test_default_mode_does_not_answer_localstacks_routes(server: ServerProcess) -> None:

@@ -21,6 +21,7 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = {
     "crashing-consumer": ROOT / "docs" / "testing.md",
+    "sns-fanout": ROOT / "docs" / "testing.md",
     "visibility-timeout": ROOT / "README.md",
 }
 """Each example's name (its ``<!-- readme-example: NAME -->`` marker, above a python code block) and its page."""
@@ -81,6 +82,11 @@ def test_the_crashing_consumer_example_runs_under_the_plugin(pytester: pytest.Py
     print(f"\ndocs/testing.md crashing-consumer example: test call {call_s * 1000:.1f} ms; pytest process {wall:.2f} s")
 
 
+def test_the_sns_fanout_example_runs_under_the_plugin(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sns_example=documented_example("sns-fanout"))
+    run(pytester, "-q").assert_outcomes(passed=1)
+
+
 def test_fixtures_isolate_tests_by_account(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_isolation="""
@@ -111,6 +117,32 @@ def test_fixtures_isolate_tests_by_account(pytester: pytest.Pytester) -> None:
             assert bodies == ["second"]
             # the first test's queues went with its account
             assert not [q for q in sqs_server.queues() if q["account"] == seen["first"]]
+        """
+    )
+    run(pytester, "-q", "-p", "no:randomly").assert_outcomes(passed=2)
+
+
+def test_sns_fixtures_publish_into_queues_and_go_with_the_account(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_fanout="""
+        import json
+
+        seen = {}
+
+
+        def test_fanout(sqs, sns, sns_topic, sqs_account, sqs_server):
+            assert sns_topic == f"arn:aws:sns:us-east-1:{sqs_account}:test_fanout"
+            url = sqs.create_queue(QueueName="billing")["QueueUrl"]
+            arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+            sns.subscribe(TopicArn=sns_topic, Protocol="sqs", Endpoint=arn, Attributes={"RawMessageDelivery": "true"})
+            sns.publish(TopicArn=sns_topic, Message="order 1")
+            sqs_server.sns_settle()
+            assert [m["body"] for m in sqs_server.peek(url)] == ["order 1"]
+            seen["account"] = sqs_account
+
+
+        def test_topics_went_with_the_account(sqs_server):
+            assert sqs_server.sns_client(seen["account"]).list_topics()["Topics"] == []
         """
     )
     run(pytester, "-q", "-p", "no:randomly").assert_outcomes(passed=2)
@@ -163,7 +195,7 @@ def test_fixtures_are_listed(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--fixtures")
     assert result.ret == pytest.ExitCode.OK
     text = result.stdout.str()
-    for name in ("sqs_server [session scope]", "sqs_account", "sqs", "sqs_clock"):
+    for name in ("sqs_server [session scope]", "sqs_account", "sqs", "sqs_clock", "sns", "sns_topic"):
         assert re.search(rf"^{re.escape(name)} -- .*sqsemu/testing/plugin.py", text, re.M), name
 
 

@@ -144,6 +144,7 @@ def test_an_unreadable_queue_url_is_invalid_address(url: str) -> None:
 def test_the_foreign_service_check() -> None:
     scope = "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/{}/aws4_request, SignedHeaders=host, Signature=x"
     assert foreign_service(scope.format("sqs")) is None
+    assert foreign_service(scope.format("sns")) is None  # served on the same port (sqsemu.sns)
     assert foreign_service(scope.format("s3")) == "s3"
     assert foreign_service(scope.format("dynamodb")) == "dynamodb"
     assert foreign_service("Bearer token") is None

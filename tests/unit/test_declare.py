@@ -125,7 +125,8 @@ def test_the_docker_example_file_loads_and_checks() -> None:
     [
         (
             "port = 1",
-            "unknown key(s) 'port' (allowed: server, queues, faults, credentials, event_source_mappings, functions)",
+            "unknown key(s) 'port' (allowed: server, queues, topics, faults, credentials, event_source_mappings, "
+            "functions)",
         ),
         ("[server]\nprot = 1", "[server] unknown key(s) 'prot'"),
         ("[server]\nconfig = 'x.toml'", "[server] unknown key(s) 'config'"),

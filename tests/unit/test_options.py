@@ -31,7 +31,7 @@ from sqsemu.options import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-DECLARATIONS = {"queues", "fault_rules", "credentials", "file_warnings"}
+DECLARATIONS = {"queues", "topics", "fault_rules", "credentials", "file_warnings"}
 """The Config fields that are not options (no flag, no variable, no [server] key)."""
 CREDENTIALS = '[[credentials]]\naccess_key_id = "AKIDOPTIONS"\nsecret_access_key = "secret"\n'
 """In every file the CLI tests read, so that auth = "sigv4" is a valid sample."""

@@ -282,12 +282,14 @@ def test_reset_one_account_then_everything(engine: Engine) -> None:
     kept = broker.create_queue(OTHER, "a", {}, {})
     engine.send(kept)
     resp = post(engine, "/_sqsemu/reset", b'{"account": "000000000000"}')
-    assert resp.status == 200 and resp.json() == {"deleted_queues": 2}
+    assert resp.status == 200 and resp.json() == {"deleted_queues": 2, "deleted_topics": 0}
     assert broker.all_queues() == [kept]
     assert Namespace("000000000000", "us-east-1") not in broker.namespaces
-    assert post(engine, "/_sqsemu/reset", b"{}").json() == {"deleted_queues": 1, "deleted_faults": 0}
+    everything = {"deleted_queues": 1, "deleted_topics": 0, "deleted_faults": 0}
+    assert post(engine, "/_sqsemu/reset", b"{}").json() == everything
     assert broker.all_queues() == [] and kept.deleted
-    assert post(engine, "/_sqsemu/reset", b"").json() == {"deleted_queues": 0, "deleted_faults": 0}
+    nothing = {"deleted_queues": 0, "deleted_topics": 0, "deleted_faults": 0}
+    assert post(engine, "/_sqsemu/reset", b"").json() == nothing
 
 
 @pytest.mark.parametrize(
