@@ -81,7 +81,7 @@ from sqsemu.persistence import Store, StoreError
 from sqsemu.protocol import json as jsonproto
 from sqsemu.protocol import query
 from sqsemu.protocol.detect import Detected, Protocol, detect, looks_like_json
-from sqsemu.protocol.errors import InjectedError
+from sqsemu.protocol.errors import InjectedError, error_info
 from sqsemu.protocol.operations import NOT_ON_QUEUE_URL, OPERATIONS, Context
 from sqsemu.protocol.urls import (
     caller_namespace,
@@ -854,6 +854,8 @@ class SQSApp:
         if isinstance(exc, _UnknownOperationQuery):
             call.status, call.query_json, call.error_code = 404, False, "UnknownOperationException"
             return query.UNKNOWN_OPERATION_BODY
+        if call.sns and not isinstance(exc, SNSError):  # an SNS call's every error in SNS's own form
+            exc = self._as_sns_error(call, exc)
         if isinstance(exc, SNSError):
             call.status, payload = encode_sns_error(exc, call.request_id)
             call.error_code = exc.code
@@ -871,6 +873,17 @@ class SQSApp:
         )
         call.error_code = error.shape
         return payload
+
+    @staticmethod
+    def _as_sns_error(call: _Call, exc: Exception) -> SNSError:
+        """An error of an SNS call raised outside SNS's handlers (a refused signature, a failed durable store,
+        anything unexpected: logged) as SNS writes it: the same code, status and fault."""
+        if isinstance(exc, SQSError):
+            info = error_info(exc)
+            return InjectedSNSError(info.query_code, info.status, info.fault, exc.message)
+        if not isinstance(exc, StoreError):  # the store logged why, once; its changes are not on disk
+            logger.exception("internal error handling %s (request id %s)", call.action or "request", call.request_id)
+        return InjectedSNSError("InternalError", 500, "Receiver", "We encountered an internal error. Please try again.")
 
     def _respond(self, call: _Call, payload: bytes) -> Answer:
         """The answer's status, headers (content type, request id, length, the Query error code, CORS) and body;

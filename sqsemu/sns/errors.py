@@ -196,7 +196,8 @@ class InvalidAction(_Sender):
 
 
 class InjectedSNSError(SNSError):
-    """An error a fault rule (``/_sqsemu/faults``) answers an SNS call with: its own code, status and fault."""
+    """An SNS call's error of a given code, status and fault: a fault rule's (``/_sqsemu/faults``), or one raised
+    before SNS's handlers (a refused signature, a failed durable store), written as SNS writes its errors."""
 
     def __init__(self, code: str, status: int, fault: str, message: str) -> None:
         super().__init__(message)
