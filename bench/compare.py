@@ -561,7 +561,7 @@ def main() -> int:
     rate = {"send": "msgs_per_s", "send-batch": "msgs_per_s", "roundtrip": "e2e_msgs_per_s"}
     rate.update({workload: "deliveries_per_s" for workload in FANOUT})
     for title, workload, protocol, applies in ROWS:
-        if not _selected(only, workload, protocol, applies):
+        if not _selected(only, workload, protocol, applies) or (applies == "durable" and not durable):
             continue
         first = title == ROWS[0][0]
         hello = _cell("hello", results.get((title, "ceiling", "hello", "json"), [])) if first else ""
