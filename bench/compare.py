@@ -177,30 +177,44 @@ def _driver_workload(workload: str) -> str:
     return "fanout" if workload in FANOUT else workload
 
 
-def _node_flags(node: str) -> list[str]:
-    """``--experimental-sqlite`` for a Node.js 22 before 22.13, where ``node:sqlite`` (which fauxqs 2.x imports) is
-    behind that flag; nothing for other versions."""
+def _node_version(node: str) -> tuple[int, int] | None:
+    """``(major, minor)`` of a Node.js (None when it cannot be run)."""
     try:
         version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
         major, minor = (int(x) for x in version.lstrip("v").split(".")[:2])
     except (OSError, ValueError, subprocess.TimeoutExpired):
-        return []
-    return ["--experimental-sqlite", "--no-warnings"] if major == 22 and minor < 13 else []
+        return None
+    return major, minor
+
+
+def _node_flags(version: tuple[int, int] | None) -> list[str]:
+    """``--experimental-sqlite`` for a Node.js 22 before 22.13, where ``node:sqlite`` (which fauxqs 2.x imports) is
+    behind that flag; nothing for other versions."""
+    return ["--experimental-sqlite", "--no-warnings"] if version and version[0] == 22 and version[1] < 13 else []
 
 
 def _fauxqs(directory: str, node: str) -> Server | None:
     """fauxqs installed with ``npm install --prefix DIRECTORY fauxqs``, started on ``{port}`` without its request
-    log; None when it is not installed there. fauxqs serves SNS on the same port (a form-encoded POST is an SNS
-    call to it; SQS calls are JSON)."""
-    app = os.path.join(os.path.abspath(directory), "node_modules", "fauxqs", "dist", "app.js")
+    log; None (said) when it is not installed there or ``node`` is too old for it. fauxqs serves SNS on the same
+    port (a form-encoded POST is an SNS call to it; SQS calls are JSON)."""
+    package = os.path.join(os.path.abspath(directory), "node_modules", "fauxqs")
+    app = os.path.join(package, "dist", "app.js")
     if not os.path.isfile(app):
+        print(f"fauxqs: not installed in {directory} (npm install --prefix {directory} fauxqs); skipped")
+        return None
+    with open(os.path.join(package, "package.json")) as f:
+        release = str(json.load(f).get("version", "0"))
+    version = _node_version(node)
+    major = release.split(".")[0]
+    if major.isdigit() and int(major) >= 2 and (version or (0, 0)) < (22, 5):
+        print(f"fauxqs {release}: needs Node.js 22.5 or later (--node); {node} is {version}: skipped")
         return None
     script = (
         f"import {{ startFauxqs }} from {json.dumps('file://' + app)};"
         " await startFauxqs({ port: Number(process.env.FAUXQS_PORT), logger: false });"
     )
     script = script.replace("{", "{{").replace("}", "}}")  # the command line is str.format()ted with the port
-    command = [node, *_node_flags(node), "--input-type=module", "-e", script]
+    command = [node, *_node_flags(version), "--input-type=module", "-e", script]
     return Server("fauxqs", command, {"FAUXQS_PORT": "{port}"}, health="/health")
 
 
@@ -464,8 +478,6 @@ def main() -> int:
     fauxqs = _fauxqs(a.fauxqs_dir, a.node)
     if fauxqs is not None:
         others.append(fauxqs)
-    else:
-        print(f"fauxqs: not installed in {a.fauxqs_dir} (npm install --prefix {a.fauxqs_dir} fauxqs); skipped")
     if a.moto_cmd:
         others.append(Server("moto", [a.moto_cmd, "-H", "127.0.0.1", "-p", "{port}"]))
     if a.localstack_python:
