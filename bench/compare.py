@@ -24,8 +24,14 @@ gets a bytecode cache of its own (``PYTHONPYCACHEPREFIX`` in a temporary folder)
 modules that ``sqsemu.compiled`` lists run from their sources); each sqsemu's build (``compiled (mypyc)`` or ``pure
 Python: ...``, from its ``/health``) is printed under the table.
 
+The SNS fan-out rows (``--only fanout``) publish over the Query protocol to a topic with 1 and with 10 SQS
+subscriptions (each its own queue) while receivers drain every queue, and check that every queue got every published
+message once; they give deliveries per second and the server's CPU per delivery, for sqsemu (in memory and
+``--data-dir``), fauxqs and moto (LocalStack is started with SQS only).
+
 fauxqs (Node.js) is used when it is installed with npm in ``--fauxqs-dir`` (default ``bench/.fauxqs``, ignored by
-git: ``npm install --prefix bench/.fauxqs fauxqs``); it is started from there with Node, through the package's own
+git: ``npm install --prefix bench/.fauxqs fauxqs``; fauxqs 2.x needs Node.js 22.5 or later, ``--node``, which gets
+``--experimental-sqlite`` before 22.13); it is started from there with Node, through the package's own
 ``startFauxqs`` with its request log off (as sqsemu runs without its access log). moto is used when ``moto_server``
 is on the PATH (or ``--moto-cmd``); LocalStack when ``--localstack-python`` names a Python with ``localstack-core``
 (host mode, SQS only). Raw results go to ``--out`` (JSON per run); the
@@ -151,21 +157,65 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("durable: round trip", "roundtrip", "json", "durable"),
     ("durable: batch", "send-batch", "json", "durable"),
     ("backlog: RSS per 1 KiB message; receive+delete head vs tail", "backlog", "json", "all"),
+    ("SNS fan-out, 1 subscription: deliveries/s (server CPU per delivery)", "fanout-1", "json", "sns"),
+    ("SNS fan-out, 10 subscriptions", "fanout-10", "json", "sns"),
+    ("durable: SNS fan-out, 10 subscriptions", "fanout-10", "json", "durable"),
 ]
+FANOUT = {"fanout-1": 1, "fanout-10": 10}
+"""The fan-out rows' workloads: ``bench/sqsbench.py --workload fanout --subscriptions N`` (Publish over Query to a
+topic with N SQS subscriptions, one queue each, every queue drained with ReceiveMessage 10 and DeleteMessageBatch
+over JSON, every delivery counted per queue). ``--only fanout`` selects them all."""
+
+
+def _wanted(only: set[str], workload: str) -> bool:
+    """Whether ``--only`` names ``workload`` (``fanout`` names every fan-out row)."""
+    return workload in only or (workload in FANOUT and "fanout" in only)
+
+
+def _driver_workload(workload: str) -> str:
+    """The driver's ``--workload`` for a row's workload."""
+    return "fanout" if workload in FANOUT else workload
+
+
+def _node_version(node: str) -> tuple[int, int] | None:
+    """``(major, minor)`` of a Node.js (None when it cannot be run)."""
+    try:
+        version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+        major, minor = (int(x) for x in version.lstrip("v").split(".")[:2])
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+    return major, minor
+
+
+def _node_flags(version: tuple[int, int] | None) -> list[str]:
+    """``--experimental-sqlite`` for a Node.js 22 before 22.13, where ``node:sqlite`` (which fauxqs 2.x imports) is
+    behind that flag; nothing for other versions."""
+    return ["--experimental-sqlite", "--no-warnings"] if version and version[0] == 22 and version[1] < 13 else []
 
 
 def _fauxqs(directory: str, node: str) -> Server | None:
     """fauxqs installed with ``npm install --prefix DIRECTORY fauxqs``, started on ``{port}`` without its request
-    log; None when it is not installed there."""
-    app = os.path.join(os.path.abspath(directory), "node_modules", "fauxqs", "dist", "app.js")
+    log; None (said) when it is not installed there or ``node`` is too old for it. fauxqs serves SNS on the same
+    port (a form-encoded POST is an SNS call to it; SQS calls are JSON)."""
+    package = os.path.join(os.path.abspath(directory), "node_modules", "fauxqs")
+    app = os.path.join(package, "dist", "app.js")
     if not os.path.isfile(app):
+        print(f"fauxqs: not installed in {directory} (npm install --prefix {directory} fauxqs); skipped")
+        return None
+    with open(os.path.join(package, "package.json")) as f:
+        release = str(json.load(f).get("version", "0"))
+    version = _node_version(node)
+    major = release.split(".")[0]
+    if major.isdigit() and int(major) >= 2 and (version or (0, 0)) < (22, 5):
+        print(f"fauxqs {release}: needs Node.js 22.5 or later (--node); {node} is {version}: skipped")
         return None
     script = (
         f"import {{ startFauxqs }} from {json.dumps('file://' + app)};"
         " await startFauxqs({ port: Number(process.env.FAUXQS_PORT), logger: false });"
     )
     script = script.replace("{", "{{").replace("}", "}}")  # the command line is str.format()ted with the port
-    return Server("fauxqs", [node, "--input-type=module", "-e", script], {"FAUXQS_PORT": "{port}"}, health="/health")
+    command = [node, *_node_flags(version), "--input-type=module", "-e", script]
+    return Server("fauxqs", command, {"FAUXQS_PORT": "{port}"}, health="/health")
 
 
 def _build_of(port: int) -> str:
@@ -187,6 +237,8 @@ def _args(workload: str, a: argparse.Namespace) -> list[str]:
         "longpoll-latency": ["--duration", d, "--consumers", "10"],
         "visibility-expiry": ["--messages", str(a.vis_messages), "--concurrency", "16"],
         "backlog": ["--messages", str(a.backlog_messages), "--concurrency", "8"],
+        "fanout-1": ["--duration", d, "--concurrency", "16", "--subscriptions", "1"],
+        "fanout-10": ["--duration", d, "--concurrency", "16", "--subscriptions", "10"],
     }[workload]
 
 
@@ -228,6 +280,13 @@ def _cell(workload: str, results: list[dict[str, Any]]) -> str:
         return (
             f"{_fmt(m('e2e_msgs_per_s'))} ({_fmt(m('server_cpu_ms_per_1k_msgs'), '.1f')} us/msg), {lost} lost {dup} dup"
         )
+    if workload in FANOUT:
+        lost = sum(_get(r["result"], "verify.lost") or 0 for r in results)
+        dup = sum(_get(r["result"], "verify.duplicate_receives") or 0 for r in results)
+        return (
+            f"{_fmt(m('deliveries_per_s'))} ({_fmt(m('server_cpu_ms_per_1k_msgs'), '.1f')} us/delivery), "
+            f"{lost} lost {dup} dup"
+        )
     if workload == "longpoll-latency":
         p50, p99 = m("latency_from_send_start_ms.p50"), m("latency_from_send_start_ms.p99")
         ack50, ack99 = m("latency_from_send_ack_ms.p50"), m("latency_from_send_ack_ms.p99")
@@ -249,7 +308,7 @@ def _cell(workload: str, results: list[dict[str, Any]]) -> str:
 def _selected(only: set[str] | None, workload: str, protocol: str, applies: str) -> bool:
     """Whether ``--only`` selects a row: by its workload, or ('durable') as a durable row or the in-memory row of
     the same workload and protocol that it is compared with."""
-    if only is None or workload in only:
+    if only is None or _wanted(only, workload):
         return True
     durable = {(w, p) for _, w, p, kind in ROWS if kind == "durable"}
     return "durable" in only and (workload, protocol) in durable
@@ -419,8 +478,6 @@ def main() -> int:
     fauxqs = _fauxqs(a.fauxqs_dir, a.node)
     if fauxqs is not None:
         others.append(fauxqs)
-    else:
-        print(f"fauxqs: not installed in {a.fauxqs_dir} (npm install --prefix {a.fauxqs_dir} fauxqs); skipped")
     if a.moto_cmd:
         others.append(Server("moto", [a.moto_cmd, "-H", "127.0.0.1", "-p", "{port}"]))
     if a.localstack_python:
@@ -467,7 +524,7 @@ def main() -> int:
                 "--protocol",
                 protocol,
                 "--workload",
-                workload,
+                _driver_workload(workload),
                 "--server-pid",
                 str(pid),
                 "--label",
@@ -489,11 +546,12 @@ def main() -> int:
     for title, workload, protocol, applies in ROWS:
         if not _selected(only, workload, protocol, applies):
             continue
-        servers = {"all": memory + others, "sqsemu": memory, "durable": durable}[applies]
-        if only is not None and workload not in only:  # chosen by 'durable': the in-memory figure it needs
+        sns = memory + [s for s in others if s.label != "LocalStack"]  # LocalStack is started with SQS only
+        servers = {"all": memory + others, "sqsemu": memory, "durable": durable, "sns": sns}[applies]
+        if only is not None and not _wanted(only, workload):  # chosen by 'durable': the in-memory figure it needs
             servers = [s for s in servers if s in memory + durable]
         for i in range(1, a.runs + 1):
-            if title == ROWS[0][0] and (only is None or workload in only):
+            if title == ROWS[0][0] and (only is None or _wanted(only, workload)):
                 run(ceiling, "hello", protocol, title, i)
                 run(floor, "hello", protocol, title, i)
             for server in servers:
@@ -513,8 +571,9 @@ def main() -> int:
     print("|---|---|---|" + "---|" * len(labels))
     ceiling_rps = _median(results.get((ROWS[0][0], "ceiling", "hello", "json"), []), "req_per_s")
     rate = {"send": "msgs_per_s", "send-batch": "msgs_per_s", "roundtrip": "e2e_msgs_per_s"}
+    rate.update({workload: "deliveries_per_s" for workload in FANOUT})
     for title, workload, protocol, applies in ROWS:
-        if not _selected(only, workload, protocol, applies):
+        if not _selected(only, workload, protocol, applies) or (applies == "durable" and not durable):
             continue
         first = title == ROWS[0][0]
         hello = _cell("hello", results.get((title, "ceiling", "hello", "json"), [])) if first else ""
@@ -547,7 +606,7 @@ def main() -> int:
         fauxqs_ratios.append(f"- {title}: " + ", ".join(ours))
     if fauxqs_ratios:
         print()
-        print("msgs/s against fauxqs's (same run):")
+        print("msgs/s (fan-out: deliveries/s) against fauxqs's (same run):")
         print("\n".join(fauxqs_ratios))
     floor_us = _median(results.get((ROWS[0][0], "floor", "hello", "json"), []), "server_cpu_us_per_req")
     cpu_lines = []
@@ -571,7 +630,7 @@ def main() -> int:
             cpu_lines.append(f"- {title}: " + "; ".join(parts))
     if cpu_lines:
         print()
-        print("server CPU per message (same run):")
+        print("server CPU per message (fan-out: per delivery; same run):")
         print("\n".join(cpu_lines))
     if builds_seen:
         print()

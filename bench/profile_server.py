@@ -1,7 +1,7 @@
 """py-spy on a running sqsemu server under load: the top functions by own and by inclusive samples.
 
     python bench/profile_server.py LABEL [--pure] [--native] [--workload send] [--seconds 10] [--out DIR]
-                                         [--data-dir fresh|DIR]
+                                         [--data-dir fresh|DIR] [--driver-args "--subscriptions 10"]
 
 Starts ``python -m sqsemu`` on a free port of 127.0.0.1 (``SQSEMU_PURE_PYTHON=1`` with ``--pure``: the pure-Python
 build), drives it with ``bench/sqsbench.py`` (16 connections) for ``seconds`` + 4 s, records ``py-spy record
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -45,6 +46,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--out", default=tempfile.gettempdir())
     ap.add_argument("--data-dir", help="durable mode: the server's --data-dir (a fresh temporary folder with 'fresh')")
+    ap.add_argument("--driver-args", default="", help="more arguments for sqsbench.py (e.g. '--subscriptions 10')")
     a = ap.parse_args()
     port = free_port()
     env = dict(os.environ)
@@ -82,6 +84,7 @@ def main() -> int:
                 "16",
                 "--server-pid",
                 str(server.pid),
+                *shlex.split(a.driver_args),
             ],
         )
         time.sleep(2)

@@ -15,7 +15,8 @@ Usage:
       [--server-pid PID] [--json-out out.json]
 
 Workloads: hello, send, send-batch, roundtrip, longpoll-latency,
-           visibility-expiry, backlog   (see --help; bench/compare.py runs
+           visibility-expiry, backlog, fanout (SNS Publish to a topic with
+           --subscriptions SQS queues, drained)   (see --help; bench/compare.py runs
            them all against sqsemu, the bare-uvicorn ceiling, moto and
            LocalStack and prints the README's comparison table)
 
@@ -478,6 +479,75 @@ class QueryProto(JsonProto):
         return self._q("ChangeMessageVisibilityBatch", p)
 
 
+SNS_AUTH = (
+    "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/sns/aws4_request, "
+    "SignedHeaders=content-type;host;x-amz-date, Signature=" + "0" * 64
+)
+_RE_TOPIC = re.compile(r"<TopicArn>(.*?)</TopicArn>", re.S)
+_RE_SUBARN = re.compile(r"<SubscriptionArn>(.*?)</SubscriptionArn>", re.S)
+_RE_MSGID = re.compile(r"<MessageId>(.*?)</MessageId>", re.S)
+# the sequence number a fan-out message starts with, in a notification's JSON ("Message" : "000...|" or the
+# compact "Message":"000...|") or as the body itself (raw delivery)
+_RE_NOTE_SEQ = re.compile(r'"Message" ?: ?"(\d{15})\|')
+
+
+class SNSProto:
+    """SNS (API 2010-03-31) over the Query protocol (form-encoded, XML answers), the only protocol SNS has. The
+    Authorization header is a fixed SigV4 header whose credential scope names ``sns`` (as an SDK's would); neither
+    sqsemu in its default mode nor fauxqs verifies the signature."""
+
+    def __init__(self, hostport):
+        self.head = (
+            f"POST / HTTP/1.1\r\nHost: {hostport}\r\nUser-Agent: sqsbench/{VERSION}\r\n"
+            "Content-Type: application/x-www-form-urlencoded; charset=utf-8\r\n"
+            f"X-Amz-Date: 20260101T000000Z\r\nAuthorization: {SNS_AUTH}\r\nContent-Length: "
+        ).encode()
+
+    def _q(self, action, params):
+        body = urllib.parse.urlencode([("Action", action), ("Version", "2010-03-31"), *params]).encode()
+        return b"".join((self.head, str(len(body)).encode(), b"\r\n\r\n", body))
+
+    @staticmethod
+    def check(status, body):
+        QueryProto.check(status, body)
+
+    def create_topic(self, name):
+        return self._q("CreateTopic", [("Name", name)])
+
+    def parse_create_topic(self, st, b):
+        self.check(st, b)
+        return html.unescape(_RE_TOPIC.search(b.decode()).group(1))
+
+    def delete_topic(self, arn):
+        return self._q("DeleteTopic", [("TopicArn", arn)])
+
+    def subscribe(self, topic_arn, queue_arn, raw=False):
+        p = [("TopicArn", topic_arn), ("Protocol", "sqs"), ("Endpoint", queue_arn), ("ReturnSubscriptionArn", "true")]
+        if raw:
+            p += [("Attributes.entry.1.key", "RawMessageDelivery"), ("Attributes.entry.1.value", "true")]
+        return self._q("Subscribe", p)
+
+    def parse_subscribe(self, st, b):
+        self.check(st, b)
+        return html.unescape(_RE_SUBARN.search(b.decode()).group(1))
+
+    def publish_prefix(self, topic_arn):
+        """The form body of a Publish up to its Message's value (the message is [A-Za-z0-9|]: no escaping)."""
+        return (
+            urllib.parse.urlencode([("Action", "Publish"), ("Version", "2010-03-31"), ("TopicArn", topic_arn)]).encode()
+            + b"&Message="
+        )
+
+    def publish(self, prefix, message):
+        body = prefix + message.encode().replace(b"|", b"%7C")
+        return b"".join((self.head, str(len(body)).encode(), b"\r\n\r\n", body))
+
+    def parse_publish(self, st, b):
+        self.check(st, b)
+        if b"<MessageId>" not in b:
+            raise SQSError(st, "NoMessageId", b[:200].decode("latin1"))
+
+
 # --------------------------------------------------------------------------- #
 # measurement helpers
 # --------------------------------------------------------------------------- #
@@ -675,6 +745,7 @@ class Bench:
         self.errors = Errors()
         self.ctl = None
         self.queues = []
+        self.topics = []  # SNS topic ARNs made by the fanout workload (deleted by cleanup)
         self.seq = 0
 
     def next_seq(self):
@@ -720,6 +791,18 @@ class Bench:
             return {"error": str(e)[:200]}
 
     async def cleanup(self):
+        if self.topics:
+            sns = SNSProto("%s:%d" % (self.host, self.port))
+            for arn in self.topics:
+                try:
+                    if self.ctl is None or self.ctl.conn.closed:
+                        self.ctl = await self.client()
+                    st, b = await self.ctl.request(sns.delete_topic(arn), 60)
+                    if st != 200:
+                        print("warning: DeleteTopic %s -> %d %s" % (arn, st, b[:200]), file=sys.stderr)
+                except Exception as e:
+                    print(f"warning: DeleteTopic {arn} failed: {e}", file=sys.stderr)
+            self.topics = []
         for url in self.queues:
             try:
                 if self.ctl is None or self.ctl.conn.closed:
@@ -1392,6 +1475,193 @@ async def wl_backlog(B: Bench):
     return r
 
 
+async def wl_fanout(B: Bench):
+    """SNS fan-out: Publish (Query, one message a request) to a topic with --subscriptions SQS subscriptions, each
+    its own queue, while consumers drain every queue (ReceiveMessage 10, DeleteMessageBatch). Every queue must get
+    every published message exactly once (counted per queue: lost, duplicated, unexpected). The rate is deliveries
+    (messages deleted from the queues) per second from the first Publish to the last delete; server CPU is per
+    delivery. Notifications (the SNS JSON envelope) unless --raw (RawMessageDelivery). One message goes through
+    every queue before the measured window (a warm-up, not counted)."""
+    a = B.a
+    n = a.subscriptions
+    sns = SNSProto("%s:%d" % (B.host, B.port))
+    urls = [await B.create_queue("fan%d" % i, {"VisibilityTimeout": a.rt_visibility}) for i in range(n)]
+    arns = []
+    for url in urls:
+        st, b = await B.ctl.request(B.proto.get_attrs(url))
+        arns.append(B.proto.parse_get_attrs(st, b)["QueueArn"])
+    st, b = await B.ctl.request(sns.create_topic("sqsbench-fanout-%d-%s" % (os.getpid(), uuid.uuid4().hex[:8])))
+    topic = sns.parse_create_topic(st, b)
+    B.topics.append(topic)
+    for arn in arns:
+        st, b = await B.ctl.request(sns.subscribe(topic, arn, a.raw))
+        sns.parse_subscribe(st, b)
+    prefix = sns.publish_prefix(topic)
+    # one message through every queue before the window: what a server does once (sqsemu makes its signing key at
+    # the first signed notification) is not measured
+    st, b = await B.ctl.request(sns.publish(prefix, make_body(0, a.body_size)))
+    sns.parse_publish(st, b)
+    for url in urls:
+        for _ in range(10):
+            st, b = await B.ctl.request(B.proto.receive(url, 10, 1))
+            msgs = B.proto.parse_receive(st, b)
+            if msgs:
+                st, b = await B.ctl.request(B.proto.delete_batch(url, [m[0] for m in msgs]))
+                B.proto.parse_delete_batch(st, b)
+                break
+    nprod = a.producers or max(1, a.concurrency // 4)
+    per_queue = a.consumers or max(2, (a.concurrency - nprod) // n)
+    pcl = await B.clients(nprod)
+    ccl = [await B.clients(per_queue, timeout=max(a.timeout, a.wait + 15)) for _ in range(n)]
+    sent_at = {}  # seq -> Publish start time (acknowledged publishes only)
+    uncertain = set()  # publishes whose outcome is unknown (error/timeout)
+    recv = [{} for _ in range(n)]  # per queue: seq -> times received
+    dels = [{} for _ in range(n)]  # per queue: seq -> successful deletes
+    deleted = [0] * n
+    unparsed = [0]
+    e2e = []
+    st_ = {"published": 0, "deleted": 0, "recv_reqs": 0, "empty_recv": 0, "t_last_del": None}
+    t_start = pc()
+    prod_end = t_start + a.duration
+    hard_end = prod_end + a.drain_timeout
+    producing = [True]
+    seq_of_raw = body_seq
+
+    def seq_of_note(body):
+        m = _RE_NOTE_SEQ.search(body)
+        return int(m.group(1)) if m else None
+
+    seq_of = seq_of_raw if a.raw else seq_of_note
+
+    async def producer(cl):
+        while pc() < prod_end:
+            if st_["published"] * n - st_["deleted"] >= a.max_inflight * n:
+                await asyncio.sleep(0.002)
+                continue
+            s = B.next_seq()
+            raw = sns.publish(prefix, make_body(s, a.body_size))
+            t0 = pc()
+            sent_at[s] = t0  # before the request: a consumer may see it before our ack
+            try:
+                stt, b = await cl.request(raw)
+                sns.parse_publish(stt, b)
+            except Exception as e:
+                B.errors.add("Publish", e)
+                sent_at.pop(s, None)
+                uncertain.add(s)
+                continue
+            st_["published"] += 1
+
+    async def consumer(q, cl):
+        url, got, gone = urls[q], recv[q], dels[q]
+        empties = 0
+        while True:
+            if pc() > hard_end:
+                return
+            if not producing[0]:
+                if deleted[q] >= st_["published"] or empties >= a.drain_empty:
+                    return
+            try:
+                stt, b = await cl.request(B.proto.receive(url, 10, a.wait))
+                t1 = pc()
+                msgs = B.proto.parse_receive(stt, b)
+            except Exception as e:
+                B.errors.add("ReceiveMessage", e)
+                continue
+            st_["recv_reqs"] += 1
+            if not msgs:
+                st_["empty_recv"] += 1
+                empties += 1
+                continue
+            empties = 0
+            seqs = []
+            for _rh, body in msgs:
+                s = seq_of(body)
+                seqs.append(s)
+                if s is None:
+                    unparsed[0] += 1
+                    continue
+                c = got.get(s, 0)
+                got[s] = c + 1
+                if c == 0 and q == 0:
+                    t0 = sent_at.get(s)
+                    if t0 is not None:
+                        e2e.append(t1 - t0)
+            try:
+                stt, b = await cl.request(B.proto.delete_batch(url, [m[0] for m in msgs]))
+                ok, bad = B.proto.parse_delete_batch(stt, b)
+            except Exception as e:
+                B.errors.add("DeleteMessageBatch", e)
+                continue
+            for i in ok:
+                s = seqs[i]
+                c = gone.get(s, 0)
+                gone[s] = c + 1
+                if c == 0 and s is not None:
+                    deleted[q] += 1
+                    st_["deleted"] += 1
+            st_["t_last_del"] = pc()
+            for _i, c in bad:
+                B.errors.add("DeleteMessageBatch.entry", SQSError(200, c))
+
+    async def prod_all():
+        await asyncio.gather(*(producer(c) for c in pcl))
+        producing[0] = False
+
+    with Window(B.probe) as W:
+        await asyncio.gather(prod_all(), *(consumer(q, c) for q in range(n) for c in ccl[q]))
+    for c in pcl + [c for cs in ccl for c in cs]:
+        c.close()
+    sent_set = set(sent_at)
+    known = sent_set | uncertain
+    per_queue_unique = [len(set(got) & known) for got in recv]
+    lost = sum(len(sent_set - set(got)) for got in recv)
+    dup = sum(c - 1 for got in recv for c in got.values() if c > 1)
+    unexpected = sum(1 for got in recv for s in got if s not in known) + unparsed[0]
+    not_deleted = sum(len(sent_set - set(gone)) for gone in dels)
+    multi_del = sum(1 for gone in dels for c in gone.values() if c > 1)
+    deliveries = sum(len(set(gone) & known) for gone in dels)
+    t_end = st_["t_last_del"] or W.t1
+    wall = t_end - t_start
+    r = W.result(msgs=deliveries)
+    r["deliveries"] = deliveries
+    r["deliveries_per_s"] = round(deliveries / wall, 1) if wall > 0 else None
+    r["published"] = len(sent_set)
+    r["publishes_per_s"] = round(len(sent_set) / wall, 1) if wall > 0 else None
+    r["subscriptions"], r["raw"] = n, a.raw
+    if r.get("server_cpu_s") is not None and sent_set:
+        r["server_cpu_us_per_publish"] = round(1e6 * r["server_cpu_s"] / len(sent_set), 1)
+    r["publish_phase_s"] = a.duration
+    r["producers"], r["consumers_per_queue"], r["max_inflight_per_queue"] = nprod, per_queue, a.max_inflight
+    r["verify"] = {
+        "published_acked": len(sent_set),
+        "publish_uncertain": len(uncertain),
+        "received_unique_per_queue": per_queue_unique,
+        "expected_deliveries": len(sent_set) * n,
+        "lost": lost,
+        "duplicate_receives": dup,
+        "not_deleted": not_deleted,
+        "deleted_more_than_once": multi_del,
+        "unexpected_bodies": unexpected,
+        "ok": lost == 0 and dup == 0 and not_deleted == 0 and multi_del == 0 and not unexpected,
+    }
+    r["receive_requests"], r["empty_receives"] = st_["recv_reqs"], st_["empty_recv"]
+    r["e2e_latency_ms"] = lat_stats(e2e)  # from the Publish's start to the first queue's receive
+    r["queue_attrs_after"] = await B.queue_attrs(urls[0])
+    v = r["verify"]
+    r["summary"] = "%d subs: %.0f deliveries/s (%.0f publishes/s)  e2e p50 %.1f ms  published %d lost %d dup %d %s" % (
+        n,
+        r["deliveries_per_s"] or 0,
+        r["publishes_per_s"] or 0,
+        r["e2e_latency_ms"].get("p50") or 0,
+        v["published_acked"],
+        v["lost"],
+        v["duplicate_receives"],
+        "OK" if v["ok"] else "VERIFY-FAILED",
+    )
+    return r
+
+
 WORKLOADS = {
     "hello": wl_hello,
     "send": wl_send,
@@ -1400,6 +1670,7 @@ WORKLOADS = {
     "longpoll-latency": wl_longpoll,
     "visibility-expiry": wl_visibility,
     "backlog": wl_backlog,
+    "fanout": wl_fanout,
 }
 
 
@@ -1452,9 +1723,23 @@ def main(argv=None):
     g.add_argument("--producers", type=int, default=0, help="default max(1, C//4)")
     g.add_argument("--consumers", type=int, default=0, help="roundtrip: C-producers; longpoll: 10; vis: C")
     g.add_argument("--wait", type=int, default=1, help="roundtrip receive WaitTimeSeconds")
-    g.add_argument("--max-inflight", type=int, default=500, help="producers pause when sent-deleted exceeds this")
+    g.add_argument(
+        "--max-inflight",
+        type=int,
+        default=500,
+        help="producers pause when sent-deleted exceeds this (fanout: per queue)",
+    )
     g.add_argument("--drain-timeout", type=float, default=30.0)
     g.add_argument("--rt-visibility", type=int, default=30)
+    g = ap.add_argument_group("fanout (also --producers, --consumers per queue, --wait, --max-inflight per queue)")
+    g.add_argument("--subscriptions", type=int, default=1, help="SQS subscriptions (one queue each)")
+    g.add_argument("--raw", action="store_true", help="RawMessageDelivery (the body as published)")
+    g.add_argument(
+        "--drain-empty",
+        type=int,
+        default=5,
+        help="a consumer stops after publishing ended and this many empty receives in a row",
+    )
     g = ap.add_argument_group("longpoll-latency")
     g.add_argument("--interval", type=float, default=0.05, help="producer send interval (s)")
     g.add_argument("--lp-wait", type=int, default=20, help="consumer WaitTimeSeconds")

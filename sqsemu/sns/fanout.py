@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 import orjson
 
@@ -96,6 +96,7 @@ class Fanout:
         self._scheduled = 0
         topics.listeners.append(_Forget(self))
         self._idle: asyncio.Event | None = None
+        self._one_signature: _OneSignature | None = None
 
     @property
     def signing(self) -> SigningKey:
@@ -226,12 +227,20 @@ class Fanout:
             message=publication.message_for(sub.protocol),
             timestamp_ms=publication.timestamp_ms,
             signature_version=publication.topic.signature_version,
-            signing=self.signing,
+            signing=self._notification_signing(),
             cert_url=self.cert_url(publication.url_base),
             unsubscribe_url=self.unsubscribe_url(publication.url_base, sub),
             message_attributes=publication.attributes if publication.structured is None else {},
             sequence_number=publication.sequence_number,
         )
+
+    def _notification_signing(self) -> SigningKey:
+        """The server's key, signing a publication's notifications once for all its subscriptions."""
+        key = self.signing
+        one = self._one_signature
+        if one is None or one.key is not key:
+            one = self._one_signature = _OneSignature(key)
+        return cast("SigningKey", one)
 
     # ------------------------------------------------------------------ SQS
 
@@ -419,6 +428,29 @@ class _Forget(Listener):
         self.fanout.explained.pop(topic.arn, None)
         for arn in topic.subscriptions:
             self.fanout._warned.discard(arn)
+
+
+class _OneSignature:
+    """Signs as ``key`` does, keeping its last signature: the notifications of one publication to its subscriptions
+    sign the same fields (the UnsubscribeURL, which differs, is not signed: SNS Developer Guide, "Verifying the
+    signatures of Amazon SNS messages"), and an RSA PKCS#1 v1.5 signature of the same bytes by the same key is the
+    same bytes, so one signature serves them all, identical to signing each."""
+
+    __slots__ = ("key", "_last")
+
+    def __init__(self, key: SigningKey) -> None:
+        self.key = key
+        self._last: tuple[str, tuple[tuple[str, str | None], ...], str] | None = None
+
+    def sign(self, fields: Mapping[str, str | None], version: str) -> str:
+        """``key.sign(fields, version)``, computed once for the same fields and version in a row."""
+        items = tuple(fields.items())
+        last = self._last
+        if last is not None and last[0] == version and last[1] == items:
+            return last[2]
+        signature = self.key.sign(fields, version)
+        self._last = (version, items, signature)
+        return signature
 
 
 class _ClientFailure(Exception):

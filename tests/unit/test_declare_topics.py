@@ -249,7 +249,7 @@ def test_a_subscription_declared_with_other_attributes_than_it_has_is_a_conflict
         ),
         (
             TopicDeclaration("t", tags=(("aws:reserved", "x"),)),
-            "Keys must be 1-128 characters long and not start with aws:",
+            "Tag keys must not start with aws:",
         ),
     ],
 )
