@@ -47,6 +47,11 @@ def _quote(text: str) -> str:
     return '"' + _NEEDS_ESCAPE.sub(lambda found: _ESCAPES[found.group()], text) + '"'
 
 
+def json_string_body(text: str) -> str:
+    """``text`` escaped as inside a JSON string (:func:`_quote` without the quotes)."""
+    return _quote(text)[1:-1]
+
+
 def iso_timestamp(timestamp_ms: int) -> str:
     """``timestamp_ms`` (epoch milliseconds) as SNS writes ``Timestamp``: UTC, milliseconds, ``Z``
     (``2024-01-01T00:00:00.000Z``)."""

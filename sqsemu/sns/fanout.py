@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 
 import asyncio
 import logging
+import secrets
 from collections import deque
-from collections.abc import Callable, Mapping
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 
@@ -96,7 +97,7 @@ class Fanout:
         self._scheduled = 0
         topics.listeners.append(_Forget(self))
         self._idle: asyncio.Event | None = None
-        self._one_signature: _OneSignature | None = None
+        self._made: tuple[Publication, str, str, str | None] | None = None  # the last notification, in two parts
 
     @property
     def signing(self) -> SigningKey:
@@ -219,28 +220,37 @@ class Fanout:
     def notification(self, sub: Subscription, publication: Publication) -> str:
         """The JSON notification ``sub`` gets for ``publication`` (SQS, HTTP/S, email-json); without
         MessageAttributes for a MessageStructure=json publication ("Message attributes are sent only when the
-        message structure is String, not JSON": SNS Developer Guide, "Amazon SNS message attributes")."""
+        message structure is String, not JSON": SNS Developer Guide, "Amazon SNS message attributes").
+
+        A publication's notifications differ between its subscriptions only in their UnsubscribeURL, which is not
+        signed (SNS Developer Guide, "Verifying the signatures of Amazon SNS messages"): the document is made and
+        signed once per publication and message (a MessageStructure=json publication has one per protocol), with a
+        mark where the UnsubscribeURL goes, and each subscription's URL is put in its place. An RSA PKCS#1 v1.5
+        signature of the same bytes is the same bytes, so every notification is what signing each would give."""
+        message = publication.message_for(sub.protocol)
+        made = self._made
+        if made is None or made[0] is not publication or made[1] != message:
+            text = self._document(publication, message, _UNSUBSCRIBE_MARK)
+            head, mark, tail = text.partition(_UNSUBSCRIBE_MARK)
+            made = self._made = (publication, message, head, tail if mark and _UNSUBSCRIBE_MARK not in tail else None)
+        if made[3] is None:  # the mark is in the message itself (it cannot be guessed, but never trust that)
+            return self._document(publication, message, self.unsubscribe_url(publication.url_base, sub))
+        return made[2] + envelope.json_string_body(self.unsubscribe_url(publication.url_base, sub)) + made[3]
+
+    def _document(self, publication: Publication, message: str, unsubscribe_url: str) -> str:
         return envelope.notification(
             message_id=publication.message_id,
             topic_arn=publication.topic.arn,
             subject=publication.subject,
-            message=publication.message_for(sub.protocol),
+            message=message,
             timestamp_ms=publication.timestamp_ms,
             signature_version=publication.topic.signature_version,
-            signing=self._notification_signing(),
+            signing=self.signing,
             cert_url=self.cert_url(publication.url_base),
-            unsubscribe_url=self.unsubscribe_url(publication.url_base, sub),
+            unsubscribe_url=unsubscribe_url,
             message_attributes=publication.attributes if publication.structured is None else {},
             sequence_number=publication.sequence_number,
         )
-
-    def _notification_signing(self) -> SigningKey:
-        """The server's key, signing a publication's notifications once for all its subscriptions."""
-        key = self.signing
-        one = self._one_signature
-        if one is None or one.key is not key:
-            one = self._one_signature = _OneSignature(key)
-        return cast("SigningKey", one)
 
     # ------------------------------------------------------------------ SQS
 
@@ -430,31 +440,12 @@ class _Forget(Listener):
             self.fanout._warned.discard(arn)
 
 
-class _OneSignature:
-    """Signs as ``key`` does, keeping its last signature: the notifications of one publication to its subscriptions
-    sign the same fields (the UnsubscribeURL, which differs, is not signed: SNS Developer Guide, "Verifying the
-    signatures of Amazon SNS messages"), and an RSA PKCS#1 v1.5 signature of the same bytes by the same key is the
-    same bytes, so one signature serves them all, identical to signing each."""
-
-    __slots__ = ("key", "_last")
-
-    def __init__(self, key: SigningKey) -> None:
-        self.key = key
-        self._last: tuple[str, tuple[tuple[str, str | None], ...], str] | None = None
-
-    def sign(self, fields: Mapping[str, str | None], version: str) -> str:
-        """``key.sign(fields, version)``, computed once for the same fields and version in a row."""
-        items = tuple(fields.items())
-        last = self._last
-        if last is not None and last[0] == version and last[1] == items:
-            return last[2]
-        signature = self.key.sign(fields, version)
-        self._last = (version, items, signature)
-        return signature
-
-
 class _ClientFailure(Exception):
     """A delivery that fails on the subscriber's side (not retried)."""
+
+
+_UNSUBSCRIBE_MARK = f"sqsemu-unsubscribe-url-{secrets.token_hex(16)}"
+"""Where a subscription's UnsubscribeURL goes in a publication's notification (random per process)."""
 
 
 def _new_id() -> str:
