@@ -50,10 +50,10 @@ def routes(broker: Broker) -> list[BaseRoute]:
         from sqsemu.sns.layer import sns_for
 
         sns = sns_for(broker)
-        if sns is not None:
+        if sns is not None and (timeout > 0 or not sns.push.quiet()):  # 0: quiet now, or not
             try:
-                async with asyncio.timeout(timeout):  # 0: settled already, or not
-                    await sns.fanout.settle()
+                async with asyncio.timeout(timeout):
+                    await sns.push.settle(timeout + 1)  # pushes under way included
             except TimeoutError:
                 raise AdminError(f"SNS deliveries were still under way after {timeout:g} s", 504) from None
         return JSONResponse({"settled": True})

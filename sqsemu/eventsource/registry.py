@@ -55,6 +55,7 @@ from sqsemu.eventsource.functions import ExecutionRole, Functions, Handler
 from sqsemu.eventsource.mapping import Mapping, apply_parameters, function_ref
 from sqsemu.eventsource.poller import Invocation, Runner
 from sqsemu.observability.accesslog import logfmt
+from sqsemu.quiet import wait_until_quiet
 
 if TYPE_CHECKING:
     from sqsemu.engine.queue import Queue
@@ -524,18 +525,7 @@ class EventSources:
         """Return once every worker waits (for a message or the clock) and nothing is being invoked: after a send
         or ``advance``, the invocations those caused are over. Raises ``TimeoutError`` after ``timeout_s`` real
         seconds."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + timeout_s
-        rounds = 0
-        while rounds < 5:
-            if self.quiet():
-                rounds += 1
-                await asyncio.sleep(0)
-                continue
-            rounds = 0
-            if loop.time() > end:
-                raise TimeoutError("event source mappings still busy")
-            await asyncio.sleep(0.001)
+        await wait_until_quiet(self.quiet, 5, timeout_s, "event source mappings still busy")
 
     def settle_threadsafe(self, timeout_s: float = 10.0) -> None:
         """:meth:`settle` from another thread (a test's)."""

@@ -50,6 +50,7 @@ import orjson
 
 from sqsemu.clock import Clock
 from sqsemu.engine.broker import Broker
+from sqsemu.quiet import wait_until_quiet
 from sqsemu.sns import envelope
 from sqsemu.sns.fanout import Fanout
 from sqsemu.sns.model import Subscription, Topic
@@ -317,18 +318,7 @@ class Pushers:
     async def settle(self, timeout_s: float = 10.0) -> None:
         """Return once :meth:`quiet` (after a publish or an ``advance``, the deliveries they caused are over or
         wait for the clock). Raises ``TimeoutError`` after ``timeout_s`` real seconds."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + timeout_s
-        rounds = 0
-        while rounds < 3:
-            if self.quiet():
-                rounds += 1
-                await asyncio.sleep(0)
-                continue
-            rounds = 0
-            if loop.time() > end:
-                raise TimeoutError("SNS deliveries still busy")
-            await asyncio.sleep(0.001)
+        await wait_until_quiet(self.quiet, 3, timeout_s, "SNS deliveries still busy")
 
     def settle_threadsafe(self, timeout_s: float = 10.0) -> None:
         """:meth:`settle` from another thread (a test's). Raises ``RuntimeError`` before :meth:`start`."""
