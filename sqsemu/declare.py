@@ -341,17 +341,23 @@ def _string_table(
     return tuple(pairs)
 
 
-def _parse_queue(entry: Any, n: int, prefix: str) -> QueueDeclaration:
-    where = f"{prefix}: [[queues]] #{n}"
+def _named_entry(entry: Any, where: str, keys: tuple[str, ...]) -> tuple[str, str]:
+    """A ``[[queues]]`` or ``[[topics]]`` entry's ``name`` and where it is (``<where> ('<name>')``), after checking
+    that it is a table with a non-empty name and only ``keys``; raises ``ConfigFileError``."""
     if not isinstance(entry, dict):
         raise ConfigFileError(f"{where} must be a table")
     name = entry.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigFileError(f"{where}: name is required and must be a non-empty string")
     where = f"{where} ({name!r})"
-    unknown = sorted(set(entry) - set(QUEUE_KEYS))
+    unknown = sorted(set(entry) - set(keys))
     if unknown:
-        raise ConfigFileError(f"{where}: unknown key(s) {_names(unknown)} (allowed: {', '.join(QUEUE_KEYS)})")
+        raise ConfigFileError(f"{where}: unknown key(s) {_names(unknown)} (allowed: {', '.join(keys)})")
+    return name, where
+
+
+def _parse_queue(entry: Any, n: int, prefix: str) -> QueueDeclaration:
+    name, where = _named_entry(entry, f"{prefix}: [[queues]] #{n}", QUEUE_KEYS)
 
     account, region = _namespace_keys(entry, where)
 
@@ -404,16 +410,7 @@ def _namespace_keys(entry: Mapping[str, Any], where: str) -> tuple[str | None, s
 def _parse_topic(entry: Any, n: int, prefix: str) -> TopicDeclaration:
     """One ``[[topics]]`` entry, checked for its keys and types (SNS's own rules are applied by
     :func:`check_declarations` and :func:`apply_topic_declarations`)."""
-    where = f"{prefix}: [[topics]] #{n}"
-    if not isinstance(entry, dict):
-        raise ConfigFileError(f"{where} must be a table")
-    name = entry.get("name")
-    if not isinstance(name, str) or not name:
-        raise ConfigFileError(f"{where}: name is required and must be a non-empty string")
-    where = f"{where} ({name!r})"
-    unknown = sorted(set(entry) - set(TOPIC_KEYS))
-    if unknown:
-        raise ConfigFileError(f"{where}: unknown key(s) {_names(unknown)} (allowed: {', '.join(TOPIC_KEYS)})")
+    name, where = _named_entry(entry, f"{prefix}: [[topics]] #{n}", TOPIC_KEYS)
     account, region = _namespace_keys(entry, where)
     attributes = _string_table(
         entry.get("attributes", {}), "attributes", where, attributes=True, json_names=TOPIC_JSON_ATTRIBUTES
