@@ -11,13 +11,20 @@
 #
 # Environment: BASE_TAG (default sqsemu-base:bookworm), DEBIAN_SUITE (default bookworm), FORCE=1 rebuilds.
 set -euo pipefail
+# The caller's Python byte code settings (the test suite sets PYTHONPYCACHEPREFIX) would reach the Python that the
+# packages' install scripts and compileall run inside the new root, and leave its byte code in a cache folder in the
+# image (/root/.cache) instead of beside the standard library.
+unset PYTHONPYCACHEPREFIX PYTHONDONTWRITEBYTECODE
 
 tag="${BASE_TAG:-sqsemu-base:bookworm}"
 suite="${DEBIAN_SUITE:-bookworm}"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 cache="${DEBOOTSTRAP_CACHE:-/var/cache/sqsemu-debootstrap}"  # the downloaded .deb files, kept for a rebuild
 
-if [ "${FORCE:-0}" != 1 ] && docker image inspect "${tag}" >/dev/null 2>&1; then
+# The recipe's version, kept as a label of the image: an image made by an older recipe is made again (2: the standard
+# library's byte code compiled without the caller's byte code settings, none left in /root/.cache).
+recipe=2
+if [ "${FORCE:-0}" != 1 ] && [ "$(docker image inspect -f '{{index .Config.Labels "sqsemu.base-recipe"}}' "${tag}" 2>/dev/null)" = "${recipe}" ]; then
     echo "build-base: ${tag} exists; reusing it (FORCE=1 rebuilds)"
     exit 0
 fi
@@ -49,5 +56,6 @@ tar --numeric-owner -C "${root}" -c . | docker import \
     --change 'ENV LANG=C.UTF-8' \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'CMD ["python3"]' \
+    --change "LABEL sqsemu.base-recipe=${recipe}" \
     - "${tag}" >/dev/null
 echo "build-base: ${tag} built in $((SECONDS - started)) s ($(docker run --rm "${tag}" python3 --version))"
