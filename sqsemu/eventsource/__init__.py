@@ -13,10 +13,17 @@ through the broker's public calls, exactly as a client would, and knows nothing 
 - ``poller``: the workers of one mapping (batching window, batch size, maximum concurrency, back-off, partial
   batch responses).
 - ``registry``: every mapping of a server, kept in durable mode, declared in the config file.
-- ``api``: the REST API under ``/2015-03-31/event-source-mappings`` and ``/2015-03-31/functions``.
+- ``api``: the REST API under ``/2015-03-31/event-source-mappings`` and ``/2015-03-31/functions``, and the tagging
+  API of mappings under ``/2017-03-31/tags/``.
+- ``provisioned``: provisioned mode (``ProvisionedPollerConfig``) of an SQS mapping.
+- ``tags``: tags of mappings, and the resource ARN of the tagging API.
 - ``catalog``: GetFunction and ListFunctions, an account's functions.
 - ``declare``: the config file's ``[[event_source_mappings]]`` and ``[functions.NAME]`` tables.
 """
 
 LAMBDA_API_PREFIX = "/2015-03-31/"
 """The path prefix of the Lambda REST API (the API version of every Lambda operation's path)."""
+LAMBDA_TAGS_PREFIX = "/2017-03-31/tags/"
+"""The path prefix of Lambda's tagging API (TagResource, UntagResource, ListTags: botocore's ``requestUri``)."""
+LAMBDA_API_PREFIXES = (LAMBDA_API_PREFIX, LAMBDA_TAGS_PREFIX)
+"""Every path prefix the Lambda API app serves."""

@@ -8,7 +8,13 @@ UpdateEventSourceMapping    PUT     /2015-03-31/event-source-mappings/{UUID}    
 DeleteEventSourceMapping    DELETE  /2015-03-31/event-source-mappings/{UUID}         202
 GetFunction                 GET     /2015-03-31/functions/{FunctionName}             200
 ListFunctions               GET     /2015-03-31/functions/                           200
+TagResource                 POST    /2017-03-31/tags/{ARN}                           204
+UntagResource               DELETE  /2017-03-31/tags/{ARN}?tagKeys=...               204
+ListTags                    GET     /2017-03-31/tags/{ARN}                           200
 ==========================  ======  ===============================================  ======
+
+The tagging operations take an event source mapping's ARN (``EventSourceMappingArn``,
+``arn:aws:lambda:<region>:<account>:event-source-mapping:<UUID>``); sqsemu tags no other Lambda resource.
 
 The caller's account and region come from the SigV4 credential, as for SQS calls (a 12-digit access key id is the
 account). With ``--auth sigv4`` the signature is verified as SQS calls' are (``sqsemu.security.sigv4``), scoped to
@@ -30,7 +36,12 @@ condition keys for AWS Lambda" gives: ``arn:aws:lambda:<region>:<account>:event-
 Update and Delete, ``*`` for Create and List (actions with no resource type), with the condition key
 ``lambda:FunctionArn`` (the function the request names, in the account and region it names, else the caller's;
 else the mapping's); GetFunction on ``arn:aws:lambda:<region>:<account>:function:<name>`` (the function it names),
-ListFunctions on ``*``. A function of another account is a resource of that account: with no resource-based policy
+ListFunctions on ``*``; TagResource, UntagResource and ListTags on the mapping's ARN. A CreateEventSourceMapping
+with ``Tags`` is also authorized as ``lambda:TagResource`` on the new mapping's ARN ("Using tags on event source
+mappings": "lambda:TagResource–Grant this permission to anyone who needs to call TagResource or perform a tag on
+create"). The tag condition keys: ``aws:RequestTag/<key>`` and ``aws:TagKeys`` from the tags a Create or TagResource
+gives (``aws:TagKeys`` from the keys an UntagResource removes), ``aws:ResourceTag/<key>`` from an existing
+mapping's tags. A function of another account is a resource of that account: with no resource-based policy
 (sqsemu models none) its GetFunction is denied whatever the caller's policies allow. A denial is 403
 ``AccessDeniedException`` "User: <principal ARN> is not authorized to perform: lambda:<Operation> on resource:
 <resource> because no identity-based policy allows the lambda:<Operation> action" (or "... because no
@@ -43,12 +54,13 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
 
 from sqsemu.engine.errors import SQSError
 from sqsemu.engine.queue import Namespace
+from sqsemu.eventsource import LAMBDA_TAGS_PREFIX
 from sqsemu.eventsource.catalog import get_function, list_functions
 from sqsemu.eventsource.errors import InvalidParameterValue, LambdaError
 from sqsemu.eventsource.mapping import function_ref
@@ -72,6 +84,7 @@ _refusals = logging.getLogger(ACCESS_LOGGER)  # signature refusals, as the SQS p
 
 MAPPINGS_PATH = "/2015-03-31/event-source-mappings"
 FUNCTIONS_PATH = "/2015-03-31/functions"
+TAGS_PATH = LAMBDA_TAGS_PREFIX.rstrip("/")
 MAX_BODY_BYTES = 6 * 1024 * 1024
 
 
@@ -127,6 +140,8 @@ def _operation(scope: Scope) -> str:
         name = "ListFunctions"
     elif method == "GET" and path.startswith(FUNCTIONS_PATH + "/") and "/" not in path[len(FUNCTIONS_PATH) + 1 :]:
         name = "GetFunction"
+    elif path.startswith(TAGS_PATH + "/"):
+        name = {"POST": "TagResource", "DELETE": "UntagResource", "GET": "ListTags"}.get(str(method))
     else:
         name = None
     return f"lambda:{name}" if name else "-"
@@ -205,14 +220,11 @@ class LambdaAPI:
             extra = [(b"x-amzn-errortype", b"ServiceException")]
         else:
             extra = []
-        payload = json.dumps(answer).encode()
-        response_headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(payload)).encode()),
-            (b"x-amzn-requestid", request_id.encode()),
-            *extra,
-            *cors,
-        ]
+        payload, framing = b"", []  # 204 (TagResource, UntagResource): no content, no Content-Length (RFC 9110 8.6)
+        if status != 204:
+            payload = json.dumps(answer).encode()
+            framing = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+        response_headers = [*framing, (b"x-amzn-requestid", request_id.encode()), *extra, *cors]
         await send({"type": "http.response.start", "status": status, "headers": response_headers})
         await send({"type": "http.response.body", "body": payload})
 
@@ -225,8 +237,14 @@ class LambdaAPI:
         if path == MAPPINGS_PATH:
             if method == "POST":
                 params = _json(body)
-                authorize("CreateEventSourceMapping", "*", caller, _named_function(params, caller))
-                return 202, sources.create(params, caller)
+                function = _named_function(params, caller)
+                asked = _tag_keys(params.get("Tags"))
+                authorize("CreateEventSourceMapping", "*", caller, function, asked)
+                mapping_id = str(uuid.uuid4())
+                if params.get("Tags"):  # a tag on create needs lambda:TagResource too, on the new mapping's ARN
+                    arn = f"arn:aws:lambda:{caller.region}:{caller.account_id}:event-source-mapping:{mapping_id}"
+                    authorize("TagResource", arn, caller, function, asked)
+                return 202, sources.create(params, caller, mapping_id)
             if method == "GET":
                 authorize("ListEventSourceMappings", "*", caller, None)
                 query = _query(scope)
@@ -243,19 +261,22 @@ class LambdaAPI:
             mapping_id = unquote(path[len(MAPPINGS_PATH) + 1 :])
             resource = f"arn:aws:lambda:{caller.region}:{caller.account_id}:event-source-mapping:{mapping_id}"
             mapping = sources.mappings.get(mapping_id)
-            current = None
+            current, held = None, None
             if mapping is not None and (mapping.account, mapping.region) == (caller.account_id, caller.region):
-                current = mapping.function_arn
+                current, held = mapping.function_arn, _resource_tags(mapping.tags)
             if method == "GET":
-                authorize("GetEventSourceMapping", resource, caller, current)
+                authorize("GetEventSourceMapping", resource, caller, current, held)
                 return 200, sources.get(mapping_id, caller)
             if method == "PUT":
                 params = _json(body)
-                authorize("UpdateEventSourceMapping", resource, caller, _named_function(params, caller) or current)
+                function = _named_function(params, caller) or current
+                authorize("UpdateEventSourceMapping", resource, caller, function, held)
                 return 202, sources.update(mapping_id, params, caller)
             if method == "DELETE":
-                authorize("DeleteEventSourceMapping", resource, caller, current)
+                authorize("DeleteEventSourceMapping", resource, caller, current, held)
                 return 202, sources.delete(mapping_id, caller)
+        elif path.startswith(TAGS_PATH + "/") and method in ("POST", "DELETE", "GET"):
+            return self._tagging(scope, method, path[len(TAGS_PATH) + 1 :], body, caller, authorize)
         elif method == "GET" and path == FUNCTIONS_PATH:
             authorize("ListFunctions", "*", caller, None)
             return 200, list_functions(sources.functions, caller, _query(scope))
@@ -266,6 +287,34 @@ class LambdaAPI:
             authorize("GetFunction", ref.arn(caller.region, caller.account_id), caller, None)
             return 200, get_function(sources.functions, ref, qualifier, caller)
         raise UnknownOperation(f"No Lambda operation is served at {method} {scope['path']}.")
+
+    def _tagging(
+        self, scope: Scope, method: str, resource: str, body: bytes, caller: Namespace, authorize: Authorizer
+    ) -> tuple[int, dict[str, Any]]:
+        """TagResource (POST), UntagResource (DELETE) or ListTags (GET) of the resource ARN ``resource``, authorized
+        on that ARN first (with the mapping's function and tags when the caller owns such a mapping)."""
+        sources = self.sources
+        mapping = None
+        target = resource.rsplit(":", 1)[-1] if ":event-source-mapping:" in resource else None
+        if target is not None:
+            mapping = sources.mappings.get(target.lower())
+        function, held = None, None
+        if mapping is not None and mapping.arn == resource and mapping.account == caller.account_id:
+            function, held = mapping.function_arn, _resource_tags(mapping.tags)
+        if method == "POST":
+            params = _json(body)
+            asked = _tag_keys(params.get("Tags"))
+            authorize("TagResource", resource, caller, function, {**(held or {}), **(asked or {})})
+            sources.tag(resource, params.get("Tags"), caller)
+            return 204, {}
+        if method == "DELETE":
+            keys = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("tagKeys", [])
+            removed = {"aws:TagKeys": tuple(keys)} if keys else {}
+            authorize("UntagResource", resource, caller, function, {**(held or {}), **removed})
+            sources.untag(resource, keys, caller)
+            return 204, {}
+        authorize("ListTags", resource, caller, function, held)
+        return 200, sources.list_tags(resource, caller)
 
 
 class Authorizer:
@@ -279,9 +328,17 @@ class Authorizer:
         self.scope = scope
         self.request_id = request_id
 
-    def __call__(self, operation: str, resource: str, caller: Namespace, function: str | None) -> None:
+    def __call__(
+        self,
+        operation: str,
+        resource: str,
+        caller: Namespace,
+        function: str | None,
+        tags: Mapping[str, str | tuple[str, ...]] | None = None,
+    ) -> None:
         """Allow ``lambda:<operation>`` on ``resource`` (``function``: the ``lambda:FunctionArn`` condition key's
-        value, None: absent), or raise :class:`AccessDenied` (logged and counted)."""
+        value, None: absent; ``tags``: the tag condition keys, ``aws:RequestTag/<key>``, ``aws:TagKeys``,
+        ``aws:ResourceTag/<key>``, with their values), or raise :class:`AccessDenied` (logged and counted)."""
         access = self.access
         if access is None:
             return
@@ -289,9 +346,10 @@ class Authorizer:
         if identity is None:
             return
         # aws:userid as the caller's SQS calls see it (AccessControl._fixed_context): a key of every request context
-        context = {"aws:userid": access.user_id(identity)}
+        context: dict[str, str | tuple[str, ...]] = {"aws:userid": access.user_id(identity)}
         if function is not None:
             context["lambda:FunctionArn"] = function
+        context.update(tags or {})
         decision = access.decide_as(
             identity.principal, identity.policies, f"lambda:{operation}", resource, caller.region, context, self.scope
         )
@@ -312,6 +370,22 @@ def _named_function(params: dict[str, Any], caller: Namespace) -> str | None:
     except InvalidParameterValue:
         return None
     return ref.arn(caller.region, caller.account_id)
+
+
+def _tag_keys(tags: Any) -> dict[str, str | tuple[str, ...]] | None:
+    """The condition keys a request's ``Tags`` set: ``aws:RequestTag/<key>`` (each value) and ``aws:TagKeys`` (the
+    keys, in the request's order); None without tags (or with a value the operation then refuses)."""
+    if not isinstance(tags, dict) or not tags or not all(isinstance(v, str) for v in tags.values()):
+        return None
+    found: dict[str, str | tuple[str, ...]] = {"aws:TagKeys": tuple(str(k) for k in tags)}
+    for key, value in tags.items():
+        found.setdefault(f"aws:RequestTag/{key}", value)
+    return found
+
+
+def _resource_tags(tags: Mapping[str, str]) -> dict[str, str | tuple[str, ...]]:
+    """``aws:ResourceTag/<key>`` for each of a mapping's tags."""
+    return {f"aws:ResourceTag/{key}": value for key, value in tags.items()}
 
 
 def _query(scope: Scope) -> dict[str, str]:

@@ -7,8 +7,13 @@
     batch_size = 10                       # optional, as CreateEventSourceMapping's parameters
     maximum_batching_window = 0
     function_response_types = ["ReportBatchItemFailures"]
-    maximum_concurrency = 5
+    maximum_concurrency = 5               # or provisioned mode (not both):
+    # minimum_pollers = 2                 #   ProvisionedPollerConfig, each optional (2 and 200 by default)
+    # maximum_pollers = 200
     filter_patterns = ['{"body": {"kind": ["order"]}}']
+    metrics = ["EventCount"]              # MetricsConfig
+    kms_key_arn = "arn:aws:kms:us-east-1:000000000000:key/orders"   # KMSKeyArn (kept and answered only)
+    tags = { team = "orders" }            # the mapping's tags (replace those it has at each start)
     enabled = true
 
     [functions.process-orders]            # where a function is invoked (else --lambda-endpoint)
@@ -53,7 +58,12 @@ MAPPING_KEYS = {
     "maximum_batching_window": int,
     "function_response_types": list,
     "maximum_concurrency": int,
+    "minimum_pollers": int,
+    "maximum_pollers": int,
     "filter_patterns": list,
+    "metrics": list,
+    "kms_key_arn": str,
+    "tags": dict,
     "enabled": bool,
 }
 FUNCTION_KEYS = {"endpoint": str, "function_name": str, "role": str, "policies": list, "account": str}
@@ -72,7 +82,12 @@ class DeclaredMapping:
     maximum_batching_window: int | None = None
     function_response_types: tuple[str, ...] | None = None
     maximum_concurrency: int | None = None
+    minimum_pollers: int | None = None
+    maximum_pollers: int | None = None
     filter_patterns: tuple[str, ...] | None = None
+    metrics: tuple[str, ...] | None = None
+    kms_key_arn: str | None = None
+    tags: Mapping[str, Any] | None = None
     enabled: bool = True
 
     def parameters(self) -> dict[str, Any]:
@@ -86,8 +101,17 @@ class DeclaredMapping:
             out["FunctionResponseTypes"] = list(self.function_response_types)
         if self.maximum_concurrency is not None:
             out["ScalingConfig"] = {"MaximumConcurrency": self.maximum_concurrency}
+        if self.minimum_pollers is not None or self.maximum_pollers is not None:
+            pollers = {"MinimumPollers": self.minimum_pollers, "MaximumPollers": self.maximum_pollers}
+            out["ProvisionedPollerConfig"] = {k: v for k, v in pollers.items() if v is not None}
         if self.filter_patterns is not None:
             out["FilterCriteria"] = {"Filters": [{"Pattern": p} for p in self.filter_patterns]}
+        if self.metrics is not None:
+            out["MetricsConfig"] = {"Metrics": list(self.metrics)}
+        if self.kms_key_arn is not None:
+            out["KMSKeyArn"] = self.kms_key_arn
+        if self.tags is not None:
+            out["Tags"] = dict(self.tags)
         return out
 
 
@@ -145,7 +169,7 @@ def check_document(document: Mapping[str, Any], base_dir: Path | None = None) ->
             raise ValueError(f"{where}: function is required")
         if ("queue" in entry) == ("event_source_arn" in entry):
             raise ValueError(f"{where}: give either queue or event_source_arn")
-        for key in ("function_response_types", "filter_patterns"):
+        for key in ("function_response_types", "filter_patterns", "metrics"):
             if key in entry and not all(isinstance(v, str) for v in entry[key]):
                 raise ValueError(f"{where}: {key} must be a list of strings")
         values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
@@ -224,14 +248,17 @@ def _role(arn: str, policies: list[Any], where: str, base_dir: Path | None) -> D
 
 def _check_parameters(declared: DeclaredMapping, where: str) -> None:
     """The entry's settings checked as CreateEventSourceMapping checks them (a queue named ``*.fifo`` is FIFO)."""
-    from sqsemu.eventsource.errors import InvalidParameterValue
+    from sqsemu.eventsource.errors import LambdaError
     from sqsemu.eventsource.mapping import Mapping, apply_parameters, function_name
+    from sqsemu.eventsource.tags import parse_tags
 
     source = declared.event_source_arn or declared.queue or ""
     try:
         scratch = Mapping("", "", "", source, function_name(declared.function))
         apply_parameters(scratch, declared.parameters(), source.endswith(".fifo"))
-    except InvalidParameterValue as exc:
+        if declared.tags is not None:
+            parse_tags(dict(declared.tags))
+    except LambdaError as exc:
         raise ValueError(f"{where}: {exc.message}") from None
 
 

@@ -35,6 +35,32 @@ class InvalidParameterValue(LambdaError):
     fault = "User"
 
 
+class ValidationError(LambdaError):
+    """``ValidationException`` (HTTP 400): a value outside the service model's enum, as AWS's request validation
+    answers it before Lambda looks at the call (recorded on AWS for an unknown ``StartingPosition``: "1 validation error
+    detected: Value '0' at 'startingPosition' failed to satisfy constraint: Member must satisfy enum value set:
+    [LATEST, AT_TIMESTAMP, TRIM_HORIZON]"). Not a shape of botocore's Lambda model: SDKs read its code from the
+    ``X-Amzn-ErrorType`` header."""
+
+    code = "ValidationException"
+    status = 400
+    member = "message"
+    fault = "User"
+
+
+def enum_refusal(value: str, where: str, allowed: tuple[str, ...], listed: list[str] | None = None) -> ValidationError:
+    """The ValidationException for ``value`` at the member ``where`` (``loggingConfig.systemLogLevel``, in the
+    lower-camel path AWS's message uses) outside ``allowed``, worded as the recorded one (:class:`ValidationError`).
+    ``listed``: the whole list when the member is a list's (``metricsConfig.metrics``), which the message then names
+    with the list form of AWS's validation messages (not recorded for Lambda)."""
+    rule = f"Member must satisfy enum value set: [{', '.join(allowed)}]"
+    if listed is not None:
+        value, rule = f"[{', '.join(listed)}]", f"Member must satisfy constraint: [{rule}]"
+    return ValidationError(
+        f"1 validation error detected: Value '{value}' at '{where}' failed to satisfy constraint: {rule}"
+    )
+
+
 class ResourceNotFound(LambdaError):
     """``ResourceNotFoundException`` (HTTP 404): no such mapping, function or queue."""
 

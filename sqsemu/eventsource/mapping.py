@@ -8,6 +8,17 @@ queue, 1 to 10,000 for a standard queue, above 10 only with ``MaximumBatchingWin
 ``FunctionResponseTypes`` empty or ``["ReportBatchItemFailures"]``; ``FilterCriteria`` (``sqsemu.eventsource
 .filters``); ``Enabled``. The stream-only parameters (``StartingPosition``, ``ParallelizationFactor``...) are refused
 for SQS, as Lambda refuses them.
+
+The fields of 2024-26: ``ProvisionedPollerConfig`` (provisioned mode, ``sqsemu.eventsource.provisioned``; not with
+``ScalingConfig.MaximumConcurrency``); ``MetricsConfig`` (``{"Metrics": ["EventCount"]}``: ``ErrorCount`` and
+``KafkaMetrics`` are "(Amazon MSK and self-managed Apache Kafka)" metrics, refused for SQS; an empty list or object
+turns the metrics off); ``KMSKeyArn`` (kept and answered; an empty string removes it, as "Control which events Lambda
+sends to your function", filter criteria encryption, says: sqsemu has no KMS, so the filter criteria are always
+answered in clear and ``FilterCriteriaError`` never appears); ``LoggingConfig`` ("This feature is only available for
+Kafka event source mappings", "Kafka event source mapping logging"): an empty object is taken as none, a
+``SystemLogLevel`` refused for SQS. The refusals' wording is sqsemu's, in the form Lambda gives ``StartingPosition``'s
+(docs/behaviour.md 12.14); a value outside a model enum is ``ValidationException`` as AWS's request validation
+answers it (``errors.enum_refusal``).
 """
 
 from __future__ import annotations
@@ -16,8 +27,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqsemu.eventsource.errors import InvalidParameterValue
+from sqsemu.eventsource.errors import InvalidParameterValue, enum_refusal
 from sqsemu.eventsource.filters import parse_filters
+from sqsemu.eventsource.provisioned import EXCLUSIVE_MODES, INVOCATIONS_PER_POLLER, parse_pollers
 
 DEFAULT_BATCH_SIZE = 10
 MAX_BATCH_SIZE_STANDARD = 10_000
@@ -47,6 +59,16 @@ STREAM_ONLY = (
     "DocumentDBEventSourceConfig",
 )
 """Parameters of stream and broker sources that an SQS mapping does not take."""
+
+METRICS = ("EventCount", "ErrorCount", "KafkaMetrics")
+"""The model's ``EventSourceMappingMetric`` enum; an SQS mapping takes ``EventCount`` only."""
+SQS_METRICS = ("EventCount",)
+MAX_METRICS = 3
+"""Members of ``MetricsConfig.Metrics`` at most (the model's ``EventSourceMappingMetricList``)."""
+LOG_LEVELS = ("DEBUG", "INFO", "WARN")
+"""The model's ``EventSourceMappingSystemLogLevel`` enum (``LoggingConfig``, Kafka sources only)."""
+_KMS_KEY_ARN = re.compile(r"(arn:(aws[a-zA-Z-]*)?:[a-z0-9-.]+:.*)|()", re.DOTALL)
+"""``KMSKeyArn`` as the model's pattern allows (0 to 10,000 characters; empty removes the key)."""
 
 _FUNCTION_NAME = re.compile(
     r"^(arn:(aws[a-zA-Z-]*)?:lambda:)?([a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d:)?(\d{12}:)?(function:)?"
@@ -111,7 +133,9 @@ class Mapping:
     """An event source mapping's settings and state.
 
     ``state``: ``Creating``, ``Enabled``, ``Disabled``, ``Updating``, ``Enabling``, ``Disabling``, ``Deleting``;
-    ``last_modified``: epoch seconds; ``filters``: the pattern strings.
+    ``last_modified``: epoch seconds; ``filters``: the pattern strings; ``minimum_pollers`` and ``maximum_pollers``:
+    provisioned mode (both None in standard mode); ``metrics``: ``MetricsConfig.Metrics``; ``kms_key_arn``: None when
+    not set; ``tags``: the mapping's tags (TagResource, not part of the configuration document).
     """
 
     uuid: str
@@ -125,6 +149,11 @@ class Mapping:
     maximum_concurrency: int | None = None
     filters: list[str] = field(default_factory=list)
     enabled: bool = True
+    minimum_pollers: int | None = None
+    maximum_pollers: int | None = None
+    metrics: list[str] = field(default_factory=list)
+    kms_key_arn: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
     state: str = "Creating"
     last_modified: float = 0.0
     last_processing_result: str = "No records processed"
@@ -147,7 +176,11 @@ class Mapping:
 
     @property
     def pollers(self) -> int:
-        """How many batches may be in flight at once: ``MaximumConcurrency``, else :data:`DEFAULT_POLLERS`."""
+        """How many batches may be in flight at once (the workers): in provisioned mode ``MinimumPollers`` x
+        :data:`~sqsemu.eventsource.provisioned.INVOCATIONS_PER_POLLER`, else ``MaximumConcurrency``, else
+        :data:`DEFAULT_POLLERS`."""
+        if self.minimum_pollers is not None:
+            return self.minimum_pollers * INVOCATIONS_PER_POLLER
         return self.maximum_concurrency or DEFAULT_POLLERS
 
     def steady_state(self) -> str:
@@ -173,6 +206,15 @@ class Mapping:
             out["FilterCriteria"] = {"Filters": [{"Pattern": p} for p in self.filters]}
         if self.maximum_concurrency is not None:
             out["ScalingConfig"] = {"MaximumConcurrency": self.maximum_concurrency}
+        if self.minimum_pollers is not None:
+            out["ProvisionedPollerConfig"] = {
+                "MinimumPollers": self.minimum_pollers,
+                "MaximumPollers": self.maximum_pollers,
+            }
+        if self.metrics:
+            out["MetricsConfig"] = {"Metrics": list(self.metrics)}
+        if self.kms_key_arn:
+            out["KMSKeyArn"] = self.kms_key_arn
         return out
 
     def saved(self) -> dict[str, Any]:
@@ -189,13 +231,20 @@ class Mapping:
             "maximum_concurrency": self.maximum_concurrency,
             "filters": list(self.filters),
             "enabled": self.enabled,
+            "minimum_pollers": self.minimum_pollers,
+            "maximum_pollers": self.maximum_pollers,
+            "metrics": list(self.metrics),
+            "kms_key_arn": self.kms_key_arn,
+            "tags": dict(self.tags),
             "last_modified": self.last_modified,
             "deleting": self.state == "Deleting",
         }
 
     @classmethod
     def from_saved(cls, saved: dict[str, Any]) -> Mapping:
-        """A mapping as :meth:`saved` kept it (``Deleting`` if it was being deleted, else its steady state)."""
+        """A mapping as :meth:`saved` kept it (``Deleting`` if it was being deleted, else its steady state); a
+        document of an earlier version, without the fields of provisioned mode, metrics, KMS key and tags, is a
+        mapping without them."""
         fields = dict(saved)
         deleting = bool(fields.pop("deleting", False))
         mapping = cls(**fields)
@@ -259,6 +308,20 @@ def apply_parameters(mapping: Mapping, params: dict[str, Any], fifo: bool) -> No
     enabled = params.get("Enabled")
     if enabled is not None and not isinstance(enabled, bool):
         raise InvalidParameterValue("Enabled must be true or false.")
+    pollers: tuple[int | None, int | None] = (mapping.minimum_pollers, mapping.maximum_pollers)
+    provisioned = params.get("ProvisionedPollerConfig")
+    if provisioned is not None:
+        pollers = parse_pollers(provisioned) or (None, None)
+    if concurrency is not None and pollers[0] is not None:
+        raise InvalidParameterValue(EXCLUSIVE_MODES)
+    metrics = mapping.metrics
+    if params.get("MetricsConfig") is not None:
+        metrics = parse_metrics(params["MetricsConfig"])
+    kms_key_arn = mapping.kms_key_arn
+    if params.get("KMSKeyArn") is not None:
+        kms_key_arn = parse_kms_key_arn(params["KMSKeyArn"])
+    if params.get("LoggingConfig") is not None:
+        check_logging(params["LoggingConfig"])
     mapping.batch_size = new_batch
     mapping.batching_window_s = new_window
     if response_types is not None:
@@ -267,3 +330,53 @@ def apply_parameters(mapping: Mapping, params: dict[str, Any], fifo: bool) -> No
     mapping.filters = filters
     if enabled is not None:
         mapping.enabled = enabled
+    mapping.minimum_pollers, mapping.maximum_pollers = pollers
+    mapping.metrics = metrics
+    mapping.kms_key_arn = kms_key_arn
+
+
+def parse_metrics(value: Any) -> list[str]:
+    """``MetricsConfig.Metrics`` of an SQS mapping (each once, in order; empty: no metrics). Raises
+    ``ValidationError`` for a name outside the model's enum, ``InvalidParameterValue`` for a value of the wrong shape,
+    more than :data:`MAX_METRICS` names, or a Kafka metric."""
+    if not isinstance(value, dict):
+        raise InvalidParameterValue("MetricsConfig must be an object.")
+    metrics = value.get("Metrics")
+    if metrics is None:
+        return []
+    if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+        raise InvalidParameterValue("MetricsConfig.Metrics must be a list of metric names.")
+    if len(metrics) > MAX_METRICS:
+        raise InvalidParameterValue(f"MetricsConfig.Metrics holds at most {MAX_METRICS} names.")
+    for metric in metrics:  # the model's enum first, as AWS's request validation precedes Lambda's checks
+        if metric not in METRICS:
+            raise enum_refusal(metric, "metricsConfig.metrics", METRICS, metrics)
+    for metric in metrics:
+        if metric not in SQS_METRICS:
+            raise InvalidParameterValue(f"MetricsConfig {metric} is not valid for SQS event sources.")
+    return list(dict.fromkeys(metrics))
+
+
+def parse_kms_key_arn(value: Any) -> str | None:
+    """``KMSKeyArn``: the ARN, or None for an empty string (the key removed). Raises ``InvalidParameterValue`` for a
+    value the model's pattern or length refuses."""
+    if not isinstance(value, str) or len(value) > 10_000 or not _KMS_KEY_ARN.fullmatch(value):
+        raise InvalidParameterValue(
+            f"1 validation error detected: Value '{value}' at 'kMSKeyArn' failed to satisfy constraint: Member must "
+            "satisfy regular expression pattern: (arn:(aws[a-zA-Z-]*)?:[a-z0-9-.]+:.*)|()"
+        )
+    return value or None
+
+
+def check_logging(value: Any) -> None:
+    """Refuse a ``LoggingConfig`` for an SQS mapping: ``ValidationError`` for a ``SystemLogLevel`` outside the
+    model's enum, ``InvalidParameterValue`` for any other level or a value of the wrong shape; an empty object is
+    accepted as no configuration."""
+    if not isinstance(value, dict):
+        raise InvalidParameterValue("LoggingConfig must be an object.")
+    level = value.get("SystemLogLevel")
+    if level is None:
+        return
+    if not isinstance(level, str) or level not in LOG_LEVELS:
+        raise enum_refusal(str(level), "loggingConfig.systemLogLevel", LOG_LEVELS)
+    raise InvalidParameterValue("LoggingConfig is not valid for SQS event sources.")

@@ -46,6 +46,7 @@ from sqsemu.engine.broker import Broker, Namespace, parse_arn
 from sqsemu.eventsource.errors import (
     NOT_FOUND_MESSAGE,
     InvalidParameterValue,
+    LambdaError,
     ResourceConflict,
     ResourceInUse,
     ResourceNotFound,
@@ -54,6 +55,7 @@ from sqsemu.eventsource.errors import (
 from sqsemu.eventsource.functions import ExecutionRole, Functions, Handler
 from sqsemu.eventsource.mapping import Mapping, apply_parameters, function_ref
 from sqsemu.eventsource.poller import Invocation, Runner
+from sqsemu.eventsource.tags import check_key, limited, parse_tags, taggable
 from sqsemu.observability.accesslog import logfmt
 from sqsemu.quiet import wait_until_quiet
 
@@ -222,8 +224,10 @@ class EventSources:
 
     # ------------------------------------------------------------------ the API's operations
 
-    def create(self, params: dict[str, Any], caller: Namespace) -> dict[str, Any]:
-        """CreateEventSourceMapping → the configuration (``State`` ``Creating``)."""
+    def create(self, params: dict[str, Any], caller: Namespace, mapping_id: str | None = None) -> dict[str, Any]:
+        """CreateEventSourceMapping → the configuration (``State`` ``Creating``); ``mapping_id``: the new mapping's
+        UUID when the caller chose it (the API authorizes tagging on its ARN first), else a new one. ``Tags`` are
+        the mapping's first tags (``sqsemu.eventsource.tags``)."""
         name = self._own_function(params.get("FunctionName"), caller)
         arn = params.get("EventSourceArn")
         queue = self._source_queue(arn)
@@ -234,10 +238,12 @@ class EventSources:
             # there are no grants to another account, so another account's (or region's) queue is refused as a
             # queue the role cannot read.
             raise InvalidParameterValue(role_refusal("ReceiveMessage"))
-        mapping = Mapping(str(uuidlib.uuid4()), caller.account_id, caller.region, queue.arn, name)
+        mapping = Mapping(mapping_id or str(uuidlib.uuid4()), caller.account_id, caller.region, queue.arn, name)
         self._check_function(mapping)
         self._check_role(mapping, queue)
         apply_parameters(mapping, params, queue.fifo)
+        if params.get("Tags") is not None:
+            mapping.tags = parse_tags(params["Tags"])
         self._check_unique(mapping)
         mapping.last_modified = self.clock.now_ms() / 1000
         self.mappings[mapping.uuid] = mapping
@@ -323,6 +329,47 @@ class EventSources:
             runner.on_idle = lambda: self._forget(uuid)
             runner.sync()
         return answer
+
+    # ------------------------------------------------------------------ the tagging API (event source mappings)
+
+    def tagged(self, resource: str, caller: Namespace) -> Mapping:
+        """The mapping the tagging API's resource ARN names, when ``caller`` owns it. Raises
+        ``InvalidParameterValue`` for a value that is no taggable ARN, or the ARN of a function or another kind
+        sqsemu does not tag; ``ResourceNotFound`` for a mapping that does not exist, or is another account's or
+        region's (as :meth:`get` answers)."""
+        target = taggable(resource)
+        if target.uuid is None:
+            raise InvalidParameterValue(
+                f"sqsemu tags event source mappings only (arn:aws:lambda:<region>:<account>:event-source-mapping:"
+                f"<UUID>), not {resource}."
+            )
+        if (target.account, target.region) != (caller.account_id, caller.region):
+            raise ResourceNotFound(NOT_FOUND_MESSAGE)
+        return self._mapping(target.uuid, caller)
+
+    def tag(self, resource: str, tags: Any, caller: Namespace) -> None:
+        """TagResource: add ``tags`` to the mapping (a key it has takes the new value). Raises as :meth:`tagged`
+        and ``sqsemu.eventsource.tags.parse_tags``; beyond 50 tags in all, nothing changes."""
+        mapping = self.tagged(resource, caller)
+        if tags is None:
+            raise InvalidParameterValue("Tags is required.")
+        mapping.tags = limited({**mapping.tags, **parse_tags(tags)})
+        self._save(mapping)
+
+    def untag(self, resource: str, keys: list[str], caller: Namespace) -> None:
+        """UntagResource: remove the tags ``keys`` names (a key the mapping does not have is no error). Raises as
+        :meth:`tagged`, and ``InvalidParameterValue`` without keys or for a key that is no tag key."""
+        mapping = self.tagged(resource, caller)
+        if not keys:
+            raise InvalidParameterValue("TagKeys is required.")
+        for key in keys:
+            check_key(key)
+        mapping.tags = {k: v for k, v in mapping.tags.items() if k not in keys}
+        self._save(mapping)
+
+    def list_tags(self, resource: str, caller: Namespace) -> dict[str, Any]:
+        """ListTags → ``{"Tags": {...}}``. Raises as :meth:`tagged`."""
+        return {"Tags": dict(self.tagged(resource, caller).tags)}
 
     # ------------------------------------------------------------------ helpers
 
@@ -440,9 +487,12 @@ class EventSources:
         ns = Namespace(owner, queue.namespace.region)
         key = uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"sqsemu:{arn}:{declared.function}")
         mapping = self.mappings.get(str(key)) or Mapping(str(key), ns.account_id, ns.region, arn, declared.function)
+        params = declared.parameters()
         try:
-            apply_parameters(mapping, declared.parameters(), queue.fifo)
-        except InvalidParameterValue as exc:
+            apply_parameters(mapping, params, queue.fifo)
+            if params.get("Tags") is not None:  # the declared tags replace the mapping's
+                mapping.tags = parse_tags(params["Tags"])
+        except LambdaError as exc:
             raise ValueError(f"event_source_mappings ({arn} -> {declared.function}): {exc.message}") from None
         mapping.state = mapping.steady_state()
         mapping.last_modified = mapping.last_modified or self.clock.now_ms() / 1000

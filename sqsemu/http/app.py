@@ -67,7 +67,7 @@ from sqsemu.config import Config
 from sqsemu.engine.broker import Broker, Namespace
 from sqsemu.engine.errors import InternalError, InvalidAction, InvalidParameterValue, SQSError, UnknownOperation
 from sqsemu.engine.realism import Realism
-from sqsemu.eventsource import LAMBDA_API_PREFIX
+from sqsemu.eventsource import LAMBDA_API_PREFIX, LAMBDA_API_PREFIXES, LAMBDA_TAGS_PREFIX
 from sqsemu.http.adminapp import AdminApp
 from sqsemu.http.cycle import DROP_EXTENSION, declared_length
 from sqsemu.http.home import CONTENT_TYPE as HOME_CONTENT_TYPE
@@ -155,14 +155,15 @@ not its identity: compiled (mypyc), a tuple is copied on its way out of a functi
 def is_admin_path(path: str) -> bool:
     """Whether ``path`` is served by a sub-app rather than as the SQS endpoint: the admin app (``/health``,
     ``/metrics``, ``/_sqsemu/...``, and other emulators' ``/moto-api/...``, ``/_localstack/...``, ``/_aws/...``:
-    :mod:`sqsemu.compat`) or the Lambda API of event source mappings (``/2015-03-31/...``)."""
+    :mod:`sqsemu.compat`) or the Lambda API of event source mappings (``/2015-03-31/...``, and its tags under
+    ``/2017-03-31/tags/...``)."""
     return path == "/health" or path.startswith(_SUB_APP_PREFIXES) or path == METRICS_PATH
 
 
 SNS_CERT_PREFIX = "/_sqsemu/sns/SimpleNotificationService-"
 """Paths of SNS's signing certificate (sqsemu.sns.fanout.Fanout.cert_url), served without the admin gate."""
 
-_SUB_APP_PREFIXES = ("/_sqsemu", LAMBDA_API_PREFIX, "/moto-api", "/_localstack", "/_aws")
+_SUB_APP_PREFIXES = ("/_sqsemu", LAMBDA_API_PREFIX, LAMBDA_TAGS_PREFIX, "/moto-api", "/_localstack", "/_aws")
 """Paths of the admin app (with other emulators' routes: sqsemu.compat) and of the Lambda API."""
 
 
@@ -449,8 +450,9 @@ class SQSApp:
             await self._lifespan(receive, send)
 
     def _lambda(self, path: str) -> ASGIApp | None:
-        """The Lambda API app (made at its first request) for a path under ``/2015-03-31/``, else None."""
-        if not path.startswith(LAMBDA_API_PREFIX):
+        """The Lambda API app (made at its first request) for a path under ``/2015-03-31/`` or ``/2017-03-31/tags/``,
+        else None."""
+        if not path.startswith(LAMBDA_API_PREFIXES):
             return None
         if self._lambda_api is None:
             from sqsemu.eventsource.api import LambdaAPI

@@ -497,7 +497,7 @@ class AccessControl:
         iam_action: str,
         resource: str,
         region: str,
-        context: Mapping[str, str] | None = None,
+        context: Mapping[str, str | Sequence[str]] | None = None,
         scope: Scope | None = None,
     ) -> Decision:
         """Whether ``principal`` with its identity-based ``policies`` may perform ``iam_action``
@@ -506,7 +506,8 @@ class AccessControl:
         and tags, for any other ARN (a Lambda event source mapping's or function's) or ``*`` (an action with no
         resource type, "Actions, resources, and condition keys for AWS Lambda") with the identity-based policies
         only, the resource's account being the ARN's (the principal's for ``*``). ``context``: more condition keys
-        (``lambda:FunctionArn``); ``scope``: the request's, for ``aws:SecureTransport`` and ``aws:SourceIp`` (None
+        (``lambda:FunctionArn``; a key with several values, ``aws:TagKeys``, as a sequence; of two names differing only
+        in case the first gives it); ``scope``: the request's, for ``aws:SecureTransport`` and ``aws:SourceIp`` (None
         for a call sqsemu makes itself, such as a mapping's poll). Raises nothing; a denial is not logged here (see
         :meth:`denied_call`)."""
         fixed: dict[str, Sequence[str]] = {
@@ -518,7 +519,7 @@ class AccessControl:
         if principal.kind == "user":
             fixed["aws:username"] = (principal.name,)
         for name, value in (context or {}).items():
-            fixed[name.lower()] = (value,)
+            fixed.setdefault(name.lower(), (value,) if isinstance(value, str) else tuple(value))
         ref = _from_arn(resource)
         try:
             queue_policy, tags = self._queue_state(ref) if ref is not None else (None, {})
