@@ -73,9 +73,10 @@ EXPOSE 9324 4566
 
 # Host and port come from SQSEMU_HOST and SQSEMU_PORT (set above; `docker run -e SQSEMU_PORT=...` changes them), and
 # the health check asks the port the server listens on (4566 with SQSEMU_COMPAT=localstack and the image's port, as
-# the entrypoint decides). The image has no curl: the standard library asks /health.
+# the entrypoint decides), over HTTPS with SQSEMU_TLS set as sqsemu reads it (its own port: no certificate check).
+# The image has no curl: the standard library asks /health.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
-    CMD ["python3", "-c", "import os, sys, urllib.request; port = os.environ.get('SQSEMU_PORT', '9324'); port = '4566' if port == '9324' and os.environ.get('SQSEMU_COMPAT') == 'localstack' else port; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:%s/health' % port, timeout=2).status == 200 else 1)"]
+    CMD ["python3", "-c", "import os, ssl, sys, urllib.request; port = os.environ.get('SQSEMU_PORT', '9324'); port = '4566' if port == '9324' and os.environ.get('SQSEMU_COMPAT') == 'localstack' else port; tls = os.environ.get('SQSEMU_TLS', '').strip().lower() in ('1', 'true', 't', 'yes', 'y', 'on'); sys.exit(0 if urllib.request.urlopen('%s://127.0.0.1:%s/health' % ('https' if tls else 'http', port), timeout=2, **({'context': ssl._create_unverified_context()} if tls else {})).status == 200 else 1)"]
 
 ENTRYPOINT ["sqsemu-entrypoint"]
 CMD ["sqsemu"]

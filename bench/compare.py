@@ -75,6 +75,11 @@ class Server:
     ready_s: float = 60.0
     proc: subprocess.Popen[bytes] | None = None
     tmp: str | None = None
+    tls_dir: str | None = None  # sqsemu --tls: its CA folder (ca.pem); the driver and the health check use https
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls_dir else "http"
 
     def start(self, port: int, log: str) -> int:
         if _port_open(port):
@@ -93,7 +98,7 @@ class Server:
         while time.time() < end:
             if self.proc.poll() is not None:
                 raise SystemExit(f"{self.label} exited early, see {log}")
-            if _port_open(port) and (self.health is None or _healthy(port, self.health)):
+            if _port_open(port) and (self.health is None or _healthy(port, self.health, self.tls_dir)):
                 time.sleep(1.0)  # settle
                 return self.proc.pid
             time.sleep(0.2)
@@ -125,9 +130,20 @@ def _port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _healthy(port: int, path: str) -> bool:
+def _tls_context(tls_dir: str | None) -> Any:
+    """The TLS context that trusts sqsemu's local CA in ``tls_dir`` (None: plain HTTP)."""
+    if tls_dir is None:
+        return None
+    import ssl
+
+    return ssl.create_default_context(cafile=os.path.join(tls_dir, "ca.pem"))
+
+
+def _healthy(port: int, path: str, tls_dir: str | None = None) -> bool:
+    scheme = "https" if tls_dir else "http"
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as r:
+        context = _tls_context(tls_dir)
+        with urllib.request.urlopen(f"{scheme}://127.0.0.1:{port}{path}", timeout=2, context=context) as r:
             body = r.read()
     except OSError:
         return False
@@ -136,12 +152,16 @@ def _healthy(port: int, path: str) -> bool:
     return True
 
 
-def _sqsemu(label: str, python: str, src: str | None, data_dir: bool = False, pure: bool = False) -> Server:
+def _sqsemu(
+    label: str, python: str, src: str | None, data_dir: bool = False, pure: bool = False, tls_dir: str | None = None
+) -> Server:
     env = {"PYTHONPATH": src} if src else {}
     if pure:
         env["SQSEMU_PURE_PYTHON"] = "1"
     cmd = [python, "-m", "sqsemu", "--host", "127.0.0.1", "--port", "{port}", "--log-level", "warning"]
-    return Server(label, cmd, env, health="/health", data_dir=data_dir)
+    if tls_dir:
+        cmd += ["--tls", "--tls-dir", tls_dir]
+    return Server(label, cmd, env, health="/health", data_dir=data_dir, tls_dir=tls_dir)
 
 
 # (row title, workload, protocol, servers it applies to: "all", "sqsemu" (in memory), "durable")
@@ -218,10 +238,13 @@ def _fauxqs(directory: str, node: str) -> Server | None:
     return Server("fauxqs", command, {"FAUXQS_PORT": "{port}"}, health="/health")
 
 
-def _build_of(port: int) -> str:
+def _build_of(port: int, tls_dir: str | None = None) -> str:
     """What a running sqsemu's ``/health`` says of its build (``compiled (mypyc)`` or ``pure Python: ...``)."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+        scheme = "https" if tls_dir else "http"
+        with urllib.request.urlopen(
+            f"{scheme}://127.0.0.1:{port}/health", timeout=2, context=_tls_context(tls_dir)
+        ) as r:
             return str(json.loads(r.read()).get("build", "not said (an sqsemu older than its build field)"))
     except (OSError, ValueError):
         return "unknown"
@@ -428,6 +451,12 @@ def main() -> int:
     )
     ap.add_argument("--pure", action="store_true", help="also run sqsemu's pure-Python build (SQSEMU_PURE_PYTHON=1)")
     ap.add_argument(
+        "--tls",
+        action="store_true",
+        help="also run sqsemu with --tls (HTTPS, its local CA in a temporary folder; the driver verifies it) and "
+        "print TLS's server CPU per message against plain HTTP",
+    )
+    ap.add_argument(
         "--fauxqs-dir",
         default=os.path.join(HERE, ".fauxqs"),
         help="where fauxqs is installed with npm (npm install --prefix DIR fauxqs); skipped when it is not there",
@@ -470,6 +499,8 @@ def main() -> int:
     builds = [("sqsemu", ROOT)] + [tuple(b.split("=", 1)) for b in a.build]  # type: ignore[misc]
     memory = [_sqsemu(label, py, src) for label, src in builds]
     durable = [] if a.no_durable else [_sqsemu(f"{label} --data-dir", py, src, True) for label, src in builds]
+    if a.tls:
+        memory.append(_sqsemu("sqsemu --tls", py, ROOT, tls_dir=tempfile.mkdtemp(prefix="sqsemu-bench-tls-")))
     if a.pure:
         memory.append(_sqsemu("sqsemu pure", py, ROOT, pure=True))
         if not a.no_durable:
@@ -513,14 +544,15 @@ def main() -> int:
     def run(server: Server, workload: str, protocol: str, key: str, i: int) -> None:
         pid = server.start(a.port, log)
         if server.label.startswith("sqsemu") or server in memory + durable:
-            builds_seen.setdefault(server.label, _build_of(a.port))
+            builds_seen.setdefault(server.label, _build_of(a.port, server.tls_dir))
         out = os.path.join(a.out, f"{server.label.replace(' ', '_')}__{workload}__{protocol}__r{i}.json")
         try:
             cmd = [
                 py,
                 DRIVER,
                 "--endpoint",
-                f"http://127.0.0.1:{a.port}",
+                f"{server.scheme}://127.0.0.1:{a.port}",
+                *(["--cafile", os.path.join(server.tls_dir, "ca.pem")] if server.tls_dir else []),
                 "--protocol",
                 protocol,
                 "--workload",
@@ -632,6 +664,21 @@ def main() -> int:
         print()
         print("server CPU per message (fan-out: per delivery; same run):")
         print("\n".join(cpu_lines))
+    tls_lines = []
+    for title, workload, protocol, applies in ROWS if a.tls else ():
+        if workload not in rate or applies == "durable" or not _selected(only, workload, protocol, applies):
+            continue
+        cpu = "server_cpu_ms_per_1k_msgs"
+        plain = _median(results.get((title, "sqsemu", workload, protocol), []), cpu)
+        secure = _median(results.get((title, "sqsemu --tls", workload, protocol), []), cpu)
+        if plain and secure:
+            tls_lines.append(
+                f"- {title}: {secure:.1f} - {plain:.1f} = {secure - plain:+.1f} us/msg ({secure / plain:.2f}x)"
+            )
+    if tls_lines:
+        print()
+        print("TLS's server CPU per message (sqsemu --tls minus sqsemu over plain HTTP; same run):")
+        print("\n".join(tls_lines))
     if builds_seen:
         print()
         print("builds: " + "; ".join(f"{label}: {build}" for label, build in builds_seen.items()))

@@ -189,8 +189,9 @@ class HTTPClient:
 
     connects = 0  # class-wide counter of TCP connections opened
 
-    def __init__(self, host, port, timeout=30.0):
+    def __init__(self, host, port, timeout=30.0, ssl_context=None):
         self.host, self.port, self.timeout = host, port, timeout
+        self.ssl = ssl_context  # an https:// endpoint: the TLS context (asyncio's TLS under the same protocol)
         self.loop = asyncio.get_event_loop()
         self.conn = None
 
@@ -203,7 +204,7 @@ class HTTPClient:
                 c.closed = True
                 c.transport.close()
         HTTPClient.connects += 1
-        _, self.conn = await self.loop.create_connection(lambda: _Conn(self.loop), self.host, self.port)
+        _, self.conn = await self.loop.create_connection(lambda: _Conn(self.loop), self.host, self.port, ssl=self.ssl)
 
     async def request(self, raw: bytes, timeout=None):
         c = self.conn
@@ -738,7 +739,13 @@ class Bench:
     def __init__(self, args):
         self.a = args
         u = urllib.parse.urlsplit(args.endpoint)
-        self.host, self.port = u.hostname, u.port or 80
+        https = u.scheme == "https"
+        self.host, self.port = u.hostname, u.port or (443 if https else 80)
+        self.ssl = None
+        if https:  # --cafile: the CA that issued the server's certificate (sqsemu --tls: its ca.pem)
+            import ssl
+
+            self.ssl = ssl.create_default_context(cafile=args.cafile or None)
         hostport = "%s:%d" % (self.host, self.port)
         self.proto = JsonProto(hostport) if args.protocol == "json" else QueryProto(hostport)
         self.probe = ServerProbe(args.server_pid)
@@ -753,7 +760,7 @@ class Bench:
         return self.seq
 
     async def client(self, timeout=None):
-        c = HTTPClient(self.host, self.port, timeout or self.a.timeout)
+        c = HTTPClient(self.host, self.port, timeout or self.a.timeout, self.ssl)
         await c.connect()
         return c
 
@@ -1708,7 +1715,8 @@ async def amain(a):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--endpoint", default="http://127.0.0.1:5000")
+    ap.add_argument("--endpoint", default="http://127.0.0.1:5000", help="http:// or https:// (then --cafile)")
+    ap.add_argument("--cafile", default="", help="https: the CA bundle the server's certificate is verified with")
     ap.add_argument("--protocol", choices=["json", "query"], default="json")
     ap.add_argument("--workload", choices=sorted(WORKLOADS), required=True)
     ap.add_argument("--duration", type=float, default=20.0, help="measured/producing phase seconds")

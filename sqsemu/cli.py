@@ -17,10 +17,11 @@ Exit statuses, one rule (:data:`EXIT_STATUSES`, also in ``--help`` and docs/conf
 
 - 0: stopped by Ctrl-C or SIGTERM (``docker stop``), after a clean shutdown;
 - 1: could not start with valid settings: the address cannot be listened on (port in use, a host that is not this
-  machine's), the data folder cannot be used (in use by another sqsemu, not writable, corrupt), or a declared queue
-  conflicts with a restored one;
-- 2: usage error: an invalid option value (an ``--init-dir`` that does not exist included), or a configuration file
-  that cannot be read or holds a bad key or declaration (reported by click);
+  machine's), the data folder cannot be used (in use by another sqsemu, not writable, corrupt), the local CA's
+  folder of ``--tls`` cannot be used, or a declared queue conflicts with a restored one;
+- 2: usage error: an invalid option value (an ``--init-dir`` that does not exist included, a ``--tls-cert`` or
+  ``--tls-key`` that cannot be read or does not match), or a configuration file that cannot be read or holds a bad
+  key or declaration (reported by click);
 - 3: the durable store failed while serving (a full disk, an I/O error), after one log line saying why: restart,
   and the server starts from what is on disk.
 """
@@ -40,8 +41,9 @@ from sqsemu.optionspec import Option
 _LOADED = "sqsemu.config_file"  # ctx.meta key of the LoadedFile read by --config
 EXIT_STATUSES = (
     "Exit status: 0 when stopped by Ctrl-C or SIGTERM; 1 when it cannot start (the address cannot be listened on, "
-    "the data folder cannot be used, a declared queue conflicts with a restored one); 2 for an invalid option or "
-    "configuration file; 3 when the durable store fails while serving."
+    "the data folder or the --tls CA folder cannot be used, a declared queue conflicts with a restored one); 2 for "
+    "an invalid option (a --tls-cert that cannot be served included) or configuration file; 3 when the durable "
+    "store fails while serving."
 )
 """The exit-status rule, as ``--help`` shows it."""
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -206,7 +208,7 @@ def _config(options: dict[str, Any]) -> Config:
         options = {**options, "port": LOCALSTACK_PORT}  # LocalStack's one port (sqsemu.compat.localstack)
     loaded = ctx.meta.get(_LOADED)
     if loaded is None:
-        return _check_init_dir(_security_config(options))
+        return _check_tls(_check_init_dir(_security_config(options)))
     from sqsemu.declare import DeclarationError, check_declarations
 
     config = _security_config(
@@ -223,7 +225,25 @@ def _config(options: dict[str, Any]) -> Config:
         ctx = click.get_current_context()
         param = next(p for p in ctx.command.params if p.name == "config")
         raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
-    return _check_init_dir(config)
+    return _check_tls(_check_init_dir(config))
+
+
+def _check_tls(config: Config) -> Config:
+    """``config``, unless ``--tls-cert``/``--tls-key`` name files that cannot be served (unreadable, not PEM, an
+    encrypted key, a key that is not the certificate's): a usage error (exit status 2) naming the option where it
+    was set. The local CA's folder is used only once the server starts (exit status 1 when it cannot be)."""
+    if not (config.tls and config.tls_cert):
+        return config
+    from sqsemu.security.tls import TLSError, check_certificate
+
+    try:
+        check_certificate(config.tls_cert, config.tls_key or None)
+    except TLSError as exc:
+        ctx = click.get_current_context()
+        name = "tls_key" if str(exc).startswith("tls_key") else "tls_cert"
+        message = str(exc).split(": ", 1)[1] if str(exc).startswith(f"{name}: ") else str(exc)
+        raise _bad_value(ctx, next(p for p in ctx.command.params if p.name == name), message) from None
+    return config
 
 
 def _check_init_dir(config: Config) -> Config:
@@ -301,12 +321,17 @@ def _serve(config: Config) -> None:
     status (see the module docstring)."""
     from sqsemu.declare import DeclarationError
     from sqsemu.persistence import StoreError
+    from sqsemu.security.tls import TLSError
     from sqsemu.server import STARTUP_FAILED_EXIT_STATUS, run
 
     try:
         status = run(config)
     except StoreError as exc:  # the data folder cannot be used (exit status 1)
         raise click.ClickException(f"cannot start: {exc}") from None
+    except TLSError as exc:
+        if exc.usage:  # the operator's certificate, changed since it was checked (exit status 2)
+            raise click.UsageError(str(exc)) from None
+        raise click.ClickException(f"cannot start: {exc}") from None  # the local CA's folder (exit status 1)
     except DeclarationError as exc:  # e.g. a restored queue with another value for a declared attribute (1)
         raise click.ClickException(str(exc)) from None
     if status == STARTUP_FAILED_EXIT_STATUS:  # uvicorn logged why (the address): say it once more, last

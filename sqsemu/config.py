@@ -187,6 +187,43 @@ class Config:
         default="",
         metadata=option("Fixed `scheme://host:port` for queue URLs.", default_text="from the request's `Host` header"),
     )
+    tls: bool = field(
+        default=False,
+        metadata=option(
+            "Serve HTTPS only, with a certificate from a local CA that sqsemu makes once (or the operator's own: "
+            "`--tls-cert`); the banner says where the CA is and how each client trusts it.",
+            readme="See [HTTPS](tls.md).",
+        ),
+    )
+    tls_cert: str = field(
+        default="",
+        metadata=option(
+            "With `--tls`: the operator's own certificate (PEM, the chain after it) instead of the local CA's; "
+            "its key in `--tls-key` or in the same file.",
+            default_text="one from the local CA",
+            metavar="PATH",
+            path=True,
+        ),
+    )
+    tls_key: str = field(
+        default="",
+        metadata=option(
+            "The private key (PEM, unencrypted) of `--tls-cert`.",
+            default_text="in the `--tls-cert` file",
+            metavar="PATH",
+            path=True,
+        ),
+    )
+    tls_dir: str = field(
+        default="",
+        metadata=option(
+            "With `--tls`: the folder of the local CA (`ca.pem`, `truststore.p12`, the server certificates), made "
+            "once and reused.",
+            default_text="`tls/` in `--data-dir`, else a per-user folder",
+            metavar="PATH",
+            path=True,
+        ),
+    )
     clock: str = field(
         default="system",
         metadata=option(
@@ -424,6 +461,8 @@ class Config:
                 raise ValueError(f"forwarded_allow_ips: {exc}") from None
         if self.base_url and not re.match(r"^https?://[^/]+$", self.base_url):
             raise ValueError(f"base_url must look like http://host:port (no path), got {self.base_url!r}")
+        if self.tls and self.tls_key and not self.tls_cert:
+            raise ValueError("tls_key needs tls_cert: the certificate the key belongs to")
         # Lists are accepted for convenience and stored as tuples (the dataclass is frozen and hashable).
         object.__setattr__(self, "queues", tuple(self.queues))
         object.__setattr__(self, "fault_rules", tuple(self.fault_rules))

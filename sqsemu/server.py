@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from sqsemu.engine.broker import Broker
     from sqsemu.http.sqsprotocol import Lane
     from sqsemu.persistence import Store
+    from sqsemu.security.tls import TLSFiles
 
 __all__ = [
     "STARTUP_FAILED_EXIT_STATUS",
@@ -120,18 +121,21 @@ def _have(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def _uvicorn_config(config: Config, app: ASGIApp, log_config: dict[str, Any] | None = None) -> uvicorn.Config:
+def _uvicorn_config(
+    config: Config, app: ASGIApp, log_config: dict[str, Any] | None = None, tls: TLSFiles | None = None
+) -> uvicorn.Config:
     """uvicorn's settings for ``config``: sqsemu's own HTTP protocol (``sqsemu.http.sqsprotocol``: the SQS calls
     answered directly; request-read deadline ``config.request_timeout``, request-head cap, 503 beyond
     ``config.max_connections``) or, when it cannot serve, uvicorn's h11 protocol with the read deadline; a bounded
     graceful shutdown. ``log_config`` None configures no logging at all (uvicorn's loggers then go through the host
     program's, as sqsemu's do); uvicorn's access log stays off: the app writes its own access lines
-    (``--access-log``)."""
-    return _serving(config, app, log_config)[0]
+    (``--access-log``). ``tls`` (``--tls``, :func:`sqsemu.security.tls.prepare`): uvicorn wraps the socket in TLS
+    with these files (``ssl_certfile``, ``ssl_keyfile``); the protocol reads the decrypted bytes, the same rules."""
+    return _serving(config, app, log_config, tls)[0]
 
 
 def _serving(
-    config: Config, app: ASGIApp, log_config: dict[str, Any] | None = None
+    config: Config, app: ASGIApp, log_config: dict[str, Any] | None = None, tls: TLSFiles | None = None
 ) -> tuple[uvicorn.Config, Lane | None]:
     """:func:`_uvicorn_config`, and the :class:`~sqsemu.http.sqsprotocol.Lane` of sqsemu's protocol (None when
     uvicorn's h11 protocol serves)."""
@@ -162,6 +166,11 @@ def _serving(
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         log_config=log_config,
+        # --tls: TLS is the transport, uvicorn's (the listening socket's); OpenSSL's default ciphers (an older
+        # uvicorn's default "TLSv1" would leave TLS 1.2 clients only CBC suites).
+        ssl_certfile=tls.certfile if tls is not None else None,
+        ssl_keyfile=tls.keyfile if tls is not None else None,
+        ssl_ciphers=None,
     )
     if lane is not None:
         lane.keep_alive_s = float(uv.timeout_keep_alive)
@@ -219,8 +228,11 @@ def _http_protocol(config: Config, app: ASGIApp) -> tuple[Any, Lane | None]:
 HTTPTOOLS_MISSING = "httptools is not installed (uvicorn serves HTTP with h11)"
 
 
-def _announce(app: ASGIApp, config: Config, server: uvicorn.Server, lane: Lane | None) -> None:
-    """Tell the app the server listens (it logs the banner) and how to count open connections."""
+def _announce(
+    app: ASGIApp, config: Config, server: uvicorn.Server, lane: Lane | None, tls: TLSFiles | None = None
+) -> None:
+    """Tell the app the server listens (it logs the banner, with ``tls``'s lines) and how to count open
+    connections."""
     from sqsemu.http.app import SQSApp
 
     if not isinstance(app, SQSApp):
@@ -229,11 +241,16 @@ def _announce(app: ASGIApp, config: Config, server: uvicorn.Server, lane: Lane |
     servers = getattr(server, "servers", None)
     if servers and servers[0].sockets:
         port = int(servers[0].sockets[0].getsockname()[1])
+    note = None
+    if tls is not None:
+        from sqsemu.security.tls import note as tls_note
+
+        note = tls_note(tls)
     if lane is not None:
         connections = lane.connections
-        app.listening(port, lambda: len(connections))
+        app.listening(port, lambda: len(connections), tls=note)
     else:
-        app.listening(port)
+        app.listening(port, tls=note)
 
 
 def _server(
@@ -242,19 +259,21 @@ def _server(
     broker: Broker,
     log_config: dict[str, Any] | None = None,
     started: threading.Event | None = None,
+    tls: TLSFiles | None = None,
 ) -> uvicorn.Server:
     """A uvicorn server for ``app`` that answers waiting long polls as soon as shutdown begins (``PromptServer``),
-    announces itself once listening, and then sets ``started`` (if given), whether or not it could start."""
+    announces itself once listening, and then sets ``started`` (if given), whether or not it could start; ``tls``:
+    the certificate it serves HTTPS with."""
     from sqsemu.http.serving import PromptServer
 
-    uv, lane = _serving(config, app, log_config)
+    uv, lane = _serving(config, app, log_config, tls)
 
     class _Server(PromptServer):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             try:
                 await super().startup(sockets=sockets)
                 if self.started:
-                    _announce(app, config, self, lane)
+                    _announce(app, config, self, lane, tls)
             finally:
                 if started is not None:
                     started.set()
@@ -290,8 +309,9 @@ def run(config: Config) -> int:
     from sqsemu.declare import log_warnings
 
     log_warnings(config.file_warnings)  # the configuration file's: read before logging was set up
+    tls = _prepare_tls(config)  # before build(): a certificate that cannot be served leaves a data folder untouched
     app, broker, _clock = build(config)
-    server = _server(config, app, broker, logging_config(config))
+    server = _server(config, app, broker, logging_config(config), tls=tls)
     exit_status = _stop_on_store_failure(app, broker, server)
     raise_open_files_limit(config.max_connections)
 
@@ -320,6 +340,16 @@ def run(config: Config) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return exit_status()
+
+
+def _prepare_tls(config: Config) -> TLSFiles | None:
+    """The certificate files of ``--tls`` (None without it): :func:`sqsemu.security.tls.prepare`, which raises
+    :class:`~sqsemu.security.tls.TLSError`. Nothing of TLS (``ssl``, cryptography) is imported without ``--tls``."""
+    if not config.tls:
+        return None
+    from sqsemu.security.tls import prepare
+
+    return prepare(config)
 
 
 def _cannot_listen(host: str, port: int) -> str | None:
@@ -405,6 +435,10 @@ class ServerThread:
     In durable mode a failure of the store stops the server, as it stops ``sqsemu`` (:attr:`exit_status` becomes
     ``STORE_FAILED_EXIT_STATUS``).
 
+    With ``Config(tls=True)`` it serves HTTPS (the local CA in ``tls_dir``, or the operator's ``tls_cert``):
+    ``endpoint_url`` says ``https://``, ``tls`` holds the files (``tls.ca_file`` is what clients verify with); a
+    certificate that cannot be served makes :meth:`start` raise :class:`~sqsemu.security.tls.TLSError`.
+
     Attributes (valid once started): ``port`` (int), ``endpoint_url`` (``"http://host:port"``), ``clock`` and
     ``broker`` (the live objects; they belong to the server's event loop thread: reach them through
     :meth:`call` or :meth:`advance`), ``app`` and ``config``. The server (and, in durable mode, its data file) is
@@ -424,6 +458,7 @@ class ServerThread:
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._exit_status: Callable[[], int] = lambda: 0
+        self.tls: TLSFiles | None = None
 
     @property
     def exit_status(self) -> int:
@@ -441,11 +476,11 @@ class ServerThread:
 
     @property
     def endpoint_url(self) -> str:
-        """``http://<host>:<port>`` of the running server (IPv6 hosts in brackets)."""
+        """``http://<host>:<port>`` of the running server (IPv6 hosts in brackets; ``https`` with ``tls``)."""
         host = self.config.host
         if ":" in host:
             host = f"[{host}]"
-        return f"http://{host}:{self.port}"
+        return f"{'https' if self.config.tls else 'http'}://{host}:{self.port}"
 
     def start(self) -> ServerThread:
         """Bind a free port, start serving in a daemon thread and wait (up to 30 s) until it accepts requests.
@@ -457,6 +492,7 @@ class ServerThread:
         from sqsemu.declare import log_warnings
 
         log_warnings(self.config.file_warnings)  # through the host program's logging
+        self.tls = _prepare_tls(self.config)
         self.app, self.broker, self.clock = build(self.config)
 
         family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
@@ -466,7 +502,7 @@ class ServerThread:
         sock.set_inheritable(True)
         self.port = int(sock.getsockname()[1])
 
-        self._server = _server(self.config, self.app, self.broker, started=self._started)
+        self._server = _server(self.config, self.app, self.broker, started=self._started, tls=self.tls)
         self._exit_status = _stop_on_store_failure(self.app, self.broker, self._server)
         self._thread = threading.Thread(
             target=self._serve, args=(self._server, sock), name=f"sqsemu-{self.port}", daemon=True

@@ -354,14 +354,21 @@ def init_scripts_for(broker: Broker) -> InitScripts:
 
 
 def script_environment(config: Config, port: int) -> dict[str, str]:
-    """The scripts' environment: the server's, with ``AWS_ENDPOINT_URL`` and defaults for the region and keys."""
+    """The scripts' environment: the server's, with ``AWS_ENDPOINT_URL`` and defaults for the region and keys; with
+    ``--tls`` the endpoint is ``https://`` and ``AWS_CA_BUNDLE`` defaults to the local CA's ``ca.pem`` (an
+    operator's certificate, ``--tls-cert``, is left to the environment to trust)."""
     host = config.host
     if host in ("", "0.0.0.0", "::"):
         host = "127.0.0.1"
     elif ":" in host:
         host = f"[{host}]"
     env = dict(os.environ)
-    env["AWS_ENDPOINT_URL"] = f"http://{host}:{port}"
+    env["AWS_ENDPOINT_URL"] = f"{'https' if config.tls else 'http'}://{host}:{port}"
+    if config.tls and not config.tls_cert:
+        from sqsemu.security.localca import CA_FILE
+        from sqsemu.security.tls import tls_folder
+
+        env.setdefault("AWS_CA_BUNDLE", str(tls_folder(config).expanduser().resolve() / CA_FILE))
     env.setdefault("AWS_DEFAULT_REGION", config.region)
     env.setdefault("AWS_ACCESS_KEY_ID", "test")
     env.setdefault("AWS_SECRET_ACCESS_KEY", "test")

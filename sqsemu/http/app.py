@@ -74,7 +74,7 @@ from sqsemu.http.home import CONTENT_TYPE as HOME_CONTENT_TYPE
 from sqsemu.http.home import console_queue_page, home_text
 from sqsemu.observability import METRICS_PATH
 from sqsemu.observability.accesslog import ACCESS_LOGGER, AccessLog, logfmt, sns_topic
-from sqsemu.observability.banner import Banner
+from sqsemu.observability.banner import Banner, TLSNote
 from sqsemu.observability.fastlane import FastLaneState
 from sqsemu.observability.requeststats import UNKNOWN_ACTION
 from sqsemu.persistence import Store, StoreError
@@ -418,9 +418,9 @@ class SQSApp:
 
             self.metrics.topic_writer = TopicFamilyWriter(self.sns)
 
-    def listening(self, port: int, connections: Callable[[], int] | None = None) -> None:
-        """The server listens on ``port``: log the start-up banner; ``connections`` gives the number of open
-        connections (for the metrics)."""
+    def listening(self, port: int, connections: Callable[[], int] | None = None, tls: TLSNote | None = None) -> None:
+        """The server listens on ``port``: log the start-up banner (``tls``: its HTTPS lines); ``connections`` gives
+        the number of open connections (for the metrics)."""
         if self.metrics is not None:
             self.metrics.connections = connections
         data_dir = None
@@ -428,7 +428,7 @@ class SQSApp:
             from pathlib import Path
 
             data_dir = str(Path(self.config.data_dir).resolve())
-        Banner.of(self.config, self.version, port, self.restored_queues, data_dir).log()
+        Banner.of(self.config, self.version, port, self.restored_queues, data_dir, tls=tls).log()
         if self.config.compat == "localstack":  # ready.d init scripts, then the "Ready." line (sqsemu.compat)
             from sqsemu.compat.initscripts import start_ready_stage
 

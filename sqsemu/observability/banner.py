@@ -28,9 +28,16 @@ listened on, a wildcard one as ``localhost``; the metrics and console URLs start
 ``queues_restored``, ``queues_declared``, ``metrics_url``, ``console_url`` (``null`` when off or absent), ``build``,
 ``auth`` (``none``, ``sigv4``, ``iam``) and ``identities`` (the keys it accepts; 0 with ``none``).
 
+With ``--tls`` the URLs say ``https://`` and two lines follow (:class:`TLSNote`): the local CA's ``ca.pem`` (made
+now or reused) and the names of the server certificate, then how each client trusts the CA (``AWS_CA_BUNDLE``,
+``NODE_EXTRA_CA_CERTS``, Java's ``-Djavax.net.ssl.trustStore``); or one line naming the operator's certificate. The
+JSON record then carries ``tls`` (the note's fields); without ``--tls`` it has no ``tls`` field.
+
 After the lines, what the settings leave open or unused is logged as warnings (:func:`start_warnings`), each once
 per start: ``--auth sigv4``/``iam`` without ``--admin-token`` while the operator's routes are on (they are open to
-anyone who reaches the port: docs/security.md), and ``--init-dir`` without ``--compat localstack`` (no script runs).
+anyone who reaches the port: docs/security.md), ``--init-dir`` without ``--compat localstack`` (no script runs),
+``--tls-cert``, ``--tls-key`` or ``--tls-dir`` without ``--tls`` (plain HTTP is served), ``--tls-dir`` beside
+``--tls-cert`` (no local CA is used), and ``--tls`` with an ``http://`` ``--base-url``.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ from sqsemu import compiled
 from sqsemu.config import Config
 from sqsemu.observability import METRICS_PATH
 
-__all__ = ["BANNER_LOGGER", "CONSOLE_PATH", "Banner", "console_installed", "start_warnings"]
+__all__ = ["BANNER_LOGGER", "CONSOLE_PATH", "Banner", "TLSNote", "console_installed", "start_warnings"]
 
 BANNER_LOGGER = "sqsemu.banner"
 CONSOLE_PATH = "/_sqsemu/ui/"
@@ -59,20 +66,55 @@ WILDCARD_HOSTS = ("0.0.0.0", "::")
 """Hosts that listen on every interface: no client connects to them by that name on every system."""
 
 
+def scheme(config: Config) -> str:
+    """``https`` with ``--tls``, else ``http``."""
+    return "https" if config.tls else "http"
+
+
 def listen_url(config: Config, port: int) -> str:
-    """``http://<host>:<port>`` of the address listened on (IPv6 in brackets)."""
+    """``http://<host>:<port>`` (``https`` with ``--tls``) of the address listened on (IPv6 in brackets)."""
     host = f"[{config.host}]" if ":" in config.host else config.host
-    return f"http://{host}:{port}"
+    return f"{scheme(config)}://{host}:{port}"
 
 
 def endpoint_url(config: Config, port: int) -> str:
     """The SQS endpoint clients should use: ``--base-url``, else the address listened on (:func:`listen_url`), a
-    wildcard one (every interface) as ``http://localhost:<port>``."""
+    wildcard one (every interface) as ``http://localhost:<port>`` (``https`` with ``--tls``)."""
     if config.base_url:
         return config.base_url
     if config.host in WILDCARD_HOSTS:
-        return f"http://localhost:{port}"
+        return f"{scheme(config)}://localhost:{port}"
     return listen_url(config, port)
+
+
+@dataclass(frozen=True)
+class TLSNote:
+    """What the banner says of ``--tls``: the certificate file served; for the local CA's, ``ca_file``
+    (``ca.pem``), ``truststore`` (``truststore.p12``, None when none could be written), the certificate's
+    ``names`` and whether the CA was made at this start (``ca_created``). ``ca_file`` None: the operator's own
+    certificate (``--tls-cert``)."""
+
+    certfile: str
+    ca_file: str | None = None
+    truststore: str | None = None
+    names: tuple[str, ...] = ()
+    ca_created: bool = False
+
+    def lines(self) -> list[str]:
+        """The banner's TLS lines: the certificate, and for the local CA how each client trusts it."""
+        if self.ca_file is None:
+            return [f"TLS: HTTPS only, with the operator's certificate {self.certfile}"]
+        made = "made now: clients trust it from now on" if self.ca_created else "reused"
+        ca = self.ca_file
+        java = (
+            f"Java -Djavax.net.ssl.trustStore={self.truststore} (PKCS#12, no password)"
+            if self.truststore
+            else f"Java: keytool -importcert -file {ca} -keystore truststore.p12 (cryptography 45+ writes one)"
+        )
+        return [
+            f"TLS: HTTPS only; local CA {ca} ({made}); certificate for {', '.join(self.names)}",
+            f"trust the CA: boto3 and the AWS CLI AWS_CA_BUNDLE={ca}; Node NODE_EXTRA_CA_CERTS={ca}; {java}",
+        ]
 
 
 def start_warnings(config: Config) -> list[str]:
@@ -94,6 +136,21 @@ def start_warnings(config: Config) -> list[str]:
     if config.init_dir and config.compat != "localstack":
         warnings.append(
             f"--init-dir {config.init_dir} is set, but init scripts run only with --compat localstack: none run"
+        )
+    if not config.tls and (config.tls_cert or config.tls_key or config.tls_dir):
+        given = ", ".join(
+            f"--{name.replace('_', '-')}" for name in ("tls_cert", "tls_key", "tls_dir") if getattr(config, name)
+        )
+        warnings.append(f"{given} set, but --tls is off: plain HTTP is served")
+    elif config.tls_dir and config.tls_cert:
+        warnings.append(
+            f"--tls-dir {config.tls_dir} is set, but the operator's certificate (--tls-cert) is served: no local CA "
+            "is used"
+        )
+    if config.tls and config.base_url.startswith("http://"):
+        warnings.append(
+            f"--tls serves HTTPS only, but --base-url {config.base_url} makes queue URLs say http://: a client "
+            "that calls a queue URL cannot connect (give --base-url https://...)"
         )
     return warnings
 
@@ -124,11 +181,20 @@ class Banner:
     local_url: str | None = None  # a wildcard address (every interface) as reached from this machine
     fixed_urls: bool = False  # the endpoint is --base-url (queue URLs name it)
     warnings: tuple[str, ...] = ()  # start_warnings(config), logged after the lines
+    tls: TLSNote | None = None  # --tls: the certificate and the CA (None: plain HTTP)
 
     @classmethod
-    def of(cls, config: Config, version: str, port: int, restored: int, data_dir: str | None = None) -> Banner:
+    def of(
+        cls,
+        config: Config,
+        version: str,
+        port: int,
+        restored: int,
+        data_dir: str | None = None,
+        tls: TLSNote | None = None,
+    ) -> Banner:
         """The banner of a server of ``config`` listening on ``port``, having restored ``restored`` queues from
-        ``data_dir`` (its absolute path; None: in memory)."""
+        ``data_dir`` (its absolute path; None: in memory); ``tls``: what it serves with ``--tls``."""
         endpoint = endpoint_url(config, port)
         built = console_installed()
         console_on = config.admin and bool(getattr(config, "console", True))  # a Config with a console switch
@@ -152,9 +218,10 @@ class Banner:
             build=compiled.status(),
             auth=config.auth,
             identities=len(config.credentials) if config.auth != "none" else 0,
-            local_url=f"http://localhost:{port}" if config.host in WILDCARD_HOSTS else None,
+            local_url=f"{scheme(config)}://localhost:{port}" if config.host in WILDCARD_HOSTS else None,
             fixed_urls=bool(config.base_url),
             warnings=tuple(start_warnings(config)),
+            tls=tls,
         )
 
     def lines(self) -> list[str]:
@@ -181,6 +248,7 @@ class Banner:
             f"queues: {self.queues_restored} restored, {self.queues_declared} declared",
             f"{metrics}; {console}",
             f"build: {self.build}",
+            *(self.tls.lines() if self.tls is not None else ()),
         ]
 
     def auth_words(self) -> str:
@@ -196,6 +264,8 @@ class Banner:
         facts = asdict(self)
         for internal in ("admin_token", "admin", "console_built", "local_url", "fixed_urls", "warnings"):
             facts.pop(internal)
+        if self.tls is None:
+            facts.pop("tls")  # plain HTTP: the facts stay as they were before --tls
         return facts
 
     def log(self, logger: logging.Logger | None = None) -> None:

@@ -31,14 +31,17 @@ def json_client(
     access_key_id: str = "test",
     secret_access_key: str = "test",
     region: str = REGION,
+    verify: str | None = None,
 ) -> Any:
-    """A current boto3 SQS client (AWS JSON 1.0) for ``endpoint_url``."""
+    """A current boto3 SQS client (AWS JSON 1.0) for ``endpoint_url``; ``verify``: the CA bundle an ``https://``
+    endpoint's certificate is verified with (default: the system's, or ``AWS_CA_BUNDLE``)."""
     client = new_client(
         "sqs",
         endpoint_url=endpoint_url,
         region_name=region,
         aws_access_key_id=access_key_id,
         aws_secret_access_key=secret_access_key,
+        verify=verify,
         config=Config(
             retries={"total_max_attempts": 1, "mode": "standard"},
             connect_timeout=CONNECT_TIMEOUT_S,
@@ -60,8 +63,10 @@ def client_for(
     access_key_id: str = "test",
     secret_access_key: str = "test",
     region: str = REGION,
+    verify: str | None = None,
 ) -> Any:
-    """An SQS client speaking ``protocol`` (``"json"`` or ``"query"``) to ``endpoint_url``.
+    """An SQS client speaking ``protocol`` (``"json"`` or ``"query"``) to ``endpoint_url`` (``verify``: the CA
+    bundle of an ``https://`` endpoint).
 
     A 12-digit ``access_key_id`` selects that account on sqsemu (any other key uses the server's default
     account). Query clients own a worker process: call ``.close()`` when done (the fixtures do; leftovers are
@@ -69,7 +74,11 @@ def client_for(
     """
     if protocol == "json":
         return json_client(
-            endpoint_url, access_key_id=access_key_id, secret_access_key=secret_access_key, region=region
+            endpoint_url,
+            access_key_id=access_key_id,
+            secret_access_key=secret_access_key,
+            region=region,
+            verify=verify,
         )
     if protocol == "query":
         return LegacySQSClient(
@@ -79,6 +88,7 @@ def client_for(
             aws_secret_access_key=secret_access_key,
             read_timeout=READ_TIMEOUT_S,
             connect_timeout=CONNECT_TIMEOUT_S,
+            verify=verify,
         )
     raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
 

@@ -287,6 +287,7 @@ class LegacySQSClient:
         aws_secret_access_key: str = "test",
         read_timeout: float = 60,
         connect_timeout: float = 5,
+        verify: str | None = None,
     ) -> None:
         python = ensure_legacy_venv()
         client_args = {
@@ -296,6 +297,7 @@ class LegacySQSClient:
             "aws_secret_access_key": aws_secret_access_key,
             "read_timeout": read_timeout,
             "connect_timeout": connect_timeout,
+            "verify": verify,  # the CA bundle of an https:// endpoint (None: the system's)
         }
         self._worker = _kept_worker(client_args) or _Worker(python, client_args)
         hello = self._worker.hello

@@ -77,6 +77,7 @@ def main() -> None:
             region_name=args["region_name"],
             aws_access_key_id=args["aws_access_key_id"],
             aws_secret_access_key=args["aws_secret_access_key"],
+            verify=args.get("verify"),
             config=Config(
                 retries={"total_max_attempts": 1, "mode": "standard"},
                 connect_timeout=args.get("connect_timeout", 5),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -43,16 +44,20 @@ def _ensure_node_modules(npm: str) -> None:
     ensure_node_modules(npm, JS_DIR, SDK_PACKAGE)
 
 
-def run_js_check(script: str, endpoint_url: str) -> dict[str, Any]:
-    """Run ``tests/js/<script>`` with Node against ``endpoint_url``; it must exit 0 and print a JSON summary as its
-    last line, which is returned. Skips the test when Node.js is not installed."""
+def run_js_check(script: str, endpoint_url: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run ``tests/js/<script>`` with Node against ``endpoint_url`` (``env``: variables added to the environment,
+    e.g. ``NODE_EXTRA_CA_CERTS``); it must exit 0 and print a JSON summary as its last line, which is returned.
+    Skips the test when Node.js is not installed."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed: the JavaScript SDK check needs Node.js")
     npm = shutil.which("npm")
     assert npm is not None, "node is installed but npm is not"
     _ensure_node_modules(npm)
-    result = subprocess.run([node, script, endpoint_url], cwd=JS_DIR, capture_output=True, text=True, timeout=120)
+    environment = {**os.environ, **env} if env else None
+    result = subprocess.run(
+        [node, script, endpoint_url], cwd=JS_DIR, capture_output=True, text=True, timeout=120, env=environment
+    )
     print(result.stdout, result.stderr)
     assert result.returncode == 0, result.stderr
     summary: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])

@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -65,10 +66,13 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def http_get(url: str, timeout: float = 2.0) -> tuple[int, dict[str, str], bytes]:
-    """``GET url`` -> ``(status, headers, body)``; HTTP error statuses are returned, not raised."""
+def http_get(
+    url: str, timeout: float = 2.0, context: ssl.SSLContext | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """``GET url`` -> ``(status, headers, body)``; HTTP error statuses are returned, not raised. ``context``: the TLS
+    context of an ``https://`` URL (default: the system's trust)."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
+        with urllib.request.urlopen(url, timeout=timeout, context=context) as response:
             return response.status, dict(response.headers.items()), response.read()
     except urllib.error.HTTPError as err:
         return err.code, dict(err.headers.items()), err.read()
@@ -90,8 +94,11 @@ def http_post_json(url: str, payload: Any, timeout: float = 10.0) -> tuple[int, 
         return status, body.decode("utf-8", "replace")
 
 
-def wait_for_health(url: str, deadline_s: float, proc: subprocess.Popen[bytes] | None = None) -> float:
-    """Poll ``url`` (a /health URL) until it answers 200; returns the seconds waited.
+def wait_for_health(
+    url: str, deadline_s: float, proc: subprocess.Popen[bytes] | None = None, context: ssl.SSLContext | None = None
+) -> float:
+    """Poll ``url`` (a /health URL) until it answers 200; returns the seconds waited. ``context``: as
+    :func:`http_get`'s.
 
     Raises ``TimeoutError`` after ``deadline_s`` seconds, or ``RuntimeError`` if ``proc`` exits first.
     """
@@ -100,7 +107,7 @@ def wait_for_health(url: str, deadline_s: float, proc: subprocess.Popen[bytes] |
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"server exited with status {proc.returncode} before answering {url}")
         try:
-            status, _, _ = http_get(url, timeout=1.0)
+            status, _, _ = http_get(url, timeout=1.0, context=context)
             if status == 200:
                 return time.monotonic() - started
         except (OSError, http.client.HTTPException):
@@ -118,8 +125,9 @@ class ServerProcess:
     - ``env``: extra environment variables.
     - ``pass_host_port``: append ``--host 127.0.0.1 --port <free>`` (set False to give them another way).
 
-    After :meth:`start`: ``port``, ``endpoint_url`` (``http://127.0.0.1:<port>``), ``proc`` and
-    ``startup_seconds`` (spawn to first 200 from /health).
+    After :meth:`start`: ``port``, ``endpoint_url`` (``http://127.0.0.1:<port>``; ``https`` when ``args`` hold
+    ``--tls``), ``proc`` and ``startup_seconds`` (spawn to first 200 from /health; a ``--tls`` server's /health is
+    asked without verifying its certificate: the tests verify it themselves).
     """
 
     def __init__(
@@ -144,9 +152,14 @@ class ServerProcess:
         self.log_path = Path(self._log.name)
 
     @property
+    def tls(self) -> bool:
+        """The server serves HTTPS (``--tls`` among its arguments)."""
+        return "--tls" in self.args
+
+    @property
     def endpoint_url(self) -> str:
-        """``http://127.0.0.1:<port>``."""
-        return f"http://{self.host}:{self.port}"
+        """``http://127.0.0.1:<port>`` (``https`` with ``--tls``)."""
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     @property
     def argv(self) -> list[str]:
@@ -170,7 +183,8 @@ class ServerProcess:
             self.proc = subprocess.Popen(self.argv, stdout=self._log, stderr=subprocess.STDOUT, env=env)
             retry = self._port_chosen_here and attempt < 2
             try:
-                wait_for_health(f"{self.endpoint_url}/health", deadline_s, self.proc)
+                unverified = ssl._create_unverified_context() if self.tls else None  # noqa: S323 - health only
+                wait_for_health(f"{self.endpoint_url}/health", deadline_s, self.proc, unverified)
             except (TimeoutError, RuntimeError) as exc:
                 self.kill()
                 if retry and "cannot listen" in self.log_tail():  # taken before this server could listen
