@@ -438,3 +438,25 @@ def test_a_load_during_a_save_stops_the_save_without_its_end_line() -> None:
     written += b"".join(chunks)
     with pytest.raises(StateError, match="cut short"):
         read_state(written)
+
+
+def test_a_durable_server_loading_its_own_earlier_state_keeps_it_after_a_restart(
+    tmp_path: Path, calls: list[list[str]]
+) -> None:
+    """The rows of the state replaced and of the state loaded share queue uids, message ids, topic ARNs and mapping
+    UUIDs: the store deletes the old rows before it writes the new ones."""
+    data = str(tmp_path / "data")
+    with SQSServer(data_dir=data, functions={"handler": handler_into(calls)}) as server:
+        built = build_rich_state(server)
+        server.settle()
+        saved = server.save_state()
+        sqs = server.client()
+        sqs.purge_queue(QueueUrl=built["jobs"])
+        sqs.delete_queue(QueueUrl=built["fair"])
+        sqs.send_message(QueueUrl=built["orders"], MessageBody="after the save")
+        server.sns_client().delete_topic(TopicArn=built["ledger"])
+        server.lambda_client().delete_event_source_mapping(UUID=built["mapping"])
+        server.load_state(saved)
+        assert server.save_state() == saved
+    with SQSServer(data_dir=data, functions={"handler": handler_into(calls)}) as restarted:
+        assert restarted.save_state().split(b"\n")[1:] == saved.split(b"\n")[1:]
