@@ -1,4 +1,5 @@
-"""The admin routes' body cap: ``/_sqsemu/*`` reads at most :data:`ADMIN_MAX_BODY_BYTES` (1 MiB).
+"""The admin routes' body cap: ``/_sqsemu/*`` reads at most :data:`ADMIN_MAX_BODY_BYTES` (1 MiB), except the paths
+given a cap of their own (``POST /_sqsemu/state``: a whole saved state, ``sqsemu.state.routes``).
 
 :class:`BodyLimit` is a pure ASGI middleware of the admin Starlette app. A request whose ``Content-Length`` is over
 the cap (however many digits it has) is answered ``413 {"error": ...}`` at once, before any of its body is read (a

@@ -154,6 +154,9 @@ class SQSServer:
     ``principal`` and ``policies`` are enforced, and ``client(principal=<ARN>)`` signs as that IAM user or role.
     ``admin=False`` leaves those admin calls failing with ``AdminAPIError`` (404).
 
+    :meth:`save_state` and :meth:`load_state` save the whole state to a file and load one (docs/state.md);
+    ``load_state=PATH`` loads one at start-up.
+
     Attributes once started: ``endpoint_url`` (``http://127.0.0.1:<port>``), ``clock`` (:class:`ServerClock`),
     ``config``.
     """

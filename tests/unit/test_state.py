@@ -5,7 +5,7 @@ real boto3 clients, the manual clock."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -320,7 +320,7 @@ def _edit(saved: bytes, table: str, change: Any) -> bytes:
     raise AssertionError(f"no {table} record")
 
 
-BROKEN = {
+BROKEN: dict[str, tuple[Callable[[bytes], bytes], str]] = {
     "cut short": (lambda s: s.rsplit(b"\n", 2)[0] + b"\n", "it was cut short"),
     "not JSON": (lambda s: s.replace(b'{"queues"', b"{queues", 1), "line 2: not JSON"),
     "a count that lies": (lambda s: s.rsplit(b"\n", 2)[0] + b'\n{"end":{"records":1}}\n', "the end line counts 1"),
