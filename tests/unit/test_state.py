@@ -460,3 +460,21 @@ def test_a_durable_server_loading_its_own_earlier_state_keeps_it_after_a_restart
         assert server.save_state() == saved
     with SQSServer(data_dir=data, functions={"handler": handler_into(calls)}) as restarted:
         assert restarted.save_state().split(b"\n")[1:] == saved.split(b"\n")[1:]
+
+
+def test_load_state_at_start_up_replaces_what_the_data_folder_held(tmp_path: Path) -> None:
+    """Before the server starts, its mappings are still rows of the store only: a --load-state replaces them too,
+    and the replacement is what the next start restores."""
+    data = str(tmp_path / "data")
+    with SQSServer() as empty:
+        nothing = empty.save_state(tmp_path / "empty.jsonl")
+    with SQSServer(data_dir=data, functions={"handler": lambda e, c: None}) as server:
+        _url, arn = queue(server.client(), "held")
+        server.map_queue(arn, "handler")
+        server.sns_client().create_topic(Name="held")
+    with SQSServer(data_dir=data, load_state=str(tmp_path / "empty.jsonl")) as loaded:
+        assert loaded.save_state().split(b"\n")[1:] == nothing.split(b"\n")[1:]
+    with SQSServer(data_dir=data, functions={"handler": lambda e, c: None}) as restarted:
+        assert restarted.queues() == []
+        assert restarted.lambda_client().list_event_source_mappings()["EventSourceMappings"] == []
+        assert restarted.sns_client().list_topics()["Topics"] == []
