@@ -13,12 +13,16 @@ command-line flag > environment variable > configuration file > default (click's
 file by the eager ``--config`` option before the other options are read). A bad value that came from the file is
 reported against ``--config``, naming the file and the key, not against the flag it fills.
 
+Commands: ``sqsemu state save FILE`` and ``sqsemu state load FILE`` are clients of a running server (its
+``/_sqsemu/state`` routes, :mod:`sqsemu.state.client`); ``sqsemu`` with options and no command serves.
+
 Exit statuses, one rule (:data:`EXIT_STATUSES`, also in ``--help`` and docs/configuration.md, "Options"):
 
 - 0: stopped by Ctrl-C or SIGTERM (``docker stop``), after a clean shutdown;
 - 1: could not start with valid settings: the address cannot be listened on (port in use, a host that is not this
   machine's), the data folder cannot be used (in use by another sqsemu, not writable, corrupt), the local CA's
-  folder of ``--tls`` cannot be used, or a declared queue conflicts with a restored one;
+  folder of ``--tls`` cannot be used, a declared queue conflicts with a restored one, or the ``--load-state`` file
+  cannot be loaded;
 - 2: usage error: an invalid option value (an ``--init-dir`` that does not exist included, a ``--tls-cert`` or
   ``--tls-key`` that cannot be read or does not match), or a configuration file that cannot be read or holds a bad
   key or declaration (reported by click);
@@ -41,9 +45,9 @@ from sqsemu.optionspec import Option
 _LOADED = "sqsemu.config_file"  # ctx.meta key of the LoadedFile read by --config
 EXIT_STATUSES = (
     "Exit status: 0 when stopped by Ctrl-C or SIGTERM; 1 when it cannot start (the address cannot be listened on, "
-    "the data folder or the --tls CA folder cannot be used, a declared queue conflicts with a restored one); 2 for "
-    "an invalid option (a --tls-cert that cannot be served included) or configuration file; 3 when the durable "
-    "store fails while serving."
+    "the data folder or the --tls CA folder cannot be used, a declared queue conflicts with a restored one, the "
+    "--load-state file cannot be loaded); 2 for an invalid option (a --tls-cert that cannot be served included) or "
+    "configuration file; 3 when the durable store fails while serving."
 )
 """The exit-status rule, as ``--help`` shows it."""
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -121,6 +125,18 @@ class _Formatter(click.HelpFormatter):
 
 class _Context(click.Context):
     formatter_class = _Formatter
+
+
+class _Group(click.Group):
+    """``sqsemu``: the server's options, and the commands (``sqsemu state``) listed as click lists them."""
+
+    context_class = _Context
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, command.get_short_help_str(80)) for name, command in self.commands.items()]
+        if rows:
+            with formatter.section("Commands"):
+                click.HelpFormatter.write_dl(formatter, rows)
 
 
 class _ConfigOption(click.Option):
@@ -297,16 +313,19 @@ def _options(command: _F) -> _F:
     return command
 
 
-@click.command(
-    cls=type("_Command", (click.Command,), {"context_class": _Context}),
+@click.group(
+    cls=_Group,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
     epilog=EXIT_STATUSES,
+    invoke_without_command=True,
 )
 @_options
 @click.version_option(__version__, "--version", "-V", prog_name="sqsemu")
 def main(**options: Any) -> None:
     """Run a local Amazon SQS-compatible server (AWS JSON 1.0 and AWS Query protocols). Its state is kept in memory,
-    or on disk with --data-dir (durable mode)."""
+    or on disk with --data-dir (durable mode). With a command (sqsemu state ...), run that instead."""
+    if click.get_current_context().invoked_subcommand is not None:
+        return  # ``sqsemu state ...``: a client of a running server, not a server
     from sqsemu import gcpause
 
     gcpause.pause()  # while the server's modules are imported (sqsemu.gcpause): run() resumes it
@@ -323,6 +342,7 @@ def _serve(config: Config) -> None:
     from sqsemu.persistence import StoreError
     from sqsemu.security.tls import TLSError
     from sqsemu.server import STARTUP_FAILED_EXIT_STATUS, run
+    from sqsemu.state.form import StateError
 
     try:
         status = run(config)
@@ -332,6 +352,8 @@ def _serve(config: Config) -> None:
         if exc.usage:  # the operator's certificate, changed since it was checked (exit status 2)
             raise click.UsageError(str(exc)) from None
         raise click.ClickException(f"cannot start: {exc}") from None  # the local CA's folder (exit status 1)
+    except StateError as exc:  # the --load-state file cannot be loaded (1)
+        raise click.ClickException(f"cannot start: {exc.message}") from None
     except DeclarationError as exc:  # e.g. a restored queue with another value for a declared attribute (1)
         raise click.ClickException(str(exc)) from None
     if status == STARTUP_FAILED_EXIT_STATUS:  # uvicorn logged why (the address): say it once more, last
@@ -343,6 +365,66 @@ def _serve(config: Config) -> None:
         )
     if status:  # 1: could not start; 3: the durable store failed while serving, and logged why
         click.get_current_context().exit(status)
+
+
+@main.group(name="state", context_settings={"help_option_names": ["-h", "--help"]})
+def state_command() -> None:
+    """Save a running server's whole state to a file, or load one into it (docs/state.md). Exit status: 0 when
+    done; 1 when the server cannot be reached or refuses (the reason is printed)."""
+
+
+def _client_options(command: _F) -> _F:
+    """The options of ``sqsemu state save`` and ``load``: ``--endpoint``, ``--admin-token``, ``--timeout``."""
+    command = click.option(
+        "--timeout", default=300, show_default=True, type=click.IntRange(1), metavar="SECONDS", help="Give up after."
+    )(command)
+    command = click.option(
+        "--admin-token",
+        default="",
+        envvar="SQSEMU_ADMIN_TOKEN",
+        show_envvar=True,
+        metavar="TOKEN",
+        help="The server's --admin-token, when it has one.",
+    )(command)
+    return click.option(
+        "--endpoint",
+        default="http://127.0.0.1:9324",
+        show_default=True,
+        envvar="SQSEMU_ENDPOINT",
+        show_envvar=True,
+        metavar="URL",
+        help="The running server's address.",
+    )(command)
+
+
+@state_command.command(name="save")
+@click.argument("file", metavar="FILE")
+@_client_options
+def state_save(file: str, endpoint: str, admin_token: str, timeout: int) -> None:
+    """Save the server's state to FILE (- for standard output), as GET /_sqsemu/state writes it."""
+    from sqsemu.state.client import ClientError, save_state
+
+    try:
+        saved = save_state(endpoint, file, admin_token, timeout)
+    except ClientError as exc:
+        raise click.ClickException(str(exc)) from None
+    if file != "-":
+        click.echo(f"saved {saved['records']} records ({saved['bytes']} bytes) from {endpoint} to {file}", err=True)
+
+
+@state_command.command(name="load")
+@click.argument("file", metavar="FILE")
+@_client_options
+def state_load(file: str, endpoint: str, admin_token: str, timeout: int) -> None:
+    """Replace the server's whole state by FILE's (- for standard input), as POST /_sqsemu/state does."""
+    from sqsemu.state.client import ClientError, load_state
+
+    try:
+        answer = load_state(endpoint, file, admin_token, timeout)
+    except ClientError as exc:
+        raise click.ClickException(str(exc)) from None
+    counts = ", ".join(f"{count} {table}" for table, count in answer.get("loaded", {}).items())
+    click.echo(f"loaded {file} into {endpoint}: {counts}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

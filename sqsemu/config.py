@@ -284,6 +284,16 @@ class Config:
             choices=FSYNC_LEVELS,
         ),
     )
+    load_state: str = field(
+        default="",
+        metadata=option(
+            "Saved-state file (as `GET /_sqsemu/state` or `sqsemu state save` writes it) whose state replaces the "
+            "server's at start-up, before the configuration file's declarations apply.",
+            readme="See [Saved states](state.md).",
+            metavar="PATH",
+            path=True,
+        ),
+    )
     request_timeout: int = field(
         default=30,
         metadata=option(

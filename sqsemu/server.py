@@ -81,12 +81,19 @@ def build(config: Config) -> tuple[ASGIApp, Broker, Clock]:
     """Wire one server: returns ``(app, broker, clock)``.
 
     The clock is chosen by ``config.clock``; the broker runs on it; the app's lifespan starts and closes the
-    broker, so the app must be served with lifespan enabled.
+    broker, so the app must be served with lifespan enabled. ``config.load_state`` names a saved state that replaces
+    the state (the one restored from ``config.data_dir`` too) before the declarations apply; a file that cannot be
+    loaded raises ``StateError`` (``sqsemu.state.form``) before anything is made.
     """
     from sqsemu.declare import apply_declarations
     from sqsemu.engine.broker import Broker
     from sqsemu.http.app import create_app
 
+    state = None
+    if config.load_state:  # --load-state: read and checked in full before anything is made (docs/state.md)
+        from sqsemu.state.load import read_state_file
+
+        state = read_state_file(config.load_state, config)
     clock = make_clock(config)
     broker = Broker(clock, strict=config.fidelity == "strict")
     if config.realism or config.realism_seed:
@@ -105,9 +112,10 @@ def build(config: Config) -> tuple[ASGIApp, Broker, Clock]:
             check_restored(broker, config)  # a queue policy that does not parse: never served open
             restored = len(broker.all_queues())
             store.attach(broker)
-        apply_declarations(broker, config)
+        if state is None:  # else the app applies them after the loaded state
+            apply_declarations(broker, config)
         # The app restores SNS topics from the store and applies the [[topics]] declarations (after the queues).
-        app: ASGIApp = create_app(config, broker, clock, store, restored_queues=restored)
+        app: ASGIApp = create_app(config, broker, clock, store, restored_queues=restored, initial_state=state)
         if store is not None:
             store.commit_pending()
     except BaseException:

@@ -9,7 +9,7 @@ Bad admin input answers 400 ``{"error": "..."}`` (``AdminError``); an unknown ad
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -40,10 +40,12 @@ def admin_app(
     clock: Clock,
     extra: Sequence[BaseRoute] = (),
     lane: FastLaneState | None = None,
+    body_limits: Mapping[str, int] | None = None,
 ) -> Starlette:
     """``GET /health`` → ``{"status": "ok", "version", "clock", "http_fast_lane"}`` (``lane``: the server's fast
     lane), every ``/_sqsemu/*`` route, and ``extra`` routes (the console's, ``GET /metrics``). With ``--no-console``
-    the console's paths answer 404 ``{"error": ...}``."""
+    the console's paths answer 404 ``{"error": ...}``. Request bodies are capped at ``ADMIN_MAX_BODY_BYTES``,
+    except on the paths of ``body_limits`` (path: bytes)."""
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse(health_document(clock, lane))
@@ -77,6 +79,6 @@ def admin_app(
     routes += extra
     return Starlette(
         routes=routes,
-        middleware=[Middleware(BodyLimit, max_bytes=ADMIN_MAX_BODY_BYTES)],
+        middleware=[Middleware(BodyLimit, max_bytes=ADMIN_MAX_BODY_BYTES, larger=body_limits)],
         exception_handlers={AdminError: admin_error, ClientDisconnect: client_gone, HTTPException: http_error},
     )

@@ -1,4 +1,5 @@
-"""The admin routes' body cap: ``/_sqsemu/*`` reads at most :data:`ADMIN_MAX_BODY_BYTES` (1 MiB).
+"""The admin routes' body cap: ``/_sqsemu/*`` reads at most :data:`ADMIN_MAX_BODY_BYTES` (1 MiB), except the paths
+given a cap of their own (``POST /_sqsemu/state``: a whole saved state, ``sqsemu.state.routes``).
 
 :class:`BodyLimit` is a pure ASGI middleware of the admin Starlette app. A request whose ``Content-Length`` is over
 the cap (however many digits it has) is answered ``413 {"error": ...}`` at once, before any of its body is read (a
@@ -14,7 +15,7 @@ or, for a longer body or a client still waiting for ``100 Continue``, answers ``
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
@@ -50,17 +51,19 @@ def _too_large(max_bytes: int) -> str:
 
 
 class BodyLimit:
-    """ASGI middleware answering 413 to a request body over ``max_bytes`` (bytes) without reading it whole."""
+    """ASGI middleware answering 413 to a request body over ``max_bytes`` (bytes) without reading it whole;
+    ``larger`` gives the paths that take more their own cap (``POST /_sqsemu/state``: a whole saved state)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, larger: Mapping[str, int] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.larger = dict(larger or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        max_bytes = self.max_bytes
+        max_bytes = self.larger.get(scope["path"], self.max_bytes) if self.larger else self.max_bytes
         for name, value in scope["headers"]:
             if name == b"content-length":
                 if declared_over(value, max_bytes):

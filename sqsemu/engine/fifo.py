@@ -437,6 +437,11 @@ class FifoQueue(Queue):
         if message.sequence_number is not None:
             self._sequence = max(self._sequence, int(message.sequence_number))
 
+    @property
+    def last_sequence_number(self) -> int:
+        """The highest sequence number issued so far (0: none): what a saved state keeps (``sqsemu.state``)."""
+        return self._sequence
+
     def restore_sequence_number(self, last: int) -> None:
         """The highest sequence number issued before a restart: later ones stay above it."""
         self._sequence = max(self._sequence, last)

@@ -445,6 +445,16 @@ class Queue:
             out.sort(key=_arrival)
         return out
 
+    def stored_parts(self) -> tuple[list[Message], list[bytes]]:
+        """Every message in the queue, changing nothing, in two lists taken in one step (a saved state writes them
+        in slices, ``sqsemu.state.export``): the messages stored as objects and the cold entries, each in arrival
+        order. :meth:`thaw` makes a cold entry a ``Message`` for the reader; ``Message.order`` merges the two."""
+        return self._objects(), list(self.cold)
+
+    def thaw(self, entry: bytes) -> Message:
+        """The ``Message`` of a cold entry of :meth:`stored_parts`, made for a reader (not stored anywhere)."""
+        return self._thawed(entry)
+
     def find(self, message_id: str) -> Message | None:
         """The message with MessageId ``message_id``, or None, changing nothing: the index for a received one, else
         a scan of the queue comparing bytes (the admin API and the console; not a hot path). A cold message comes

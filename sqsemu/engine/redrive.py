@@ -261,6 +261,10 @@ class MoveTasks(Generic[Q]):
             self._tasks[source.arn] = tasks
         return tasks
 
+    def tasks_of(self, source: Q) -> list[MoveTask[Q]]:
+        """The tasks of the live queue ``source``, oldest first (a new list): what a saved state keeps."""
+        return list(self._tasks_of(source))
+
     def forget(self, source: Q) -> None:
         """Drop the tasks of ``source``, a deleted queue: nothing can list or cancel them any more (a running one
         only ends FAILED at its next tick), and they would keep the queue object alive."""

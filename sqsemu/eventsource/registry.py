@@ -200,6 +200,30 @@ class EventSources:
             done,
         )
 
+    def replace_all(self, mappings: list[Mapping]) -> None:
+        """Replace every mapping by ``mappings`` (a loaded state, ``sqsemu.state``; made by ``Mapping.from_saved``,
+        as durable mode restores them): the old ones' workers stop and their rows go; each new one is saved (durable
+        mode) and, once the mappings have started, its workers start. A mapping being deleted is not taken. Before
+        :meth:`start` (``--load-state``) the saved mappings are still in the store only: their rows go too."""
+        gone = dict.fromkeys(self.mappings)
+        if self.loop is None and self.store is not None:
+            gone.update(dict.fromkeys(json.loads(document)["uuid"] for document in self.store.saved_mappings()))
+        for uuid in gone:
+            runner = self.runners.pop(uuid, None)
+            if runner is not None:
+                runner.close()
+            self.mappings.pop(uuid, None)
+            self.recent.pop(uuid, None)
+            if self.store is not None:
+                self.store.mapping_forgotten(uuid)
+        for mapping in mappings:
+            if mapping.state == "Deleting":
+                continue
+            self.mappings[mapping.uuid] = mapping
+            self._save(mapping)
+            if self.loop is not None:
+                self._run(mapping)
+
     def close(self) -> None:
         """Stop every worker (server shutdown) and close the connections to Invoke endpoints (a task on the
         running loop, which the server awaits with its other pending tasks before the loop closes)."""

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from sqsemu.console.assets import Assets
     from sqsemu.engine.broker import Broker
     from sqsemu.observability.metrics import Metrics
+    from sqsemu.persistence import Store
     from sqsemu.security.console import ConsoleSession
     from sqsemu.sns.api import SNS
 
@@ -73,6 +74,7 @@ class AdminApp:
         self.authorize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None  # --auth iam: the console's try
         self.console_session: ConsoleSession | None = None  # --admin-token: the gate's sessions (sqsemu.http.app)
         self.sns: SNS | None = None  # the server's SNS (sqsemu.http.app): /_sqsemu/sns/* and the console's topics
+        self.store: Store | None = None  # durable mode's store (sqsemu.http.app): a loaded state is recorded in it
         self.console_assets: Assets | None = None
         if config.console:  # its templates and static files, read now: an install may move the package folder later
             from sqsemu.console.assets import load_assets
@@ -130,8 +132,12 @@ class AdminApp:
                 )
             if self.metrics is not None:
                 extra.append(self.metrics.route())
+            from sqsemu.state.routes import STATE_MAX_BODY_BYTES, STATE_PATH, StateRoutes
+
+            extra += StateRoutes(self.config, self.broker, self.store).routes()  # GET/POST /_sqsemu/state
             extra += self.more_routes
-            self._app = admin_app(self.config, self.broker, self.clock, extra, self.lane)
+            limits = {STATE_PATH: STATE_MAX_BODY_BYTES}
+            self._app = admin_app(self.config, self.broker, self.clock, extra, self.lane, limits)
         return self._app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

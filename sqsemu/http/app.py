@@ -106,6 +106,7 @@ if TYPE_CHECKING:
     from sqsemu.security.iam import AccessControl
     from sqsemu.sns.fanout import AccessCheck
     from sqsemu.sns.model import Subscription, Topic
+    from sqsemu.state.form import SavedState
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -350,6 +351,7 @@ class SQSApp:
         max_body_bytes: int = MAX_BODY_BYTES,
         store: Store | None = None,
         restored_queues: int = 0,
+        initial_state: SavedState | None = None,
     ) -> None:
         self.config = config
         self.broker = broker
@@ -404,7 +406,14 @@ class SQSApp:
         self.sns.fanout.access = _delivery_access(clock)
         self.sns.fanout.refuse_denied = config.auth == "iam"
         admin_app.sns = self.sns  # the /_sqsemu/sns/* routes and the console's topics (docs/sns.md)
+        admin_app.store = store  # POST /_sqsemu/state records the loaded state in it (docs/state.md)
         attach_sns(self.sns, store)  # found from the broker (reset, admin); durable mode: restored and journaled
+        if initial_state is not None:  # --load-state: the file's state replaces the restored one (docs/state.md)
+            from sqsemu.declare import apply_declarations
+            from sqsemu.state.load import replace_state
+
+            replace_state(broker, self.sns, self.event_sources, store, initial_state)
+            apply_declarations(broker, config)  # the [[queues]], on top of the loaded state
         if config.topics:  # the configuration file's [[topics]], after its queues (sqsemu.declare)
             from sqsemu.declare import apply_topic_declarations
 
@@ -1107,12 +1116,19 @@ def _presigned_credential(params: list[tuple[str, str]]) -> str | None:
 
 
 def create_app(
-    config: Config, broker: Broker, clock: Clock, store: Store | None = None, restored_queues: int = 0
+    config: Config,
+    broker: Broker,
+    clock: Clock,
+    store: Store | None = None,
+    restored_queues: int = 0,
+    initial_state: SavedState | None = None,
 ) -> ASGIApp:
     """The sqsemu ASGI application for ``config``, serving ``broker`` with time from ``clock``; in durable mode
     ``store`` keeps the state and every request is answered once its changes are committed. ``restored_queues``
-    (how many queues the store restored) is for the start-up banner.
+    (how many queues the store restored) is for the start-up banner. ``initial_state`` (``--load-state``, checked)
+    replaces the state once the layers are made, then the ``[[queues]]`` declarations apply (the caller has not
+    applied them) and the ``[[topics]]`` ones.
 
     SQS errors are rendered per docs/behaviour.md 1.5; unexpected exceptions become InternalError (500).
     """
-    return SQSApp(config, broker, clock, store=store, restored_queues=restored_queues)
+    return SQSApp(config, broker, clock, store=store, restored_queues=restored_queues, initial_state=initial_state)

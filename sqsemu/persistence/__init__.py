@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from sqsemu.engine.broker import Broker
+    from sqsemu.persistence.rowforms import Restored
 
 
 class StoreError(Exception):
@@ -43,6 +44,10 @@ class Store(Protocol):
 
     def attach(self, broker: Broker) -> None:
         """Subscribe to ``broker``'s changes from now on."""
+
+    def record_loaded(self, restored: Restored) -> None:
+        """Record a state loaded into the attached broker (``sqsemu.state``) as new rows, committed with the next
+        batch (the old state's deletion was recorded before it, by the journal)."""
 
     def commit_pending(self) -> None:
         """Commit what was recorded so far, synchronously (start-up and shutdown, outside the event loop)."""

@@ -27,7 +27,7 @@ from sqsemu.engine.message import NO_EXTRAS, Message, MessageAttributeValue
 from sqsemu.engine.queue import Queue
 from sqsemu.engine.redrive import MoveTask
 
-__all__ = ["MessageRows", "StoreEvents", "attributes_json", "changed_columns"]
+__all__ = ["MessageRows", "StoreEvents", "attributes_json", "changed_columns", "message_row"]
 
 
 class StoreEvents(Protocol):
@@ -69,6 +69,48 @@ def changed_columns(message: Message) -> tuple[Any, ...]:
         message.visible_at_ms,
         message.receipt_serial,
     )
+
+
+def message_row(
+    uid: str,
+    message_id: str,
+    seq: int,
+    message: Message,
+    encode: Callable[[dict[str, MessageAttributeValue]], str | None] = attributes_json,
+) -> tuple[Any, ...]:
+    """A message's row: the values of ``writer.MESSAGE_COLUMNS`` in order, for queue ``uid`` at row number ``seq``
+    (its place in the enqueue order). The one form of a message that durable mode writes and restores and that a
+    saved state holds (``sqsemu.persistence.rowforms``); ``encode`` turns an attribute map into its column text."""
+    if message.extras is NO_EXTRAS:  # a plain message: none of the fields below is set
+        message_attributes = system_attributes = trace_header = group_id = None
+        deduplication_id = sequence_number = dead_letter_source_arn = None
+    else:
+        attributes = message.message_attributes
+        system = message.system_attributes
+        message_attributes = encode(attributes) if attributes else None
+        system_attributes = encode(system) if system else None
+        trace_header = message.trace_header
+        group_id = message.group_id
+        deduplication_id = message.deduplication_id
+        sequence_number = message.sequence_number
+        dead_letter_source_arn = message.dead_letter_source_arn
+    return (
+        uid,
+        message_id,
+        seq,
+        message.body,
+        message_attributes,
+        system_attributes,
+        trace_header,
+        message.sender_id,
+        message.sent_ms,
+        message.enqueued_ms,
+        message.size,
+        group_id,
+        deduplication_id,
+        sequence_number,
+        dead_letter_source_arn,
+    ) + changed_columns(message)
 
 
 class MessageRows:
@@ -141,42 +183,14 @@ class MessageRows:
             self.fail(f"to record a new message of queue {queue.name}", exc)
 
     def _added(self, queue: Queue, message: Message) -> None:
-        # The persistence code's contact with a message: its fields read here and in ``changed_columns``, a Message
-        # made in ``SQLiteStore._message_from``. The row's column order is MESSAGE_COLUMNS (writer.py).
+        # The persistence code's contact with a message: its fields read in ``message_row``, a Message made in
+        # ``rowforms.message_from``. The row's column order is MESSAGE_COLUMNS (writer.py).
         seq = self.next_seq
         self.next_seq = seq + 1
         uid = queue.uid
         message_id = message.keep_id()  # ``rows`` holds the text anyway: kept, the first receive finds it made
-        if message.extras is NO_EXTRAS:  # a plain message: none of the fields below is set
-            message_attributes = system_attributes = trace_header = group_id = None
-            deduplication_id = sequence_number = dead_letter_source_arn = None
-        else:
-            attributes = message.message_attributes
-            system = message.system_attributes
-            message_attributes = self.attributes_json(attributes) if attributes else None
-            system_attributes = self.attributes_json(system) if system else None
-            trace_header = message.trace_header
-            group_id = message.group_id
-            deduplication_id = message.deduplication_id
-            sequence_number = message.sequence_number
-            dead_letter_source_arn = message.dead_letter_source_arn
-        self.inserts[seq] = (
-            uid,
-            message_id,
-            seq,
-            message.body,
-            message_attributes,
-            system_attributes,
-            trace_header,
-            message.sender_id,
-            message.sent_ms,
-            message.enqueued_ms,
-            message.size,
-            group_id,
-            deduplication_id,
-            sequence_number,
-            dead_letter_source_arn,
-        ) + changed_columns(message)
+        row = self.inserts[seq] = message_row(uid, message_id, seq, message, self.attributes_json)
+        sequence_number = row[13]
         rows = self.rows.get(uid)
         if rows is None:
             rows = self.rows[uid] = {}

@@ -51,10 +51,8 @@ leaves a file that the next one takes as new, not one it refuses as another appl
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import fcntl
-import json
 import logging
 import os
 import sqlite3
@@ -67,12 +65,20 @@ from typing import Any
 import orjson
 
 from sqsemu.clock import Clock
-from sqsemu.engine.broker import Broker, Namespace
-from sqsemu.engine.fifo import FifoQueue
-from sqsemu.engine.message import Message, MessageAttributeValue, MessageState
+from sqsemu.engine.broker import Broker
 from sqsemu.engine.queue import Queue
 from sqsemu.engine.redrive import MoveTask
 from sqsemu.persistence import SavedTopic, StoreError
+from sqsemu.persistence.rowforms import (
+    DEDUPLICATION_COLUMNS,
+    QUEUE_COLUMNS,
+    SEQUENCE_COLUMNS,
+    TASK_COLUMNS,
+    Restored,
+    queue_row,
+    restore_rows,
+    task_row,
+)
 from sqsemu.persistence.rows import MessageRows
 from sqsemu.persistence.writer import MESSAGE_COLUMNS, WriterProcess, connect_settings, write_batch
 
@@ -234,32 +240,6 @@ def _check_writable(folder: Path, path: Path) -> None:
         raise StoreError(f"the data dir {folder} cannot be opened for writing: {exc.strerror}") from None
 
 
-def _attributes_from(text: str | None) -> dict[str, MessageAttributeValue]:
-    if not text:
-        return {}
-    return {
-        name: MessageAttributeValue(data_type, string_value, None if binary is None else base64.b64decode(binary))
-        for name, (data_type, string_value, binary) in json.loads(text).items()
-    }
-
-
-def _queue_row(queue: Queue) -> tuple[Any, ...]:
-    ns = queue.namespace
-    return (
-        queue.uid,
-        ns.account_id,
-        ns.region,
-        queue.name,
-        int(queue.fifo),
-        json.dumps(queue.attributes),
-        json.dumps(queue.tags),
-        queue.created_s,
-        queue.last_modified_s,
-        queue.last_purge_ms,
-        json.dumps(queue.delayed_attributes) if queue.delayed_attributes else None,
-    )
-
-
 GATHER_PASSES = 2
 """Passes of the event loop the writer task lets run after a commit before it takes the next batch (when changes
 are pending): the first writes the answers the commit released (and answers requests pipelined behind them), the
@@ -405,86 +385,52 @@ class SQLiteStore:
     def _restore(self, broker: Broker) -> None:
         db = self._db
         now = broker.clock.now_ms()
-        queues: dict[str, Queue] = {}
-        for uid, account, region, name, fifo, attributes, tags, created, modified, purged, delayed in db.execute(
-            "SELECT uid, account, region, name, fifo, attributes, tags, created_s, last_modified_s, last_purge_ms, "
-            "delayed_attributes FROM queues ORDER BY rowid"
-        ):
-            queues[uid] = broker.restore_queue(
-                Namespace(account, region),
-                name,
-                bool(fifo),
-                uid,
-                json.loads(attributes),
-                json.loads(tags),
-                created,
-                modified,
-                purged,
-                [(int(due), dict(values)) for due, values in json.loads(delayed)] if delayed else (),
-            )
-        for row in db.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages ORDER BY seq"):
-            queue = queues.get(row[0])
-            if queue is not None:
-                queue.restore_message(self._message_from(row, now))
-                self._messages.rows.setdefault(row[0], {})[row[1]] = row[2]
-        for uid, key, expires, message_id, sequence_number in db.execute(
-            "SELECT queue_uid, key, expires_ms, message_id, sequence_number FROM deduplication WHERE expires_ms > ? "
-            "ORDER BY expires_ms",
-            (now,),
-        ):
-            fifo_queue = queues.get(uid)
-            restore = getattr(fifo_queue, "restore_deduplication", None)
-            if restore is not None:
-                restore(key, expires, message_id, sequence_number)
-        for uid, last in db.execute("SELECT queue_uid, last FROM fifo_sequences"):
-            fifo_queue = queues.get(uid)
-            if isinstance(fifo_queue, FifoQueue):
-                fifo_queue.restore_sequence_number(int(last))
-        for task_id, source_uid, destination, rate, started, to_move, moved, status, reason in db.execute(
-            "SELECT task_id, source_uid, destination_arn, max_per_second, started_ms, to_move, moved, status, "
-            "failure_reason FROM move_tasks ORDER BY started_ms"
-        ):
-            source = queues.get(source_uid)
-            if source is not None:
-                broker.move_tasks.restore(source, task_id, destination, rate, started, to_move, moved, status, reason)
+        index = self._messages.rows
+
+        def placed(uid: str, message_id: str, seq: int) -> None:
+            index.setdefault(uid, {})[message_id] = seq
+
+        restore_rows(
+            broker,
+            db.execute(f"SELECT {', '.join(QUEUE_COLUMNS)} FROM queues ORDER BY rowid").fetchall(),
+            db.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages ORDER BY seq"),
+            db.execute(
+                f"SELECT {', '.join(DEDUPLICATION_COLUMNS)} FROM deduplication WHERE expires_ms > ? "
+                "ORDER BY expires_ms",
+                (now,),
+            ).fetchall(),
+            db.execute(f"SELECT {', '.join(SEQUENCE_COLUMNS)} FROM fifo_sequences").fetchall(),
+            db.execute(f"SELECT {', '.join(TASK_COLUMNS)} FROM move_tasks ORDER BY started_ms").fetchall(),
+            placed,
+        )
         # Sequence numbers and move tasks of deleted queues that an earlier version left behind.
         db.execute("DELETE FROM fifo_sequences WHERE queue_uid NOT IN (SELECT uid FROM queues)")
         db.execute("DELETE FROM move_tasks WHERE source_uid NOT IN (SELECT uid FROM queues)")
 
-    @staticmethod
-    def _message_from(row: tuple[Any, ...], now_ms: int) -> Message:
-        (
-            _uid, message_id, _seq, body, message_attributes, system_attributes, trace_header, sender_id, sent_ms,
-            enqueued_ms, size, group_id, deduplication_id, sequence_number, dead_letter_source_arn, receive_count,
-            first_receive_ms, received_ms, visible_at_ms, receipt_serial,
-        ) = row  # fmt: skip
-        message = Message(
-            message_id,
-            body,
-            _attributes_from(message_attributes),
-            _attributes_from(system_attributes),
-            trace_header,
-            sender_id,
-            sent_ms,
-            size,
-            group_id=group_id,
-            deduplication_id=deduplication_id,
-        )
-        message.enqueued_ms = enqueued_ms
-        message.sequence_number = sequence_number
-        message.dead_letter_source_arn = dead_letter_source_arn
-        message.receive_count = receive_count
-        message.first_receive_ms = first_receive_ms
-        message.received_ms = received_ms
-        message.visible_at_ms = visible_at_ms
-        message.receipt_serial = receipt_serial
-        if visible_at_ms <= now_ms:
-            message.state = MessageState.VISIBLE
-        elif receipt_serial:
-            message.state = MessageState.IN_FLIGHT
-        else:
-            message.state = MessageState.DELAYED
-        return message
+    def record_loaded(self, restored: Restored) -> None:
+        """Record a state loaded into the attached broker (``sqsemu.state``, ``restore_rows(..., keep=True)``) as
+        new rows, committed with the next batch: its queues, messages (new row numbers, after every row on disk),
+        deduplication keys, sequence numbers and move tasks. The deletion of the state it replaced was recorded
+        before, by the journal (the broker's reset), so the batch deletes the old rows first."""
+        if self._failure is not None:
+            return
+        try:
+            for queue in restored.queues.values():
+                self.queue_saved(queue)
+            added = self._messages.message_added
+            for queue, message in restored.messages:
+                added(queue, message, "sent")
+            for queue, key, expires_ms, message_id, sequence_number in restored.deduplication:
+                self.deduplication_remembered(queue, key, expires_ms, message_id, sequence_number)
+            sequences = self._messages.sequences
+            for queue, last in restored.sequences:
+                if last > int(sequences.get(queue.uid, "0")):
+                    sequences[queue.uid] = str(last)
+            for task in restored.tasks:
+                self.task_saved(task)
+            self._recorded()
+        except Exception as exc:
+            self._fail("to record a loaded state", exc)
 
     def attach(self, broker: Broker) -> None:
         """Subscribe to ``broker``'s changes; its clock tells which deduplication keys have expired."""
@@ -516,7 +462,7 @@ class SQLiteStore:
         """Journal: save the queue row."""
         if self._failure is None:
             try:
-                self._queue_ops.append(("save", _queue_row(queue)))
+                self._queue_ops.append(("save", queue_row(queue)))
                 self._recorded()
             except Exception as exc:
                 self._fail(f"to record queue {queue.name}", exc)
@@ -537,7 +483,7 @@ class SQLiteStore:
         if self._failure is None:
             try:
                 self._forget_queue(queue.uid)
-                self._queue_ops.append(("purge", _queue_row(queue)))
+                self._queue_ops.append(("purge", queue_row(queue)))
                 self._recorded()
             except Exception as exc:
                 self._fail(f"to record the purge of queue {queue.name}", exc)
@@ -648,17 +594,7 @@ class SQLiteStore:
                     self._queue_ops.append(("forget_task", task.task_id))
                     self._recorded()
                     return
-                self._tasks[task.task_id] = (
-                    task.task_id,
-                    task.source.uid,
-                    task.destination_arn,
-                    task.max_per_second,
-                    task.started_ms,
-                    task.to_move,
-                    task.moved,
-                    task.status.value,
-                    task.failure_reason,
-                )
+                self._tasks[task.task_id] = task_row(task)
                 self._recorded()
             except Exception as exc:
                 self._fail(f"to record move task {task.task_id}", exc)

@@ -11,7 +11,8 @@ recorded deliveries of :class:`~sqsemu.sns.fanout.Fanout` are observations, not 
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 import orjson
 
@@ -22,7 +23,15 @@ from sqsemu.sns.filterpolicy import FilterPolicyError
 from sqsemu.sns.model import Topic
 from sqsemu.sns.topics import Listener, Topics
 
-__all__ = ["LAYER", "TopicStore", "attach", "restore_topics", "sns_for"]
+__all__ = [
+    "LAYER",
+    "TopicStore",
+    "attach",
+    "replace_topics",
+    "restore_topic_documents",
+    "restore_topics",
+    "sns_for",
+]
 
 LAYER = "sns"
 """The key of a server's :class:`~sqsemu.sns.api.SNS` in ``Broker.layers``."""
@@ -74,16 +83,34 @@ def attach(sns: SNS, store: TopicStore | None = None) -> int:
 
 
 def restore_topics(topics: Topics, store: TopicStore) -> int:
-    """Put the store's saved topics into ``topics``, in creation order, their subscriptions' filter policies parsed
-    again; ListSubscriptions keeps its order (subscriptions of every topic by creation time). Returns how many.
+    """Put the store's saved topics into ``topics`` (:func:`restore_topic_documents`). Returns how many.
 
     Raises ``StoreError`` (the server does not start) for a document that cannot be read, or a filter policy this
     version no longer accepts: serving such a subscription without its filter would deliver what it refuses."""
-    restored: list[Topic] = []
-    for text in store.saved_topics():
+    texts = store.saved_topics()
+    documents: list[Mapping[str, Any]] = []
+    for text in texts:
         try:
-            topic = Topic.from_doc(orjson.loads(text))
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            documents.append(orjson.loads(text))
+        except orjson.JSONDecodeError as exc:
+            raise StoreError(f"a saved SNS topic cannot be read ({type(exc).__name__}: {exc}): {text[:200]}") from None
+    return len(restore_topic_documents(topics, documents))
+
+
+def restore_topic_documents(topics: Topics, documents: Iterable[Mapping[str, Any]]) -> list[Topic]:
+    """Put the topics of these documents (:meth:`Topic.to_doc`, in creation order) into ``topics``, their
+    subscriptions' filter policies parsed again; ListSubscriptions keeps its order (subscriptions of every topic
+    by creation time). The one way back from a topic's document: durable mode's restore and a loaded state
+    (``sqsemu.state``) both come here. Returns the topics restored.
+
+    Raises ``StoreError`` for a document that is not a topic's, or a filter policy this version does not accept
+    (the topics before it are restored)."""
+    restored: list[Topic] = []
+    for document in documents:
+        try:
+            topic = Topic.from_doc(document)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            text = orjson.dumps(document, default=str).decode()
             raise StoreError(f"a saved SNS topic cannot be read ({type(exc).__name__}: {exc}): {text[:200]}") from None
         try:
             topics.restore(topic)
@@ -97,4 +124,17 @@ def restore_topics(topics: Topics, store: TopicStore) -> int:
         ordered = sorted(topics.subscriptions.values(), key=lambda sub: sub.created_ms)  # stable: topic order
         topics.subscriptions.clear()
         topics.subscriptions.update((sub.arn, sub) for sub in ordered)
+    return restored
+
+
+def replace_topics(sns: SNS, documents: Iterable[Mapping[str, Any]]) -> int:
+    """Replace every topic of ``sns`` by the topics of ``documents`` (a loaded state, ``sqsemu.state``): the
+    topics go as ``POST /_sqsemu/reset`` makes them go (with their counts and recorded deliveries), the new ones
+    come through :func:`restore_topic_documents`, and the listeners (the durable store) hear each of them. The
+    documents must have been checked (restored into a scratch :class:`Topics` without error). Returns how many."""
+    sns.reset()
+    restored = restore_topic_documents(sns.topics, documents)
+    for topic in restored:
+        for listener in sns.topics.listeners:
+            listener.topic_changed(topic)
     return len(restored)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import secrets
 import threading
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -83,6 +85,23 @@ def _admin_call(method: str, url: str, payload: Any = None, token: str = "") -> 
     return json.loads(raw) if raw.strip() else None
 
 
+def _state_call(request: urllib.request.Request, token: str) -> bytes:
+    """The answer's body of a ``/_sqsemu/state`` request; raises ``AdminAPIError`` for an error answer."""
+    if token:
+        request.add_header(ADMIN_TOKEN_HEADER, token)
+    try:
+        with _opener.open(request, timeout=ADMIN_TIMEOUT_S) as response:
+            body: bytes = response.read()
+            return body
+    except urllib.error.HTTPError as exc:
+        raw = exc.read()
+        try:
+            message = str(json.loads(raw)["error"])
+        except (ValueError, KeyError, TypeError):
+            message = raw.decode("utf-8", "replace") or str(exc.reason)
+        raise AdminAPIError(exc.code, message) from None
+
+
 class ServerClock:
     """The clock of a running server, through ``/_sqsemu/clock``: ``now_ms()`` and ``advance(seconds)``.
 
@@ -134,6 +153,9 @@ class SQSServer:
     :meth:`client` signs with the key of the account it is asked for; with ``auth="iam"`` the credentials'
     ``principal`` and ``policies`` are enforced, and ``client(principal=<ARN>)`` signs as that IAM user or role.
     ``admin=False`` leaves those admin calls failing with ``AdminAPIError`` (404).
+
+    :meth:`save_state` and :meth:`load_state` save the whole state to a file and load one (docs/state.md);
+    ``load_state=PATH`` loads one at start-up.
 
     Attributes once started: ``endpoint_url`` (``http://127.0.0.1:<port>``), ``clock`` (:class:`ServerClock`),
     ``config``.
@@ -395,6 +417,25 @@ class SQSServer:
         (and, without ``account``, every fault rule); returns how many queues went."""
         payload = {} if account is None else {"account": account}
         return int(self._admin("POST", "/_sqsemu/reset", payload)["deleted_queues"])
+
+    def save_state(self, path: str | os.PathLike[str] | None = None) -> bytes:
+        """The server's whole state as a saved-state file (``GET /_sqsemu/state``, docs/state.md): its queues,
+        messages, deduplication history, move tasks, event source mappings and SNS topics. Written to ``path`` too
+        when given. Raises ``AdminAPIError`` when the server refuses."""
+        request = urllib.request.Request(f"{self.endpoint_url}/_sqsemu/state", method="GET")
+        data = _state_call(request, self.config.admin_token)
+        if path is not None:
+            Path(path).write_bytes(data)
+        return data
+
+    def load_state(self, state: bytes | str | os.PathLike[str]) -> dict[str, Any]:
+        """Replace the server's whole state by a saved one (``POST /_sqsemu/state``): ``state`` is the file's bytes
+        (:meth:`save_state`'s) or its path. Returns the server's answer (``{"loaded": {table: records}, ...}``).
+        Raises ``AdminAPIError`` (400, the state unchanged) for a file that cannot be loaded."""
+        data = state if isinstance(state, bytes) else Path(state).read_bytes()
+        request = urllib.request.Request(f"{self.endpoint_url}/_sqsemu/state", data=data, method="POST")
+        answer: dict[str, Any] = json.loads(_state_call(request, self.config.admin_token))
+        return answer
 
     def sns_settle(self, timeout: float = 10.0) -> None:
         """Wait until every message published to an SNS topic so far has been handed to its subscriptions (into

@@ -116,7 +116,7 @@ def test_config_checks_choices_and_bounds_from_the_metadata() -> None:
 def test_the_file_keys_and_path_keys_follow_the_metadata() -> None:
     assert server_keys() == [item.name for item in config_options() if item.spec.in_file]
     assert "config" not in server_keys()
-    assert PATH_KEYS == ("tls_cert", "tls_key", "tls_dir", "faults", "data_dir", "init_dir")
+    assert PATH_KEYS == ("tls_cert", "tls_key", "tls_dir", "faults", "data_dir", "load_state", "init_dir")
 
 
 def test_an_option_must_be_a_str_int_or_bool_with_a_default() -> None:
