@@ -3,6 +3,8 @@
     python bench/first_answer.py            # the compiled install (the README's command)
     python bench/first_answer.py --pure     # SQSEMU_PURE_PYTHON=1 pip install .
     python bench/first_answer.py --ref 0028112   # another commit of this checkout, to compare
+    python bench/first_answer.py --wheel         # pip install of the wheel built from the clone (a release's user)
+    python bench/first_answer.py --wheel dist/sqsemu-0.1.0-cp311-cp311-manylinux_2_28_x86_64.whl   # a given wheel
 
 Each run clones this checkout's HEAD into a temporary folder, makes a virtual environment there (``python3 -m venv
 .venv``, not timed: the README makes it once, before its command), then times ``pip install .`` and ``sqsemu`` until
@@ -11,6 +13,11 @@ and so is sqsemu's build cache (``SQSEMU_BUILD_CACHE=off``), as on a machine tha
 packages still come from the index pip is configured with (a nearby mirror is faster than PyPI over the internet).
 Prints one JSON line: ``install_s``, ``start_s`` (the server's start until its first answer), ``first_answer_s``
 (their sum) and the ``build`` the server reports (``compiled (mypyc)`` or ``pure Python: ...``).
+
+``--wheel`` times what a user of a published release waits for: ``pip install <wheel>`` into the fresh virtual
+environment (the dependencies from the index, no cache, as above), then the server until its first answer. The
+wheel is built from the clone first with ``python -m build --wheel`` (not timed: the release workflow builds it),
+or given as a path; ``wheel`` in the JSON line names it.
 """
 
 from __future__ import annotations
@@ -48,8 +55,28 @@ def _answers(port: int) -> bool:
         return False
 
 
-def measure(pure: bool, python: str, ref: str = "HEAD") -> dict[str, object]:
-    """One run (see the module docstring): ``{"install_s", "start_s", "first_answer_s", "build"}``."""
+def _build_wheel(clone: Path, python: str, env: dict[str, str]) -> Path:
+    """The wheel of ``clone``, built with ``python -m build --wheel`` in a virtual environment of its own."""
+    builder = clone.parent / "builder"
+    subprocess.run([python, "-m", "venv", str(builder)], check=True)
+    pip = builder / "bin" / "pip"
+    subprocess.run([str(pip), "install", "-q", "build"], check=True, env=env)
+    out = clone.parent / "wheelhouse"
+    built = subprocess.run(
+        [str(builder / "bin" / "python"), "-m", "build", "--wheel", "--outdir", str(out), str(clone)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if built.returncode != 0:
+        raise SystemExit(f"python -m build failed:\n{built.stdout[-2000:]}{built.stderr[-2000:]}")
+    (wheel,) = out.glob("sqsemu-*.whl")
+    return wheel
+
+
+def measure(pure: bool, python: str, ref: str = "HEAD", wheel: str | None = None) -> dict[str, object]:
+    """One run (see the module docstring): ``{"install_s", "start_s", "first_answer_s", "build"}``, and ``wheel``
+    when ``wheel`` is given (``"build"``: the clone's, built first; else a path)."""
     with tempfile.TemporaryDirectory(prefix="sqsemu-first-answer-") as tmp:
         clone = Path(tmp) / "sqsemu"
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
@@ -61,9 +88,12 @@ def measure(pure: bool, python: str, ref: str = "HEAD") -> dict[str, object]:
         if pure:
             env["SQSEMU_PURE_PYTHON"] = "1"
         bin_dir = clone / ".venv" / "bin"
+        target = "."
+        if wheel is not None:
+            target = str(_build_wheel(clone, python, env) if wheel == "build" else Path(wheel).resolve())
         started = time.monotonic()
         install = subprocess.run(
-            [str(bin_dir / "pip"), "install", "-q", "."], cwd=clone, env=env, capture_output=True, text=True
+            [str(bin_dir / "pip"), "install", "-q", target], cwd=clone, env=env, capture_output=True, text=True
         )
         installed = time.monotonic()
         if install.returncode != 0:
@@ -90,6 +120,7 @@ def measure(pure: bool, python: str, ref: str = "HEAD") -> dict[str, object]:
     return {
         "ref": ref,
         "pure": pure,
+        **({"wheel": Path(target).name} if wheel is not None else {}),
         "install_s": round(installed - started, 1),
         "start_s": round(answered - installed, 2),
         "first_answer_s": round(answered - started, 1),
@@ -102,8 +133,14 @@ def main() -> None:
     parser.add_argument("--pure", action="store_true", help="install with SQSEMU_PURE_PYTHON=1 (no compile)")
     parser.add_argument("--python", default="python3", help="the Python that makes the virtual environment")
     parser.add_argument("--ref", default="HEAD", help="the commit to clone (default: HEAD), to compare builds")
+    parser.add_argument(
+        "--wheel",
+        nargs="?",
+        const="build",
+        help="install a wheel instead of the clone: the clone's, built first (untimed), or the one given",
+    )
     args = parser.parse_args()
-    print(json.dumps(measure(args.pure, args.python, args.ref)), flush=True)
+    print(json.dumps(measure(args.pure, args.python, args.ref, args.wheel)), flush=True)
 
 
 if __name__ == "__main__":

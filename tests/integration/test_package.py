@@ -4,6 +4,12 @@ wheel installed runs ``sqsemu --version`` and serves a boto3 round trip. Where m
 on CI), the wheel holds the compiled hot path: a compiled module for every module ``sqsemu.compiled.MODULES`` lists,
 beside its source, and the installed server says ``compiled (mypyc)`` in ``GET /health``.
 
+These are the release's own steps, run as the release workflow (.github/workflows/release.yml) runs them: the
+distributions are built by ``scripts/release.py build``, and ``scripts/release.py check`` runs ``twine check
+--strict``, installs the wheel into a fresh virtual environment and runs ``scripts/smoke.py`` there (the smoke test
+cibuildwheel runs against each wheel of a release), on the compiled wheel and on the pure one a machine without a C
+compiler builds.
+
 The distributions are built once per session into a temporary folder; pip's download cache is used as usual, so
 after the first run the fresh environment installs without downloading. The wheel's compiled modules come from
 setup.py's build cache when the editable install (or an earlier run) compiled the same sources: one mypyc compile
@@ -43,6 +49,9 @@ ROOT = Path(__file__).resolve().parents[2]
 _CLEAN_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
+RELEASE = ROOT / "scripts" / "release.py"
+
+
 def _run(*argv: str | Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
         [str(a) for a in argv], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=_CLEAN_ENV
@@ -55,7 +64,7 @@ def _run(*argv: str | Path, timeout: float = 600) -> subprocess.CompletedProcess
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """``{"sdist": ..., "wheel": ...}``: the distributions ``python -m build`` made from this checkout."""
     out = tmp_path_factory.mktemp("dist")
-    _run(sys.executable, "-m", "build", "--outdir", out, ROOT)
+    _run(sys.executable, RELEASE, "build", "--outdir", out)
     (sdist,) = out.glob("sqsemu-*.tar.gz")
     (wheel,) = out.glob("sqsemu-*.whl")
     yield {"sdist": sdist, "wheel": wheel}
@@ -112,10 +121,15 @@ def test_without_a_c_compiler_the_wheel_is_the_pure_package_and_says_so(dist: di
     result = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "sqsemu build: no C compiler" in result.stdout + result.stderr
+    assert "each start says so (the banner's 'build: pure Python' line" in result.stdout + result.stderr
     (wheel,) = (tmp_path / "out").glob("sqsemu-*.whl")
     assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
     with zipfile.ZipFile(wheel) as archive:
         assert not [name for name in archive.namelist() if name.endswith(".so")]
+    # Installed into a fresh environment, the pure wheel serves, and says at start that it is the pure build.
+    checked = _run(sys.executable, RELEASE, "check", "--dist", tmp_path / "out")
+    assert "smoke: OK: sqsemu" in checked.stdout, checked.stdout + checked.stderr
+    assert "build: pure Python: not compiled at install" in checked.stdout, checked.stdout
 
 
 def test_a_second_build_of_the_same_sources_reuses_the_compiled_modules(dist: dict[str, Path], tmp_path: Path) -> None:
@@ -140,13 +154,23 @@ def test_a_second_build_of_the_same_sources_reuses_the_compiled_modules(dist: di
         assert built and built == {name: second.read(name) for name in second.namelist() if name.endswith(".so")}
 
 
-def test_a_fresh_venv_with_the_wheel_runs_sqsemu(dist: dict[str, Path], tmp_path: Path) -> None:
+def test_the_release_check_installs_the_wheel_in_a_fresh_venv_where_it_serves(
+    dist: dict[str, Path], tmp_path: Path
+) -> None:
+    """``scripts/release.py check`` (the release workflow's step): twine check on both distributions, the wheel
+    alone in a fresh virtual environment, the smoke test's queue round trip there, the build the wheel is; then the
+    same environment's ``sqsemu`` serves boto3."""
     venv = tmp_path / "venv"
-    # Without a pip of its own (ensurepip: 4 s of CPU): this environment's pip installs into it (--python, pip
+    # The venv has no pip of its own (ensurepip: 4 s of CPU): this environment's pip installs into it (--python, pip
     # 22.3+), and leaves compiling to the first imports (the server's start compiles what it imports).
-    _run(sys.executable, "-m", "venv", "--without-pip", venv)
-    python = venv / "bin" / "python"
-    _run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-compile", dist["wheel"])
+    checked = _run(sys.executable, RELEASE, "check", "--dist", dist["wheel"].parent, "--venv", venv)
+    report = checked.stdout + checked.stderr
+    assert "twine check --strict: 2 distributions PASSED" in report, report
+    assert f"installed {dist['wheel'].name} into a fresh virtual environment" in report, report
+    for step in ("CreateQueue", "SendMessage", "ReceiveMessage", "DeleteMessage", "DeleteQueue"):
+        assert f"smoke: {step}: " in report, report
+    expected = "pure Python: " if dist["wheel"].name.endswith("-none-any.whl") else compiled.COMPILED
+    assert f"smoke: OK: sqsemu {__version__}, build: {expected}" in checked.stdout, report
     version = _run(venv / "bin" / "sqsemu", "--version").stdout.strip()
     assert version == f"sqsemu, version {__version__}"
     with ServerProcess(command=[str(venv / "bin" / "sqsemu")], env={"PYTHONPATH": ""}) as srv:
