@@ -52,10 +52,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import logging
 import os
 import sqlite3
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -174,12 +174,29 @@ def _lock(folder: Path) -> int:
     return fd
 
 
+def _try_lock(fd: int) -> None:
+    """Take the lock file's exclusive lock without waiting, or raise ``BlockingIOError``: ``flock`` on POSIX, a
+    one-byte ``msvcrt.locking`` region on Windows (which has no ``fcntl``)."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        try:
+            os.lseek(fd, 0, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError as exc:
+            raise BlockingIOError(exc.errno, exc.strerror) from None
+        return
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
 def _take_lock(fd: int) -> None:
     """``flock`` the lock file, or raise ``BlockingIOError`` if another process holds it. The writer process of a
     server that was killed holds the lock until it has finished its commit and seen its server gone (a few
     milliseconds): when the pid in the file is no longer running, wait up to ``_ORPHAN_WAIT_S`` for it."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _try_lock(fd)
         return
     except BlockingIOError:
         owner = _lock_owner(fd)
@@ -188,7 +205,7 @@ def _take_lock(fd: int) -> None:
     deadline = time.monotonic() + _ORPHAN_WAIT_S
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _try_lock(fd)
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:
