@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from botocore.config import Config as BotoConfig
-from harness import error_of, raw_request
+from harness import error_of, http_post_json, raw_request
 
 from sqsemu.config import Config, Credential
 from sqsemu.security.evaluate import principal_for
@@ -357,3 +357,32 @@ def test_the_default_mode_gives_credentials_to_any_key(caplog: pytest.LogCapture
     assert any(
         line.startswith("action=AssumeRole service=sts protocol=query status=403 error=AccessDenied") for line in lines
     )
+
+
+def test_sigv4_mode_assumes_any_declared_role_without_policies() -> None:
+    """``--auth sigv4`` checks signatures, no policies: a declared role may be assumed by any user, and its
+    credentials are checked by SigV4 and act in the role's account."""
+    keys = (Credential("AKIDUSER", "secret-AKIDUSER", principal=DEV), Credential("AKIDB", "secret-AKIDB", B,
+            f"arn:aws:iam::{B}:role/worker"))  # fmt: skip
+    with ServerThread(Config(host="127.0.0.1", auth="sigv4", credentials=keys)) as srv:
+        answer = client(srv, "sts", "AKIDUSER").assume_role(
+            RoleArn=f"arn:aws:iam::{B}:role/worker", RoleSessionName="s1"
+        )
+        assert identity(as_session(srv, "sts", answer)) == (
+            B, f"arn:aws:sts::{B}:assumed-role/worker/s1", f"{role_id(f'arn:aws:iam::{B}:role/worker')}:s1"
+        )  # fmt: skip
+        assert f"/{B}/made" in as_session(srv, "sqs", answer).create_queue(QueueName="made")["QueueUrl"]
+        code, _, message = error_of(
+            lambda: client(srv, "sts", "AKIDUSER").assume_role(RoleArn=ROLE, RoleSessionName="s1")
+        )
+        assert (code, message) == ("AccessDenied", f"User: {DEV} is not authorized to perform: sts:AssumeRole on "
+                                                   f"resource: {ROLE}")  # fmt: skip
+
+
+def test_fault_rules_apply_to_sts_calls(server: ServerThread) -> None:
+    rule = {"action": "GetCallerIdentity", "error": {"code": "Throttling", "status": 400}, "count": 1}
+    status, added = http_post_json(f"{server.endpoint_url}/_sqsemu/faults", rule)
+    assert status == 201, added
+    sts = client(server, "sts", "AKIDDEV")
+    assert error_of(sts.get_caller_identity)[:2] == ("Throttling", 400)
+    assert identity(sts)[1] == DEV  # once
