@@ -30,8 +30,9 @@ logged at WARNING (``fail_closed=<queue arn> ... reason=<rule>``), with the mess
 resource-based policy.
 
 The request context ("AWS global condition context keys"): ``aws:PrincipalArn``, ``aws:PrincipalAccount``,
-``aws:PrincipalType`` (``User``, ``AssumedRole``, ``Account``), ``aws:userid`` (the access key id; for a role
-``<key>:<role name>``; the account id for a root user), ``aws:username`` (users only), ``aws:SecureTransport``
+``aws:PrincipalType`` (``User``, ``AssumedRole``, ``Account``), ``aws:userid`` (a user's unique id; for a role
+``<role id>:<session name>``; the account id for a root user: :class:`~sqsemu.security.identity.Identity`),
+``aws:username`` (users only), ``aws:SecureTransport``
 (``true`` over HTTPS), ``aws:SourceIp`` (the client's address), ``aws:RequestedRegion``, ``aws:CurrentTime`` and
 ``aws:EpochTime`` (the server's clock, manual or not), ``aws:ResourceTag/<key>`` (the queue's tags, on every call
 on a queue that exists), ``aws:RequestTag/<key>`` and ``aws:TagKeys`` (the tags ``CreateQueue`` and ``TagQueue``

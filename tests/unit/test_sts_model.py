@@ -219,3 +219,13 @@ def test_answers_and_errors_are_stss_xml() -> None:
         f'<ErrorResponse xmlns="{XMLNS}">\n  <Error>\n    <Type>Sender</Type>\n    <Code>AccessDenied</Code>\n'
         "    <Message>no &lt;way&gt;</Message>\n  </Error>\n  <RequestId>rid</RequestId>\n</ErrorResponse>\n"
     )
+
+
+def test_every_action_of_botocores_sts_model_is_served_or_answered_as_not_served() -> None:
+    import botocore.session
+
+    from sqsemu.sts.service import ACTIONS, NOT_SERVED
+
+    operations = set(botocore.session.get_session().get_service_model("sts").operation_names)
+    assert set(ACTIONS) | NOT_SERVED == operations
+    assert not set(ACTIONS) & NOT_SERVED
