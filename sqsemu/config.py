@@ -111,6 +111,11 @@ class Credential:
       one that disagrees is refused (``Config`` raises ValueError, whatever ``auth`` is).
     - ``policies`` (``auth = "iam"``): the principal's identity-based policy documents, each inline JSON text or
       the path of a JSON file (``sqsemu.security.identity``); a root user has none.
+    - ``trust_policy`` (a role's, ``auth = "iam"``): the role's trust policy, inline JSON text or a file's path:
+      who may ``sts:AssumeRole`` it (``sqsemu.security.roles``); None: the role's own account (its users and roles
+      whose identity-based policies allow ``sts:AssumeRole`` on it), as the IAM console's "This account" trust.
+    - ``max_session_duration`` (a role's): the longest session ``AssumeRole`` gives, seconds, 3,600 to 43,200 (IAM
+      ``CreateRole``'s ``MaxSessionDuration``); None: 3,600, AWS's default.
     """
 
     access_key_id: str
@@ -118,6 +123,8 @@ class Credential:
     account: str | None = None
     principal: str | None = None
     policies: tuple[str, ...] = ()
+    trust_policy: str | None = None
+    max_session_duration: int | None = None
 
     def account_for(self, default: str) -> str:
         """The account this key acts as, ``default`` being the server's ``account_id``: ``account``, else the
@@ -129,6 +136,35 @@ class Credential:
             return named
         key = self.access_key_id
         return key if ACCOUNT_RE.match(key) else default
+
+
+ROLE_SESSION_BOUNDS = (3600, 43200)
+"""The bounds of a role's ``MaxSessionDuration`` (seconds; IAM API Reference, "CreateRole")."""
+
+
+def _check_role_settings(credential: Credential) -> None:
+    """A credential's ``trust_policy`` and ``max_session_duration``: a role's only, a string and an integer of
+    :data:`ROLE_SESSION_BOUNDS` (the trust policy's grammar is checked under ``auth = "iam"``:
+    ``sqsemu.security.roles``). Raises ValueError naming the key."""
+    key = credential.access_key_id
+    if credential.trust_policy is None and credential.max_session_duration is None:
+        return
+    principal = credential.principal
+    if not (isinstance(principal, str) and principal_account(principal) and ":role/" in principal):
+        raise ValueError(
+            f"credentials: {key!r} has a trust_policy or max_session_duration but its principal is not an IAM role "
+            "(arn:aws:iam::<account>:role/<name>): only a role is assumed"
+        )
+    if credential.trust_policy is not None and not isinstance(credential.trust_policy, str):
+        raise ValueError(f"credentials: the trust_policy of {key!r} must be a JSON text or a file path")
+    duration = credential.max_session_duration
+    if duration is not None:
+        low, high = ROLE_SESSION_BOUNDS
+        if isinstance(duration, bool) or not isinstance(duration, int) or not low <= duration <= high:
+            raise ValueError(
+                f"credentials: the max_session_duration of {key!r} must be an integer from {low} to {high} "
+                f"(seconds), got {duration!r}"
+            )
 
 
 def principal_account(principal: str | None) -> str | None:
@@ -516,6 +552,7 @@ class Config:
                 not isinstance(credential.account, str) or not ACCOUNT_RE.fullmatch(credential.account)
             ):
                 raise ValueError(f"credentials: the account of {key!r} must be 12 digits, got {credential.account!r}")
+            _check_role_settings(credential)
             named = principal_account(credential.principal)
             if credential.account is not None and named is not None and named != credential.account:
                 raise ValueError(
@@ -532,6 +569,10 @@ class Config:
             from sqsemu.security.identity import identities_error
 
             error = identities_error(self.credentials, self.account_id)
+            if error is None:
+                from sqsemu.security.roles import roles_error
+
+                error = roles_error(self.credentials, self.account_id)
             if error is not None:
                 raise ValueError(error)
 

@@ -44,6 +44,8 @@ The file is TOML (read with the standard library's ``tomllib``) with four option
                                   # the account's root user)
     policies = ['{"Version": "2012-10-17", "Statement": [...]}', "policies/orders.json"]  # auth = "iam": its
                                   # identity-based policies, JSON text or files (relative to the file's folder)
+    trust_policy = "policies/orders-trust.json"   # a role's: who may sts:AssumeRole it (absent: its account)
+    max_session_duration = 7200   # a role's longest AssumeRole session, seconds (3600 to 43200; default 3600)
 
 Attribute values may be strings, integers or booleans (``60`` → ``"60"``, ``true`` → ``"true"``); ``Policy`` and
 ``RedriveAllowPolicy`` may also be tables (sent as compact JSON). ``RedrivePolicy`` is not accepted as an
@@ -111,7 +113,9 @@ TOP_KEYS = ("server", "queues", "topics", "faults", "credentials", "event_source
 QUEUE_KEYS = ("name", "account", "region", "attributes", "tags", "dead_letter_queue", "max_receive_count", "realism")
 TOPIC_KEYS = ("name", "account", "region", "attributes", "tags", "subscriptions")
 SUBSCRIPTION_KEYS = ("protocol", "endpoint", "attributes", "dead_letter_queue")
-CREDENTIAL_KEYS = ("access_key_id", "secret_access_key", "account", "principal", "policies")
+CREDENTIAL_KEYS = (
+    "access_key_id", "secret_access_key", "account", "principal", "policies", "trust_policy", "max_session_duration",
+)  # fmt: skip
 _PROBE_CREDENTIAL = Credential("probe", "probe")  # lets [server] auth = "sigv4" be checked on its own
 PATH_KEYS = tuple(item.name for item in config_options() if item.spec.path)
 """``[server]`` keys whose relative values start at the config file's folder (options declared ``path=True``)."""
@@ -500,7 +504,16 @@ def _parse_credentials(entries: Any, prefix: str, base_dir: Path | None = None) 
         if not isinstance(policies, list) or not all(isinstance(p, str) for p in policies):
             raise ConfigFileError(f"{where}: policies must be a list of JSON texts or file paths")
         policies = [_policy_path(p, base_dir) for p in policies]
-        credential = Credential(entry["access_key_id"], entry["secret_access_key"], account, principal, tuple(policies))
+        trust = entry.get("trust_policy")
+        if trust is not None and not isinstance(trust, str):
+            raise ConfigFileError(f"{where}: trust_policy must be a JSON text or a file path")
+        longest = entry.get("max_session_duration")
+        if longest is not None and (isinstance(longest, bool) or not isinstance(longest, int)):
+            raise ConfigFileError(f"{where}: max_session_duration must be an integer (seconds, 3600 to 43200)")
+        credential = Credential(
+            entry["access_key_id"], entry["secret_access_key"], account, principal, tuple(policies),
+            None if trust is None else _policy_path(trust, base_dir), longest,
+        )  # fmt: skip
         try:
             auth = "iam" if principal is not None or policies else "none"
             Config(credentials=(*credentials, credential), auth=auth)

@@ -59,6 +59,7 @@ from sqsemu.engine import jsondoc
 from sqsemu.protocol.errors import ErrorInfo, InjectedError, injected_error_info
 from sqsemu.protocol.operations import OPERATIONS
 from sqsemu.sns.service import ACTIONS as SNS_ACTIONS
+from sqsemu.sts.service import ACTIONS as STS_ACTIONS
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -238,9 +239,12 @@ def parse_rule(data: Any, rule_id: str) -> FaultRule:
     action = data.get("action", "*")
     if action is None:
         action = "*"
-    if not isinstance(action, str) or (action != "*" and action not in OPERATIONS and action not in SNS_ACTIONS):
+    if not isinstance(action, str) or (
+        action != "*" and action not in OPERATIONS and action not in SNS_ACTIONS and action not in STS_ACTIONS
+    ):
         raise AdminError(
-            f'"action" must be "*" or an SQS or SNS action name (e.g. SendMessage, Publish), got {action!r}'
+            f'"action" must be "*" or an SQS, SNS or STS action name (e.g. SendMessage, Publish, AssumeRole), got '
+            f"{action!r}"
         )
 
     queue = data.get("queue", "*")

@@ -4,7 +4,7 @@ sqsemu is, instead of an SQS error about an unknown action.
 LocalStack serves every AWS service on one port, so a LocalStack user's code may send S3, SNS or DynamoDB calls to
 the endpoint sqsemu now answers. Every SDK signs its calls with Signature Version 4, whose credential scope names the
 service (``<key id>/<date>/<region>/<service>/aws4_request``; AWS General Reference, "Elements of an AWS API request
-signature"). sqsemu serves two of them on that port, SQS and SNS (:mod:`sqsemu.sns`, which the SNS calls go on to);
+signature"). sqsemu serves three of them on that port, SQS, SNS (:mod:`sqsemu.sns`) and STS (:mod:`sqsemu.sts`);
 a scope naming any other service gets HTTP 400 ``InvalidAction`` whose message names the service and sqsemu. An
 unsigned request (curl) goes on as an SQS or SNS request, by its action.
 """
@@ -15,7 +15,7 @@ from sqsemu.engine.errors import InvalidAction
 
 __all__ = ["SERVED", "ServiceNotServed", "foreign_service", "not_served"]
 
-SERVED = ("sqs", "sns")
+SERVED = ("sqs", "sns", "sts")
 """The services sqsemu answers, as a SigV4 credential scope names them."""
 
 
@@ -25,7 +25,7 @@ class ServiceNotServed(InvalidAction):
 
 def foreign_service(authorization: str) -> str | None:
     """The service a SigV4 ``Authorization`` header's credential scope names when sqsemu does not serve it (not one
-    of :data:`SERVED`); None for ``sqs``, ``sns`` or a header without a readable scope."""
+    of :data:`SERVED`); None for ``sqs``, ``sns``, ``sts`` or a header without a readable scope."""
     start = authorization.find("Credential=")
     if start < 0:
         return None

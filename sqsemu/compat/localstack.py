@@ -57,7 +57,7 @@ __all__ = ["DUMMY_RECEIPT_HANDLE", "HEALTH_PATH", "InvalidAddress", "InvalidRequ
 HEALTH_PATH = "/_localstack/health"
 INIT_PATH = "/_localstack/init"
 MESSAGES_PATH = "/_aws/sqs/messages"
-SERVICES = {"sns": "running", "sqs": "running"}
+SERVICES = {"sns": "running", "sqs": "running", "sts": "running"}
 """The services ``/_localstack/health`` lists: those sqsemu serves (:data:`sqsemu.compat.foreign.SERVED`)."""
 DUMMY_RECEIPT_HANDLE = "SQSEMU/PEEK/NOT-A-RECEIPT-HANDLE"
 """The receipt handle of every message the developer endpoint shows (DeleteMessage refuses it)."""

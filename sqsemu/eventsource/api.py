@@ -122,6 +122,7 @@ AUTH_CODES = {
     "SignatureDoesNotMatch": "InvalidSignatureException",
     "IncompleteSignature": "IncompleteSignatureException",
     "RequestExpired": "InvalidSignatureException",
+    "ExpiredToken": "ExpiredTokenException",
 }
 """The SigV4 verifier's error shapes (SQS's names) -> the codes of a REST-JSON AWS API such as Lambda."""
 
@@ -342,7 +343,7 @@ class Authorizer:
         access = self.access
         if access is None:
             return
-        identity = access.identities.get(self.key)
+        identity = access.identity(self.key)
         if identity is None:
             return
         # aws:userid as the caller's SQS calls see it (AccessControl._fixed_context): a key of every request context
@@ -354,7 +355,7 @@ class Authorizer:
             identity.principal, identity.policies, f"lambda:{operation}", resource, caller.region, context, self.scope
         )
         if not decision.allowed:
-            access.denied_call(self.key, decision, self.request_id)
+            access.denied_call(self.key, decision, self.request_id)  # names the caller as AWS does (denial_arn)
             raise AccessDenied(denial_message(decision))
 
 

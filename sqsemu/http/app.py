@@ -92,13 +92,17 @@ from sqsemu.protocol.urls import (
 )
 from sqsemu.security.admin import AdminGate
 from sqsemu.security.crosssite import CrossSitePolicy
-from sqsemu.security.errors import InvalidClientTokenId, RequestExpired, SignatureDoesNotMatch
+from sqsemu.security.errors import ExpiredToken, InvalidClientTokenId, RequestExpired, SignatureDoesNotMatch
 from sqsemu.security.host import GOOD_HOSTS, invalid_host, valid_host
 from sqsemu.sns.api import SNS_ACTIONS, is_sns_call, signed_service
 from sqsemu.sns.errors import AuthorizationError as SNSAuthorizationError
 from sqsemu.sns.errors import InjectedSNSError, SNSError
 from sqsemu.sns.service import SNSCall
 from sqsemu.sns.wire import encode_error as encode_sns_error
+from sqsemu.sts.api import UNSIGNED_ACTIONS as STS_UNSIGNED
+from sqsemu.sts.api import is_sts_call, presigned_service
+from sqsemu.sts.errors import STSError
+from sqsemu.sts.wire import encode_error as encode_sts_error
 
 if TYPE_CHECKING:
     from sqsemu.engine.queue import Queue
@@ -235,6 +239,7 @@ class _Call:
         "failed",
         "sns",
         "topic",
+        "sts",
     )
 
     def __init__(self, scope: Scope, header: Callable[[bytes], bytes | None], observed: bool) -> None:
@@ -262,6 +267,7 @@ class _Call:
         self.failed: int | None = None
         self.sns = False  # an SNS call (sqsemu.sns): counted and logged as one
         self.topic: str | None = None  # the topic ARN it addresses (the access line's, with --access-log)
+        self.sts = False  # an STS call (sqsemu.sts): answered in STS's form
 
     def url_host(self) -> str | None:
         """The host of queue URLs: the Host header; when it names no port but names the very address the
@@ -418,6 +424,13 @@ class SQSApp:
             from sqsemu.declare import apply_topic_declarations
 
             apply_topic_declarations(self.sns.topics, broker, config)
+        from sqsemu.sts.api import STS  # STS on the same port (docs/security.md, STS)
+
+        self.sts = STS(config, clock, self.access_control)
+        if self.verifier is not None:  # temporary credentials: accepted by SigV4, decided as their role or user
+            self.verifier.sessions = self.sts.sessions
+        if self.access_control is not None:
+            self.access_control.sessions = self.sts.sessions
         self._lambda_api: ASGIApp | None = None
         if self.metrics is not None:
             from sqsemu.eventsource.metrics import EventSourceCollector
@@ -738,18 +751,25 @@ class SQSApp:
         """Verify the signature (``--auth sigv4``), recognise the protocol and the action, run the call: its
         encoded answer."""
         service = signed_service(call.authorization)
+        if service is None and call.authorization is None:
+            service = presigned_service(call.scope["query_string"])
         call.sns = service == "sns"
-        if self.verifier is not None and not self._anonymous_sns(call, body):
+        call.sts = service == "sts"
+        if self.verifier is not None and not self._anonymous_sns(call, body) and not self._unsigned_sts(call, body):
             try:
                 call.namespace, call.access_key_id = self.verifier.verify_key(
-                    call.scope, body, "sns" if service == "sns" else "sqs"
+                    call.scope, body, service if service in ("sns", "sts") else "sqs"
                 )
-            except (InvalidClientTokenId, SignatureDoesNotMatch, RequestExpired) as exc:
+            except (InvalidClientTokenId, SignatureDoesNotMatch, RequestExpired, ExpiredToken) as exc:
                 self._refused(call, body, exc)
                 raise
         detected = detect(call.scope["method"], call.target, call.content_type, call.scope["query_string"], body)
         call.is_json = detected.protocol is Protocol.JSON
         call.action = detected.action
+        if call.sts or (service is None and is_sts_call(None, detected.action)):
+            call.is_json = call.query_json = False
+            call.sts = True
+            return await self._sts(call, detected)
         if is_sns_call(service, detected.action, detected.params):
             call.is_json = call.query_json = False
             call.sns = True
@@ -766,6 +786,29 @@ class SQSApp:
         if detected.protocol is not Protocol.QUERY or any(name == "X-Amz-Credential" for name, _ in detected.params):
             return False
         return self.sns.anonymous(detected.action, detected.params) is not None
+
+    def _unsigned_sts(self, call: _Call, body: bytes) -> bool:
+        """Whether an unsigned request is one of the STS actions AWS answers unsigned (web identity, SAML: STS
+        answers that sqsemu does not serve them, whatever ``--auth`` says; ``sqsemu.sts.api``)."""
+        if call.authorization is not None or b"X-Amz-Credential" in call.scope["query_string"]:
+            return False
+        detected = detect(call.scope["method"], call.target, call.content_type, call.scope["query_string"], body)
+        return detected.protocol is Protocol.QUERY and detected.action in STS_UNSIGNED
+
+    async def _sts(self, call: _Call, detected: Detected) -> bytes:
+        """An STS call (sqsemu.sts.api): fault rules as for any call, answered in STS's XML. Its access decision
+        is STS's own (AssumeRole's trust policy; GetCallerIdentity needs no permission)."""
+        authorization = call.authorization
+        credential = credential_from_authorization(authorization) if authorization else None
+        if credential is None:
+            credential = _presigned_credential(detected.params)
+        caller = call.namespace or caller_namespace(credential, self.config)
+        key = call.access_key_id or (credential.split("/", 1)[0] if credential else "")
+        if self.faults.rules and detected.action is not None:
+            await self._inject(detected.action, None)
+        return self.sts.answer(
+            detected.action, detected.params, caller.account_id, caller.region, key, call.scope, call.request_id
+        )
 
     async def _sns(self, call: _Call, detected: Detected) -> bytes:
         """An SNS call (sqsemu.sns.api): the same checks as an SQS call (access control, fault rules), answered in
@@ -810,7 +853,7 @@ class SQSApp:
 
         access = self.access_control
         assert access is not None
-        identity = access.identities.get(call.access_key_id or "")
+        identity = access.identity(call.access_key_id)
         if identity is None:
             return f"arn:aws:iam::{caller.account_id}:root"
         needs = sns_needs(action, params, caller.region, caller.account_id)
@@ -831,7 +874,10 @@ class SQSApp:
         return identity.principal.arn
 
     def _refused(
-        self, call: _Call, body: bytes, exc: InvalidClientTokenId | SignatureDoesNotMatch | RequestExpired
+        self,
+        call: _Call,
+        body: bytes,
+        exc: InvalidClientTokenId | SignatureDoesNotMatch | RequestExpired | ExpiredToken,
     ) -> None:
         """Log a signature refusal (``sqsemu.access``, INFO, with or without ``--access-log``): the error, the key
         id offered and the action the request names (its ``X-Amz-Target`` or ``Action``, ``-`` when none can be
@@ -865,6 +911,11 @@ class SQSApp:
         if isinstance(exc, _UnknownOperationQuery):
             call.status, call.query_json, call.error_code = 404, False, "UnknownOperationException"
             return query.UNKNOWN_OPERATION_BODY
+        if call.sts:  # an STS call's every error in STS's own form
+            sts_error = exc if isinstance(exc, STSError) else self._as_sts_error(call, exc)
+            call.status, payload = encode_sts_error(sts_error, call.request_id)
+            call.error_code = sts_error.code
+            return payload
         if call.sns and not isinstance(exc, SNSError):  # an SNS call's every error in SNS's own form
             exc = self._as_sns_error(call, exc)
         if isinstance(exc, SNSError):
@@ -896,6 +947,17 @@ class SQSApp:
             logger.exception("internal error handling %s (request id %s)", call.action or "request", call.request_id)
         return InjectedSNSError("InternalError", 500, "Receiver", "We encountered an internal error. Please try again.")
 
+    @staticmethod
+    def _as_sts_error(call: _Call, exc: Exception) -> STSError:
+        """An error of an STS call raised outside STS's handlers (a refused signature, an injected fault, anything
+        unexpected: logged) as STS writes it: the same code, status and message."""
+        if isinstance(exc, SQSError):
+            info = error_info(exc)
+            return STSError(exc.message, info.query_code, info.status)
+        if not isinstance(exc, StoreError):
+            logger.exception("internal error handling %s (request id %s)", call.action or "request", call.request_id)
+        return STSError("We encountered an internal error. Please try again.", "InternalError", 500)
+
     def _respond(self, call: _Call, payload: bytes) -> Answer:
         """The answer's status, headers (content type, request id, length, the Query error code, CORS) and body;
         the call is counted and logged."""
@@ -920,6 +982,10 @@ class SQSApp:
         protocol = "json" if call.is_json else "query"
         action = call.action
         metrics = self.metrics
+        if call.sts:  # sqsemu.sts: its access line only (not counted in sqsemu_requests_total)
+            if self.access is not None:
+                self.access.sts(action, status, error_code, seconds, call.request_id)
+            return
         if call.sns:  # sqsemu.sns: its own action labels (service="sns") and access line
             if metrics is not None:
                 label = action if action in SNS_ACTIONS else UNKNOWN_ACTION
@@ -1052,7 +1118,7 @@ class SQSApp:
         if self.faults.rules:
             await self._inject(action, _addressed(request, queue_path, caller))
         base = url_base(config, scope.get("scheme", "http"), call.url_host())
-        sender = None if self.access_control is None else self.access_control.senders.get(call.access_key_id or "")
+        sender = None if self.access_control is None else self.access_control.sender_for(call.access_key_id)
         ctx = Context(self.broker, caller, base, queue_path, call.trace, watch_disconnect, sender)
         if operation.is_async:
             result = await operation.handler(ctx, request)  # type: ignore[misc]

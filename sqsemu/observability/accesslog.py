@@ -180,6 +180,28 @@ class SnsCall:
         return logfmt(self.fields(), MAX_TOPIC_CHARS + 3)
 
 
+class StsCall:
+    """The access line of one STS call (``service=sts``): ``str()`` is its text, ``fields()`` its JSON fields."""
+
+    __slots__ = ("action", "status", "error", "latency_ms", "request_id")
+
+    def __init__(self, action: str | None, status: int, error: str | None, seconds: float, request_id: str) -> None:
+        self.action = action or "-"
+        self.status = status
+        self.error = error
+        self.latency_ms = round(seconds * 1000, 3)
+        self.request_id = request_id
+
+    def fields(self) -> dict[str, Any]:
+        """The line's fields, in their order (None: absent)."""
+        action = self.action if len(self.action) <= MAX_VALUE_CHARS else self.action[:MAX_VALUE_CHARS] + "..."
+        return {"action": action, "service": "sts", "protocol": "query", "status": self.status, "error": self.error,
+                "latency_ms": self.latency_ms, "request_id": self.request_id}  # fmt: skip
+
+    def __str__(self) -> str:
+        return logfmt(self.fields())
+
+
 class AdminCall:
     """The access line of one call of ``/health``, ``/metrics`` or an admin route."""
 
@@ -229,6 +251,11 @@ class AccessLog:
         """Log one SNS call (see the module docstring; ``topic`` from :func:`sns_topic`)."""
         if self.logger.isEnabledFor(logging.INFO):
             self.logger.info(SnsCall(action, topic, status, error, seconds, request_id))
+
+    def sts(self, action: str | None, status: int, error: str | None, seconds: float, request_id: str) -> None:
+        """Log one STS call."""
+        if self.logger.isEnabledFor(logging.INFO):
+            self.logger.info(StsCall(action, status, error, seconds, request_id))
 
     def admin(self, method: str, path: str, status: int, seconds: float) -> None:
         """Log one admin call."""

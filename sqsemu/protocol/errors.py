@@ -87,6 +87,7 @@ ERRORS: dict[str, ErrorInfo] = {
     "InvalidClientTokenId": ErrorInfo(CORAL_NS + "UnrecognizedClientException", "InvalidClientTokenId", 403),
     "SignatureDoesNotMatch": ErrorInfo(CORAL_NS + "InvalidSignatureException", "SignatureDoesNotMatch", 403),
     "RequestExpired": ErrorInfo(CORAL_NS + "RequestExpired", "RequestExpired", 400),
+    "ExpiredToken": ErrorInfo(CORAL_NS + "ExpiredTokenException", "ExpiredToken", 403),
     "IncompleteSignature": ErrorInfo(CORAL_NS + "IncompleteSignatureException", "IncompleteSignature", 400),
     "InvalidAction": ErrorInfo(CORAL_NS + "InvalidAction", "InvalidAction", 400),
     "UnknownOperationException": ErrorInfo(CORAL_NS + "UnknownOperationException", "UnknownOperation", 404),

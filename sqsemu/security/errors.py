@@ -16,6 +16,8 @@ SignatureDoesNotMatch         403     ``The request signature we calculated does
                                       the service documentation for details.``; also ``Signature expired: ...``
                                       for a header-signed request older than 15 minutes, as SQS answers
 RequestExpired                400     ``Request has expired.`` (a presigned URL past ``X-Amz-Expires``)
+ExpiredToken                  403     ``The security token included in the request is expired`` (temporary
+                                      credentials past their expiry: ``sqsemu.security.sessions``)
 IncompleteSignature           400     what is missing from the ``Authorization`` header or presigned query
 ============================  ======  =====================================================================
 """
@@ -27,6 +29,7 @@ from sqsemu.engine.errors import AccessDenied, SQSError
 __all__ = [
     "AccessDenied",
     "CrossSiteRefused",
+    "ExpiredToken",
     "IncompleteSignature",
     "InvalidClientTokenId",
     "MissingAuthenticationToken",
@@ -83,6 +86,18 @@ class RequestExpired(SQSError):
     """The access key id the request offered (set by the verifier; the refusal's log line names it)."""
 
     def __init__(self, message: str = "Request has expired.") -> None:
+        super().__init__(message)
+
+
+class ExpiredToken(SQSError):
+    """Temporary credentials (AWS STS) used past their expiry, by the server clock (HTTP 403; the code and message
+    SQS and STS answer: recorded SQS answers show ``<Code>ExpiredToken</Code>`` and this message, no final stop)."""
+
+    shape = "ExpiredToken"
+    access_key_id: str | None = None
+    """The access key id the request offered (set by the verifier; the refusal's log line names it)."""
+
+    def __init__(self, message: str = "The security token included in the request is expired") -> None:
         super().__init__(message)
 
 

@@ -29,6 +29,12 @@ evaluation logic" and "IAM JSON policy elements: Principal":
    account id) are named, an account's root user when its account is named, a service when the service is named.
    A ``Deny`` naming a user and its account denies every other user and role of that account; one naming only the
    user denies the user too (AWS "might validate the account first and then the user": sqsemu always does).
+9. a role's trust policy (``sts:AssumeRole``, :mod:`sqsemu.security.roles`) must allow, even within one account
+   (the IAM User Guide's flow chart of "Policy evaluation for requests within a single account" and "How IAM roles
+   differ from resource-based policies": the trust policy is the one resource-based policy that an identity-based
+   policy cannot stand in for): the trust policy naming the caller suffices within its account; naming only its
+   account delegates to the caller's identity-based policies, which must allow; across accounts both must allow.
+   ``evaluate(..., resource_required=True)``.
 
 A denial's message follows AWS's recorded form ("User: <arn> is not authorized to perform: sqs:sendmessage on
 resource: <queue arn> because no identity-based policy allows the sqs:sendmessage action"; "... because no
@@ -398,11 +404,13 @@ def evaluate(
     queue_policy: Policy | None,
     context: Context,
     resource_policy_label: str = "queue policy",
+    resource_required: bool = False,
 ) -> Decision:
-    """Whether ``principal`` may perform ``action`` (``sqs:SendMessage``, ``sns:Publish``) on ``resource`` (a queue
-    or topic ARN) of ``resource_account``, given its ``identity_policies`` (``(label, policy)``) and the resource's
-    policy ``queue_policy`` (a queue's or a topic's, None when it has none), named ``resource_policy_label`` in the
-    decision; the rules of the module docstring, in their order."""
+    """Whether ``principal`` may perform ``action`` (``sqs:SendMessage``, ``sns:Publish``, ``sts:AssumeRole``) on
+    ``resource`` (a queue, topic or role ARN) of ``resource_account``, given its ``identity_policies`` (``(label,
+    policy)``) and the resource's policy ``queue_policy`` (a queue's or a topic's, a role's trust policy; None when it
+    has none), named ``resource_policy_label`` in the decision; the rules of the module docstring, in their order
+    (``resource_required``: rule 9, a role's trust policy)."""
     identity_allow: tuple[str, Statement] | None = None
     for label, policy in identity_policies if principal.kind in ("user", "role") else ():
         for statement, _ in candidates(policy, principal, action):
@@ -430,6 +438,9 @@ def evaluate(
         if direct is not None or by_account is not None:
             return Decision(False, CROSS_ACCOUNT, principal.arn, action, resource)
     identity_ok = identity_allow is not None or principal.kind == "root"
+    if resource_required:  # rule 9: the resource policy (a role's trust policy) must allow, even in one account
+        return _required(principal, action, resource, identity_allow, direct, by_account, same_account,
+                         resource_policy_label)  # fmt: skip
     resource_ok = direct is not None or (by_account is not None and not same_account)
     if same_account and principal.kind == "root":
         return Decision(True, "root user", principal.arn, action, resource)
@@ -448,6 +459,27 @@ def evaluate(
     if (same_account or not identity_ok) and principal.kind != "service":
         return Decision(False, "no identity-based policy allows", principal.arn, action, resource)
     return Decision(False, "no resource-based policy allows", principal.arn, action, resource)
+
+
+def _required(
+    principal: Principal,
+    action: str,
+    resource: str,
+    identity_allow: tuple[str, Statement] | None,
+    direct: Statement | None,
+    by_account: Statement | None,
+    same_account: bool,
+    label: str,
+) -> Decision:
+    """Rule 9: the decision when the resource policy must allow (no explicit deny was found)."""
+    if direct is None and by_account is None:
+        return Decision(False, "no resource-based policy allows", principal.arn, action, resource)
+    if direct is not None and same_account:
+        return Decision(True, "allowed", principal.arn, action, resource, label, direct.label)
+    if identity_allow is None:
+        return Decision(False, "no identity-based policy allows", principal.arn, action, resource)
+    name, statement = identity_allow
+    return Decision(True, "allowed", principal.arn, action, resource, name, statement.label)
 
 
 def _first_failure(statement: Statement, resource: str, context: Context) -> str | None:

@@ -30,8 +30,9 @@ logged at WARNING (``fail_closed=<queue arn> ... reason=<rule>``), with the mess
 resource-based policy.
 
 The request context ("AWS global condition context keys"): ``aws:PrincipalArn``, ``aws:PrincipalAccount``,
-``aws:PrincipalType`` (``User``, ``AssumedRole``, ``Account``), ``aws:userid`` (the access key id; for a role
-``<key>:<role name>``; the account id for a root user), ``aws:username`` (users only), ``aws:SecureTransport``
+``aws:PrincipalType`` (``User``, ``AssumedRole``, ``Account``), ``aws:userid`` (a user's unique id; for a role
+``<role id>:<session name>``; the account id for a root user: :class:`~sqsemu.security.identity.Identity`),
+``aws:username`` (users only), ``aws:SecureTransport``
 (``true`` over HTTPS), ``aws:SourceIp`` (the client's address), ``aws:RequestedRegion``, ``aws:CurrentTime`` and
 ``aws:EpochTime`` (the server's clock, manual or not), ``aws:ResourceTag/<key>`` (the queue's tags, on every call
 on a queue that exists), ``aws:RequestTag/<key>`` and ``aws:TagKeys`` (the tags ``CreateQueue`` and ``TagQueue``
@@ -69,6 +70,7 @@ from sqsemu.security.evaluate import (
     UNPARSABLE,
     Context,
     Decision,
+    Explanation,
     Principal,
     evaluate,
     explain,
@@ -76,6 +78,7 @@ from sqsemu.security.evaluate import (
 )
 from sqsemu.security.identity import Identity, identities
 from sqsemu.security.policy import Policy, PolicyError, parse_policy
+from sqsemu.security.roles import Role, roles
 from sqsemu.security.topics import SNSNeeds, resource_account
 
 if TYPE_CHECKING:
@@ -83,8 +86,17 @@ if TYPE_CHECKING:
 
     from sqsemu.clock import Clock
     from sqsemu.config import Config
+    from sqsemu.security.sessions import Session, Sessions
 
-__all__ = ["AUTHORIZE_PATH", "AccessControl", "check_restored", "sender_id", "unparsable_policies"]
+__all__ = [
+    "ASSUME_ROLE",
+    "AUTHORIZE_PATH",
+    "AccessControl",
+    "assume_role_message",
+    "check_restored",
+    "sender_id",
+    "unparsable_policies",
+]
 
 AUTHORIZE_PATH = "/_sqsemu/authorize"
 
@@ -144,14 +156,20 @@ def _policy_of(text: str | None) -> Policy | None:
 def sender_id(identity: Identity) -> str | None:
     """The ``SenderId`` of the messages ``identity`` sends, as SQS gives it ("ReceiveMessage", API Reference: "For a
     user, returns the user ID ... For an IAM role, returns the IAM role ID", ``<role id>:<session name>``): the
-    caller's ``aws:userid`` (docs/behaviour.md 11.5; sqsemu has no unique ids: the access key id stands for the
-    user's, ``<key>:<role name>`` for a role's); None for a root user (the account id, the default)."""
-    principal = identity.principal
-    if principal.kind == "user":
-        return identity.access_key_id
-    if principal.kind == "role":
-        return f"{identity.access_key_id}:{principal.name}"
+    caller's ``aws:userid`` (:attr:`Identity.user_id <sqsemu.security.identity.Identity.user_id>`, docs/behaviour.md
+    11.5: the unique ids sqsemu derives from the ARN); None for a root user (the account id, the default)."""
+    if identity.principal.kind in ("user", "role"):
+        return identity.user_id
     return None
+
+
+ASSUME_ROLE = "sts:AssumeRole"
+
+
+def assume_role_message(caller_arn: str, role_arn: str) -> str:
+    """AWS's denial of ``AssumeRole`` (recorded answers: ``User: <caller> is not authorized to perform: sts:AssumeRole
+    on resource: <role ARN>``, the same for a role that does not exist or a malformed ARN)."""
+    return f"User: {caller_arn} is not authorized to perform: {ASSUME_ROLE} on resource: {role_arn}"
 
 
 def unparsable_policies(broker: Broker) -> list[tuple[str, str]]:
@@ -197,6 +215,10 @@ class AccessControl:
             key: sender for key, identity in self.identities.items() if (sender := sender_id(identity)) is not None
         }
         """The ``SenderId`` of the messages each IAM user's or role's key sends (:func:`sender_id`)."""
+        self.roles: dict[str, Role] = roles(config.credentials, config.account_id)
+        """The roles ``sts:AssumeRole`` may assume, by ARN (:mod:`sqsemu.security.roles`)."""
+        self.sessions: Sessions | None = None
+        """The server's temporary credentials (AWS STS; set by the app): their keys' identities (:meth:`identity`)."""
         self.broker = broker
         self.clock = clock
         self.region = config.region
@@ -207,6 +229,38 @@ class AccessControl:
         self._now = self._seconds
 
     # ------------------------------------------------------------------------------------------- the request path
+
+    def identity(self, access_key_id: str | None) -> Identity | None:
+        """The identity of a verified key: a ``[[credentials]]`` key's, or a temporary key's (AWS STS: the role it
+        assumed with the role's policies, or the user it was given to with the user's), None for an unknown key."""
+        key = access_key_id or ""
+        found = self.identities.get(key)
+        if found is not None or self.sessions is None:
+            return found
+        session = self.sessions.known(key)
+        return None if session is None else self.session_identity(session)
+
+    def session_identity(self, session: Session) -> Identity | None:
+        """The identity of temporary credentials (:meth:`identity`), None when their principal is not declared."""
+        if session.session_name is not None:
+            role = self.roles.get(session.principal or "")
+            if role is None:
+                return None
+            return Identity(session.access_key_id, role.principal, role.policies, session.session_name, True)
+        source = self.identities.get(session.source_key)
+        if source is None:
+            return None
+        return Identity(session.access_key_id, source.principal, source.policies, None, True)
+
+    def sender_for(self, access_key_id: str | None) -> str | None:
+        """The ``SenderId`` of the messages the key ``access_key_id`` sends (:func:`sender_id`; None: the account
+        id)."""
+        key = access_key_id or ""
+        sender = self.senders.get(key)
+        if sender is not None or key in self.identities or self.sessions is None:
+            return sender
+        identity = self.identity(key)
+        return None if identity is None else sender_id(identity)
 
     def check(
         self,
@@ -222,7 +276,7 @@ class AccessControl:
         (``(account, name)``, None when none) by the key ``access_key_id`` acting as ``caller``; raise
         ``AccessDenied`` (logged, counted) when denied. (A bad ``Policy`` in the call is the engine's
         ``InvalidAttributeValue``, for every caller: ``sqsemu.engine.attributes``.)"""
-        identity = self.identities.get(access_key_id or "")
+        identity = self.identity(access_key_id)
         needs = REQUIRED.get(action)
         if identity is None or needs is None:
             return
@@ -230,6 +284,7 @@ class AccessControl:
         decision = self._decide(identity.principal, identity.policies, needs, request, addressed, caller, fixed, scope,
                                 asked=request_keys(action, request))  # fmt: skip
         if decision is not None and not decision.allowed:
+            decision.principal = identity.denial_arn  # an assumed role's session ARN, as AWS names the caller
             self._denied(identity, decision, request_id)
             raise AccessDenied(decision.message())
 
@@ -262,7 +317,7 @@ class AccessControl:
     def user_id(identity: Identity) -> str:
         """The ``aws:userid`` of ``identity``'s calls, whichever API (docs/behaviour.md 11.5): :func:`sender_id`,
         the account id for a root user."""
-        return sender_id(identity) or identity.principal.account
+        return identity.user_id
 
     def _seconds(self) -> float:
         return self.clock.now_ms() / 1000
@@ -552,7 +607,7 @@ class AccessControl:
         else the denial, already logged and counted, for the caller to raise SNS's ``AuthorizationError``
         (:func:`~sqsemu.security.topics.sns_denial_message`). A topic policy that does not parse denies every
         call on the topic (fail closed, logged at WARNING), the owner's root user's too."""
-        identity = self.identities.get(access_key_id or "")
+        identity = self.identity(access_key_id)
         if identity is None:
             return None
         principal = identity.principal
@@ -577,15 +632,51 @@ class AccessControl:
                 notes = (f"the topic {needs.topic_arn} does not exist: it has no topic policy",)
             decision.explanation = explain(principal, iam_action, needs.resource, identity.policies, policy,
                                            context, "topic policy", notes)  # fmt: skip
+            decision.principal = identity.denial_arn
             self._denied(identity, decision, request_id)
             return decision
         return None
 
+    def check_assume_role(
+        self,
+        identity: Identity,
+        role_arn: str,
+        asked: Mapping[str, Sequence[str]],
+        region: str,
+        scope: Scope | None,
+        request_id: str,
+    ) -> Decision:
+        """Whether ``identity`` may ``sts:AssumeRole`` the role ``role_arn`` (its identity-based policies and the
+        role's trust policy: :mod:`sqsemu.security.roles`, rule 9 of :mod:`sqsemu.security.evaluate`); ``asked``
+        holds ``sts:externalid`` and ``sts:rolesessionname`` (lower case) from the call, ``scope`` the request's.
+        A role not declared is denied (AWS does not tell). A denial is logged and counted, its ``principal`` the
+        caller's ARN as the denial names it; :func:`assume_role_message` is AWS's message. Raises nothing."""
+        principal = identity.principal
+        role = self.roles.get(role_arn)
+        context = Context(self._fixed_for(identity, region), self._now, scope, None, asked)
+        if role is None:  # answered as a denial, as AWS does (it does not say whether the role exists)
+            decision = Decision(False, "no resource-based policy allows", principal.arn, ASSUME_ROLE, role_arn)
+            decision.explanation = Explanation(
+                (), (f"no [[credentials]] entry declares the role {role_arn[:300]}: it cannot be assumed",)
+            )
+        else:
+            decision = evaluate(principal, ASSUME_ROLE, role_arn, role.principal.account, identity.policies,
+                                role.trust_policy, context, "trust policy", resource_required=True)  # fmt: skip
+            if not decision.allowed:
+                notes = () if role.trust_declared else ("the role declares no trust_policy: it trusts its own account",)
+                decision.explanation = explain(principal, ASSUME_ROLE, role_arn, identity.policies, role.trust_policy,
+                                               context, "trust policy", notes)  # fmt: skip
+        if not decision.allowed:
+            decision.principal = identity.denial_arn
+            self._denied(identity, decision, request_id)
+        return decision
+
     def denied_call(self, access_key_id: str, decision: Decision, request_id: str) -> None:
         """Log and count a denial :meth:`decide_as` made for a signed call of another API (the Lambda API), as an
         SQS call's denial is (the access line, ``sqsemu_access_denied_total{action}``)."""
-        identity = self.identities.get(access_key_id)
+        identity = self.identity(access_key_id)
         if identity is not None:
+            decision.principal = identity.denial_arn
             self._denied(identity, decision, request_id)
 
 

@@ -39,6 +39,11 @@ Checks, in order, and what each failure answers (:mod:`sqsemu.security.errors` h
 
 A verified request acts as the key's account (``Credential.account``) in the scope's region when that looks like a
 region (:func:`sqsemu.security.region.valid_region`), else the server's region.
+
+Temporary credentials (AWS STS, :mod:`sqsemu.security.sessions`): a key id that is not configured is looked up as
+one when the verifier has ``sessions``, with the request's ``X-Amz-Security-Token`` (check 3 becomes
+:meth:`~sqsemu.security.sessions.Sessions.resolve`'s checks: ``InvalidClientTokenId`` or ``ExpiredToken``, the expiry
+on the server clock); the request acts as the session's account and the signature is checked with its secret.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from urllib.parse import parse_qsl
 from sqsemu.config import Config, Credential
 from sqsemu.engine.broker import Namespace
 from sqsemu.security.errors import (
+    ExpiredToken,
     IncompleteSignature,
     InvalidClientTokenId,
     MissingAuthenticationToken,
@@ -62,6 +68,7 @@ from sqsemu.security.errors import (
     SignatureDoesNotMatch,
 )
 from sqsemu.security.region import valid_region
+from sqsemu.security.sessions import Sessions, security_token
 
 __all__ = ["ALGORITHM", "MAX_EXPIRES_S", "SKEW_S", "SigV4Verifier", "botocore_missing"]
 
@@ -249,6 +256,8 @@ class SigV4Verifier:
             """botocore's presigned-URL signer, likewise."""
 
         self._signers = (HeaderSigner, QuerySigner)
+        self.sessions: Sessions | None = None
+        """The server's temporary credentials (AWS STS), set by the app: None accepts configured keys only."""
 
     def verify(self, scope: Scope, body: bytes, service: str = SERVICE) -> Namespace:
         """Check the signature of the request ``scope`` (ASGI HTTP scope) with ``body``, scoped to ``service``
@@ -280,7 +289,7 @@ class SigV4Verifier:
             presigned = True
         try:
             return self._verified(scope, body, query, parts, presigned, expires, service)
-        except (InvalidClientTokenId, SignatureDoesNotMatch, RequestExpired) as exc:
+        except (InvalidClientTokenId, SignatureDoesNotMatch, RequestExpired, ExpiredToken) as exc:
             exc.access_key_id = parts.access_key_id  # the refusal's log line names it (sqsemu.http.app)
             raise
 
@@ -296,7 +305,12 @@ class SigV4Verifier:
     ) -> tuple[Namespace, str]:
         """Checks 3 to 6 of the module docstring, once the signature's parts are read."""
         credential = self._credentials.get(parts.access_key_id)
-        if credential is None:
+        if credential is not None:
+            account, secret = credential.account_for(self._account_id), credential.secret_access_key
+        elif self.sessions is not None:  # temporary credentials (AWS STS): InvalidClientTokenId, ExpiredToken
+            session, secret = self.sessions.resolve(parts.access_key_id, security_token(scope["headers"], query))
+            account = session.account
+        else:
             raise InvalidClientTokenId()
         signed_at = _parse_timestamp(parts.amz_date, "X-Amz-Date")
         now = self._now()
@@ -317,11 +331,11 @@ class SigV4Verifier:
                 "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: "
                 f"'{parts.scope_date[:20]}' != '{parts.amz_date[:8]}', from '{parts.amz_date}'."
             )
-        expected = self._expected_signature(scope, body, query, parts, credential, presigned)
+        expected = self._expected_signature(scope, body, query, parts, secret, presigned)
         if not hmac.compare_digest(expected.encode("ascii"), parts.signature.encode("utf-8", "replace")):
             raise SignatureDoesNotMatch()
         region = parts.region if valid_region(parts.region) else self._region
-        return Namespace(credential.account_for(self._account_id), region), credential.access_key_id
+        return Namespace(account, region), parts.access_key_id
 
     def _expected_signature(
         self,
@@ -329,10 +343,10 @@ class SigV4Verifier:
         body: bytes,
         query: list[tuple[str, str]],
         parts: _Parts,
-        credential: Credential,
+        secret: str,
         presigned: bool,
     ) -> str:
-        """What botocore's signer makes of the received request with ``credential``'s secret."""
+        """What botocore's signer makes of the received request with the key's ``secret``."""
         wanted = set(parts.signed_headers)
         signed = self._headers_class()
         for name, value in scope["headers"]:
@@ -352,7 +366,7 @@ class SigV4Verifier:
         )
         request.context["timestamp"] = parts.amz_date
         signer_class = self._signers[1] if presigned else self._signers[0]
-        keys = self._botocore_credentials(credential.access_key_id, credential.secret_access_key)
+        keys = self._botocore_credentials(parts.access_key_id, secret)
         signer = signer_class(keys, parts.service, parts.region)
         signer.signed = signed
         signer.body_hash = body_hash

@@ -55,7 +55,7 @@ def test_the_localstack_pages_curl_calls(tmp_path: Path) -> None:
         assert len(lines) == 5
         answers = [run_curl(line, srv.endpoint_url) for line in lines]
         assert [a.status_code for a in answers] == [200] * 5, [a.text for a in answers]
-        assert answers[0].json()["services"] == {"sns": "running", "sqs": "running"}
+        assert answers[0].json()["services"] == {"sns": "running", "sqs": "running", "sts": "running"}
         assert answers[1].json()["completed"]["READY"] is True
         for answer in answers[2:]:
             assert "shown, not received" in answer.text

@@ -172,7 +172,7 @@ def test_health_as_localstack_clients_poll_it(localstack: ServerProcess) -> None
     response = requests.get(f"{localstack.endpoint_url}/_localstack/health", timeout=10)
     assert response.status_code == 200
     data = response.json()
-    assert data["services"] == {"sns": "running", "sqs": "running"}
+    assert data["services"] == {"sns": "running", "sqs": "running", "sts": "running"}
     assert data["edition"] == "community" and isinstance(data["version"], str)
     head = requests.head(f"{localstack.endpoint_url}/_localstack/health", timeout=10)
     assert head.status_code == 200 and head.content == b""

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from sqsemu.declare import config_from_file
+from sqsemu.security.evaluate import principal_for
+from sqsemu.security.identity import unique_id
 from sqsemu.server import ServerThread
 from tests.integration.harness.clients import error_of
 from tests.integration.harness.functions import Recorder, signed_client
@@ -36,8 +38,9 @@ def _allow(actions: list[str], resource: str = "*") -> str:
 
 
 DENY_ALL = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Deny", "Action": "*", "Resource": "*"}]})
+BY_USERID = unique_id(principal_for(f"arn:aws:iam::{A}:user/by-userid", A))  # the user's AIDA... id
 DENY_BY_USERID = json.dumps({"Version": "2012-10-17", "Statement": [{
-    "Effect": "Deny", "Action": "*", "Resource": "*", "Condition": {"StringEquals": {"aws:userid": "AKIDBYUSERID"}},
+    "Effect": "Deny", "Action": "*", "Resource": "*", "Condition": {"StringEquals": {"aws:userid": BY_USERID}},
 }]})  # fmt: skip
 KEYS: dict[str, tuple[str, str | None, list[str]]] = {
     "AKIDROOTA": (A, None, []),

@@ -13,6 +13,8 @@ from harness import client_for, error_of
 
 from sqsemu.config import Config, Credential
 from sqsemu.declare import config_from_file
+from sqsemu.security.evaluate import principal_for
+from sqsemu.security.identity import unique_id
 from sqsemu.server import ServerThread
 
 pytestmark = pytest.mark.integration
@@ -56,10 +58,14 @@ def test_an_identity_acts_in_its_principals_account(protocol: str) -> None:
         assert role.get_queue_url(QueueName="orders")["QueueUrl"] == url
         assert role.list_queues()["QueueUrls"] == [url]
         assert f"/{A}/" in role.create_queue(QueueName="orders-dlq")["QueueUrl"]
-        role.send_message(QueueUrl=url, MessageBody="from the role")
-        assert received_sender(root, url) == "AKIDORDERS:orders-service"
+        role.send_message(QueueUrl=url, MessageBody="from the role")  # <role id>:<session>, the role's name here
+        role_id = unique_id(principal_for(f"arn:aws:iam::{A}:role/orders-service", A))
+        assert re.fullmatch(r"AROA[A-Z2-7]{17}", role_id)
+        assert received_sender(root, url) == f"{role_id}:orders-service"
         user.send_message(QueueUrl=url, MessageBody="from the user")
-        assert received_sender(root, url) == "AKIDALICE"
+        sender = received_sender(root, url)
+        assert re.fullmatch(r"AIDA[A-Z2-7]{17}", sender), sender
+        assert sender == unique_id(principal_for(f"arn:aws:iam::{A}:user/alice", A))
         root.send_message(QueueUrl=url, MessageBody="from the root user")
         assert received_sender(root, url) == A
 
@@ -100,6 +106,8 @@ def test_the_configuration_examples_of_security_md_run_as_written(tmp_path: Path
         assert role.get_queue_url(QueueName="orders")["QueueUrl"] == url
         assert sorted(role.list_queues(QueueNamePrefix="orders")["QueueUrls"]) == [url]
         role.send_message(QueueUrl=url, MessageBody="x")
-        assert received_sender(role, url) == "AKIDORDERS:orders-service"
+        shown = re.search(r"carry `SenderId` `([A-Z0-9]+:orders-service)`", DOCS.read_text(encoding="utf-8"))
+        assert shown is not None
+        assert received_sender(role, url) == shown.group(1)  # the role id docs/security.md shows
         code, status, _ = error_of(lambda: role.send_message(QueueUrl=other, MessageBody="x"))
         assert (code, status) == ("AccessDenied", 403)
