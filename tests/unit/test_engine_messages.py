@@ -147,7 +147,7 @@ def test_the_body_check_refuses_exactly_the_characters_outside_xml_char() -> Non
     for code in range(0x110000):
         char = chr(code)
         try:
-            check_body("\u00e9" + char)  # not ASCII: the regular expression decides, not the ASCII shortcut
+            check_body("\u00e9" + char)  # not ASCII: the UTF-8 pass, then the regular expression for the rest
         except InvalidMessageContents:
             refused.append(code)
             assert not any(low <= code <= high for low, high in allowed), hex(code)
