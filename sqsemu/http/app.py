@@ -99,8 +99,8 @@ from sqsemu.sns.errors import AuthorizationError as SNSAuthorizationError
 from sqsemu.sns.errors import InjectedSNSError, SNSError
 from sqsemu.sns.service import SNSCall
 from sqsemu.sns.wire import encode_error as encode_sns_error
+from sqsemu.sts.api import STS_ACTIONS, is_sts_call, presigned_service
 from sqsemu.sts.api import UNSIGNED_ACTIONS as STS_UNSIGNED
-from sqsemu.sts.api import is_sts_call, presigned_service
 from sqsemu.sts.errors import STSError
 from sqsemu.sts.wire import encode_error as encode_sts_error
 
@@ -982,7 +982,10 @@ class SQSApp:
         protocol = "json" if call.is_json else "query"
         action = call.action
         metrics = self.metrics
-        if call.sts:  # sqsemu.sts: its access line only (not counted in sqsemu_requests_total)
+        if call.sts:  # sqsemu.sts: its own action labels (service="sts") and access line
+            if metrics is not None:
+                label = action if action in STS_ACTIONS else UNKNOWN_ACTION
+                metrics.sts_requests.record(label, "query", error_code or "ok", seconds)
             if self.access is not None:
                 self.access.sts(action, status, error_code, seconds, call.request_id)
             return

@@ -116,6 +116,7 @@ class Metrics:
         self.lane = lane if lane is not None else FastLaneState()
         self.requests = RequestStats()
         self.sns_requests = RequestStats()  # SNS calls (sqsemu.sns), shown with service="sns"
+        self.sts_requests = RequestStats()  # STS calls (sqsemu.sts), shown with service="sts"
         self.queues = QueueCounters()
         broker.subscribe(self.queues)
         self.writer = QueueFamilyWriter(broker, self.queues)
@@ -234,18 +235,19 @@ class SqsemuCollector:
         from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily
 
         stats = self.metrics.requests
-        sns = self.metrics.sns_requests
+        services = (("sns", self.metrics.sns_requests), ("sts", self.metrics.sts_requests))
         requests = CounterMetricFamily(
             "sqsemu_requests",
-            "SQS API requests by action, protocol (json or query) and outcome (ok, or the SQS error code); SNS API "
-            'requests with service="sns" (outcome ok, or the SNS error code).',
+            "SQS API requests by action, protocol (json or query) and outcome (ok, or the SQS error code); SNS and "
+            'STS API requests with service="sns" or "sts" (outcome ok, or that service\'s error code).',
             labels=("action", "protocol", "outcome"),
         )
         for (action, protocol, outcome), count in sorted(stats.counts().items()):
             requests.add_metric([action, protocol, outcome], count)
-        for (action, protocol, outcome), count in sorted(sns.counts().items()):
-            labels = {"action": action, "protocol": protocol, "outcome": outcome, "service": "sns"}
-            requests.add_sample("sqsemu_requests_total", labels, count)
+        for service, service_stats in services:
+            for (action, protocol, outcome), count in sorted(service_stats.counts().items()):
+                labels = {"action": action, "protocol": protocol, "outcome": outcome, "service": service}
+                requests.add_sample("sqsemu_requests_total", labels, count)
         yield requests
         durations = HistogramMetricFamily(
             "sqsemu_request_duration_seconds",
@@ -254,12 +256,15 @@ class SqsemuCollector:
         )
         for (action, protocol), histogram in sorted(stats.durations().items()):
             _histogram(durations, [action, protocol], histogram)
-        sns_durations = HistogramMetricFamily(
+        service_durations = HistogramMetricFamily(
             durations.name, durations.documentation, labels=("action", "protocol", "service")
         )
-        for (action, protocol), histogram in sorted(sns.durations().items()):
-            _histogram(sns_durations, [action, protocol, "sns"], histogram)
-        durations.samples.extend(sns_durations.samples)  # one family: the SQS series as they were, then SNS's
+        for service, service_stats in services:
+            for (action, protocol), histogram in sorted(service_stats.durations().items()):
+                _histogram(service_durations, [action, protocol, service], histogram)
+        durations.samples.extend(
+            service_durations.samples
+        )  # one family: the SQS series as they were, then SNS's, STS's
         yield durations
 
     def _server(self) -> Iterator[Metric]:
