@@ -308,6 +308,13 @@ class SqsemuCollector:
             "Requests to the admin, console, metrics or Lambda routes whose ASGI app raised (logged, answered 500).",
             value=metrics.lane.app_errors,
         )
+        if metrics.topic_writer is not None:
+            yield CounterMetricFamily(
+                "sqsemu_sns_delivery_errors",
+                "SNS deliveries whose own code raised (a delivery task or a fan-out step; logged once each, the other "
+                "subscriptions' deliveries go on).",
+                value=metrics.topic_writer.sns.fanout.errors,
+            )
         if metrics.commit_durations is not None and metrics.commit_changes is not None:
             commit_durations = HistogramMetricFamily(
                 "sqsemu_durable_commit_duration_seconds",

@@ -85,6 +85,8 @@ class _Topics(Protocol):
 class _Fanout(Protocol):
     @property
     def counters(self) -> Mapping[str, _Counts]: ...
+    @property
+    def errors(self) -> int: ...
 
 
 class SNSState(Protocol):

@@ -297,7 +297,7 @@ class Pushers:
     def _spawn(self, work: Callable[[], Awaitable[None]], what: str) -> None:
         """Run ``work()`` as a task of its own; whatever it raises is logged once and counted in ``fanout.errors``
         (the coroutine is made inside the task, so a task cancelled before it starts leaves none unawaited)."""
-        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(self._supervised(work, what))
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(self._supervised(work, what))  # supervised
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

@@ -75,3 +75,4 @@ def test_recorded_deliveries_topic_peek_metrics_and_the_public_certificate(token
     assert f"sqsemu_sns_messages_published_total{{{labels}}} 1.0" in text
     assert f"sqsemu_sns_deliveries_total{{{labels}}} 1.0" in text  # the SMS; the email waits for confirmation
     assert 'sqsemu_requests_total{action="Publish",outcome="ok",protocol="query",service="sns"} 1.0' in text
+    assert "sqsemu_sns_delivery_errors_total 0.0" in text  # supervised delivery failures, counted (none here)
