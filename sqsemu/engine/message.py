@@ -114,7 +114,9 @@ class SendEntry:
     ``delay_seconds`` None means "the queue's DelaySeconds". ``system_attributes`` holds only what the client sent
     as MessageSystemAttributes (``AWSTraceHeader``); ``trace_header`` is the request's ``X-Amzn-Trace-Id`` HTTP
     header, used as the message's AWSTraceHeader when no system attribute gives one. Attribute maps left out are
-    the shared, never written ``NO_ATTRIBUTES``.
+    the shared, never written ``NO_ATTRIBUTES``. ``body_checked`` True says the protocol layer has proved every
+    character of ``body`` allowed in a message body (``sqsemu.protocol.json.plain_strings``), so the engine does not
+    check it again; it is not part of the entry's value (equality and ``repr`` leave it out).
 
     A plain class, not a dataclass: compiled, a dataclass keeps the interpreted ``__init__`` the dataclasses module
     writes, about a microsecond per batch entry (docs/performance-compiled.md).
@@ -129,6 +131,7 @@ class SendEntry:
         "deduplication_id",
         "trace_header",
         "id",
+        "body_checked",
     )
 
     def __init__(
@@ -141,6 +144,7 @@ class SendEntry:
         deduplication_id: str | None = None,
         trace_header: str | None = None,
         id: str = "",
+        body_checked: bool = False,
     ) -> None:
         self.body = body
         self.delay_seconds = delay_seconds
@@ -154,6 +158,7 @@ class SendEntry:
         self.deduplication_id = deduplication_id
         self.trace_header = trace_header
         self.id = id
+        self.body_checked = body_checked
 
     def _key(self) -> tuple[object, ...]:
         return (

@@ -687,7 +687,7 @@ class Queue:
         MaximumMessageSize (body plus message attributes, bytes) raises ``InvalidParameterValue``, worded as AWS was
         recorded to: "One or more parameters are invalid. Reason: ..." for SendMessage and "One or more parameters
         cannot be validated. Reason: ..." for a SendMessageBatch entry (an entry is one that has a batch Id)."""
-        body = check_body(entry.body)
+        body = entry.body if entry.body_checked and entry.body else check_body(entry.body)
         size = (len(body) if body.isascii() else len(body.encode())) + check_message_attributes(
             entry.message_attributes, self.limits
         )

@@ -52,7 +52,7 @@ import itertools
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from time import perf_counter
@@ -82,19 +82,21 @@ from sqsemu.protocol import json as jsonproto
 from sqsemu.protocol import query
 from sqsemu.protocol.detect import Detected, Protocol, detect, looks_like_json
 from sqsemu.protocol.errors import InjectedError, error_info
-from sqsemu.protocol.operations import NOT_ON_QUEUE_URL, OPERATIONS, Context
+from sqsemu.protocol.operations import NOT_ON_QUEUE_URL, OPERATIONS, Context, Operation
+from sqsemu.protocol.shapes import Request
 from sqsemu.protocol.urls import (
     caller_namespace,
     credential_from_authorization,
     parse_queue_url,
     path_queue,
+    scope_service,
     url_base,
 )
 from sqsemu.security.admin import AdminGate
 from sqsemu.security.crosssite import CrossSitePolicy
 from sqsemu.security.errors import ExpiredToken, InvalidClientTokenId, RequestExpired, SignatureDoesNotMatch
 from sqsemu.security.host import GOOD_HOSTS, invalid_host, valid_host
-from sqsemu.sns.api import SNS_ACTIONS, is_sns_call, signed_service
+from sqsemu.sns.api import SNS_ACTIONS, is_sns_call
 from sqsemu.sns.errors import AuthorizationError as SNSAuthorizationError
 from sqsemu.sns.errors import InjectedSNSError, SNSError
 from sqsemu.sns.service import SNSCall
@@ -692,19 +694,65 @@ class SQSApp:
         called only when a long poll has to wait, returns a future completed when the client disconnects. A
         browser's request goes through the cross-site rule first (a preflight is answered here, and a browser
         opening ``/`` is sent to the console; neither is counted). The call is counted and logged (metrics,
-        ``--access-log``) before this returns. Used by the ASGI path (:meth:`_sqs`) and by sqsemu's own HTTP
-        protocol (``sqsemu.http.sqsprotocol``), which writes the answer itself.
+        ``--access-log``) before this returns. Used by the ASGI path (:meth:`_sqs`); sqsemu's own HTTP protocol
+        (``sqsemu.http.sqsprotocol``), which has the body whole, calls :meth:`begin`.
         """
+        if read_body is None:
+            started = self.begin(scope, header, body, watch_disconnect)
+            return started if isinstance(started, tuple) else await started
         call = _Call(scope, header, self.observed)
         try:
             early = self._screen(call)
             if early is not None:
                 return early
-            if read_body is not None:
-                body = await read_body()
-            elif len(body) > self.max_body_bytes:
+            body = await read_body()
+        except _ClientGone:
+            return None
+        except Exception as exc:  # every failure is answered, in the request's wire format
+            return self._respond(call, self._failed(call, exc))
+        started = self._start(call, body, watch_disconnect)
+        return started if isinstance(started, tuple) else await started
+
+    def begin(
+        self,
+        scope: Scope,
+        header: Callable[[bytes], bytes | None],
+        body: bytes,
+        watch_disconnect: Callable[[], asyncio.Future[None]],
+        too_large: bool = False,
+    ) -> Answer | Coroutine[Any, Any, Answer | None]:
+        """:meth:`answer` for a caller that has read the body whole (``body``; ``too_large``: it was over the cap
+        and dropped, answered with the cap's error): the answer itself when the call needs no wait (most calls in
+        memory: no coroutine is made for them), else a coroutine that the caller runs to get it (a long poll, an
+        SNS or STS call, a fault rule's latency, durable mode's commit)."""
+        call = _Call(scope, header, self.observed)
+        try:
+            early = self._screen(call)
+            if early is not None:
+                return early
+            if too_large or len(body) > self.max_body_bytes:
                 raise _too_large(self.max_body_bytes)
-            payload = await self._run(call, body, watch_disconnect)
+        except Exception as exc:  # every failure is answered, in the request's wire format
+            return self._respond(call, self._failed(call, exc))
+        return self._start(call, body, watch_disconnect)
+
+    def _start(
+        self, call: _Call, body: bytes, watch_disconnect: Callable[[], asyncio.Future[None]]
+    ) -> Answer | Coroutine[Any, Any, Answer | None]:
+        """Run a screened call with its body: its answer, or the coroutine that finishes it (:meth:`_finish`)."""
+        try:
+            payload = self._run(call, body, watch_disconnect)
+            if not isinstance(payload, bytes) or self.store is not None:
+                return self._finish(call, payload)
+        except Exception as exc:  # every failure is answered, in the request's wire format
+            payload = self._failed(call, exc)
+        return self._respond(call, payload)
+
+    async def _finish(self, call: _Call, pending: bytes | Coroutine[Any, Any, bytes]) -> Answer | None:
+        """The rest of a call that waits: its encoded answer (``pending``: a coroutine to run, or the payload
+        itself), then, in durable mode, the commit of its changes (nothing is acknowledged that is not on disk)."""
+        try:
+            payload = pending if isinstance(pending, bytes) else await pending
             await self._committed()
         except _ClientGone:
             return None
@@ -747,11 +795,15 @@ class SQSApp:
             return self._home(scope, host)
         return None
 
-    async def _run(self, call: _Call, body: bytes, watch_disconnect: Callable[[], asyncio.Future[None]]) -> bytes:
+    def _run(
+        self, call: _Call, body: bytes, watch_disconnect: Callable[[], asyncio.Future[None]]
+    ) -> bytes | Coroutine[Any, Any, bytes]:
         """Verify the signature (``--auth sigv4``), recognise the protocol and the action, run the call: its
-        encoded answer."""
-        service = signed_service(call.authorization)
-        if service is None and call.authorization is None:
+        encoded answer, or the coroutine that runs a call that may wait (:meth:`_dispatch`)."""
+        authorization = call.authorization
+        credential = credential_from_authorization(authorization) if authorization else None
+        service = scope_service(credential)
+        if service is None and authorization is None:
             service = presigned_service(call.scope["query_string"])
         call.sns = service == "sns"
         call.sts = service == "sts"
@@ -766,15 +818,16 @@ class SQSApp:
         detected = detect(call.scope["method"], call.target, call.content_type, call.scope["query_string"], body)
         call.is_json = detected.protocol is Protocol.JSON
         call.action = detected.action
-        if call.sts or (service is None and is_sts_call(None, detected.action)):
-            call.is_json = call.query_json = False
-            call.sts = True
-            return await self._sts(call, detected)
-        if is_sns_call(service, detected.action, detected.params):
-            call.is_json = call.query_json = False
-            call.sns = True
-            return await self._sns(call, detected)
-        return await self._dispatch(call, detected, body, watch_disconnect)
+        if service != "sqs":  # signed for SQS (nearly every call): neither STS's nor SNS's
+            if call.sts or (service is None and is_sts_call(None, detected.action)):
+                call.is_json = call.query_json = False
+                call.sts = True
+                return self._sts(call, detected)
+            if is_sns_call(service, detected.action, detected.params):
+                call.is_json = call.query_json = False
+                call.sns = True
+                return self._sns(call, detected)
+        return self._dispatch(call, detected, body, watch_disconnect, credential)
 
     def _anonymous_sns(self, call: _Call, body: bytes) -> bool:
         """Whether an unsigned request is one SNS answers without a signature: a ConfirmSubscription (the token
@@ -1074,20 +1127,21 @@ class SQSApp:
             return query.encode_error_json(error, request_id)
         return query.encode_error(error, request_id)
 
-    async def _dispatch(
+    def _dispatch(
         self,
         call: _Call,
         detected: Detected,
         body: bytes,
         watch_disconnect: Callable[[], asyncio.Future[None]],
-    ) -> bytes:
+        credential: str | None,
+    ) -> bytes | Coroutine[Any, Any, bytes]:
         """Decode, run and encode one SQS call (a Query response as JSON when ``call.query_json``); the caller's
-        namespace is ``call.namespace`` when a verified signature decided it, else the credential scope's; the
-        access line's queue and counts are noted on ``call``."""
+        namespace is ``call.namespace`` when a verified signature decided it, else the credential scope's
+        (``credential``: the ``Authorization`` header's, None when it has none); the access line's queue and counts
+        are noted on ``call``. A call that may wait (an asynchronous handler, a fault rule, realism's lost answers)
+        is run by the coroutine returned (:meth:`_dispatch_waiting`); any other is run here."""
         action = detected.action
         scope = call.scope
-        authorization = call.authorization
-        credential = credential_from_authorization(authorization) if authorization else None
         queue_path: tuple[str, str] | None = None
         if detected.protocol is Protocol.JSON:
             if action is None:
@@ -1118,11 +1172,34 @@ class SQSApp:
         if self.access is not None:
             addressed = _addressed(request, queue_path, caller)
             call.queue = None if addressed is None else f"{addressed[0]}/{addressed[1]}"
-        if self.faults.rules:
-            await self._inject(action, _addressed(request, queue_path, caller))
         base = url_base(config, scope.get("scheme", "http"), call.url_host())
         sender = None if self.access_control is None else self.access_control.sender_for(call.access_key_id)
-        ctx = Context(self.broker, caller, base, queue_path, call.trace, watch_disconnect, sender)
+        plain = detected.protocol is Protocol.JSON and action in _SENDS and jsonproto.plain_strings(body)
+        ctx = Context(self.broker, caller, base, queue_path, call.trace, watch_disconnect, sender, plain)
+        realism = self.broker.realism
+        if operation.is_async or self.faults.rules or (realism is not None and realism.lossy):
+            return self._dispatch_waiting(call, detected, operation, request, queue_path, ctx)
+        result: dict[str, Any] = operation.handler(ctx, request)  # type: ignore[assignment]  # not is_async
+        if self.access is not None:
+            _count_messages(call, action, result)
+        return self._encode(call, detected, result)
+
+    async def _dispatch_waiting(
+        self,
+        call: _Call,
+        detected: Detected,
+        operation: Operation,
+        request: Request,
+        queue_path: tuple[str, str] | None,
+        ctx: Context,
+    ) -> bytes:
+        """The rest of :meth:`_dispatch` for a call that may wait: the fault rules, the handler (awaited when it is
+        asynchronous), realism's lost answers; the encoded answer."""
+        action = detected.action
+        assert action is not None
+        caller = ctx.caller
+        if self.faults.rules:
+            await self._inject(action, _addressed(request, queue_path, caller))
         if operation.is_async:
             result = await operation.handler(ctx, request)  # type: ignore[misc]
         else:
@@ -1134,14 +1211,23 @@ class SQSApp:
             addressed = _addressed(request, queue_path, caller)
             if addressed is not None:
                 await self._lose_answer(realism, action, Namespace(addressed[0], caller.region), addressed[1])
+        return self._encode(call, detected, result)
+
+    @staticmethod
+    def _encode(call: _Call, detected: Detected, result: dict[str, Any]) -> bytes:
+        """A successful call's answer body: JSON 1.0, Query as JSON (``call.query_json``) or Query XML."""
         if detected.protocol is Protocol.JSON:
             return jsonproto.encode(result)
+        action = detected.action
+        assert action is not None
         if call.query_json:
             return query.encode_json(action, result, call.request_id)
         return query.encode(action, result, call.request_id)
 
 
 _CONSOLE_REDIRECT = [(b"location", b"/_sqsemu/ui/"), (_CONTENT_LENGTH, b"0")]
+_SENDS = frozenset({"SendMessage", "SendMessageBatch"})
+"""The actions whose message bodies a JSON request's :func:`~sqsemu.protocol.json.plain_strings` can vouch for."""
 
 
 def _cycle_transport(send: Send) -> object:

@@ -86,7 +86,8 @@ _SERVER_ERROR = (
     b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 21\r\n"
     b"connection: close\r\n\r\nInternal Server Error"
 )
-_STATUS_LINES = {s.value: b"HTTP/1.1 %d %s\r\n" % (s.value, s.phrase.encode()) for s in HTTPStatus}
+STATUS_LINES = {s.value: b"HTTP/1.1 %d %s\r\n" % (s.value, s.phrase.encode()) for s in HTTPStatus}
+"""Every known status's line, ``HTTP/1.1 <status> <reason>\r\n``, by status."""
 
 Message = MutableMapping[str, Any]
 ASGIApp = Callable[
@@ -97,7 +98,7 @@ ASGIApp = Callable[
 
 def status_line(status: int) -> bytes:
     """``HTTP/1.1 <status> <reason>\\r\\n`` (an unknown status with an empty reason)."""
-    line = _STATUS_LINES.get(status)
+    line = STATUS_LINES.get(status)
     return line if line is not None else b"HTTP/1.1 %d \r\n" % status
 
 

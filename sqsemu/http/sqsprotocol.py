@@ -68,6 +68,7 @@ from sqsemu.http.cycle import (
     CONTINUE,
     DISCARD_MAX_BYTES,
     DROP_EXTENSION,
+    STATUS_LINES,
     ASGIApp,
     Cycle,
     declared_length,
@@ -985,11 +986,12 @@ class SQSProtocol:
         self._answer_keep_alive = keep_alive
         self._answer_head = scope["method"] == "HEAD"
         app = self.app
-        if too_large:
-            coro = app.answer(scope, headers.get, app.refuse_body, self._watch)
-        else:
-            coro = app.answer(scope, headers.get, None, self._watch, body)
         try:
+            started = app.begin(scope, headers.get, body, self._watch, too_large)
+            if isinstance(started, tuple):  # answered without waiting: no coroutine made
+                self._write(started)
+                return
+            coro = started
             first = coro.send(None)
         except StopIteration as stop:
             self._write(stop.value)
@@ -1038,9 +1040,12 @@ class SQSProtocol:
             self._close()
             return
         status, headers, payload = answer
-        parts = [status_line(status), _date()]
-        for name, value in headers:
-            parts += (name, b": ", value, b"\r\n")
+        parts = [STATUS_LINES.get(status) or status_line(status), _date()]  # a dict lookup in compiled code
+        for name, value in headers:  # appends, not a tuple per header added (compiled: one C call each)
+            parts.append(name)
+            parts.append(b": ")
+            parts.append(value)
+            parts.append(b"\r\n")
         if not self._answer_keep_alive or (
             not self._keep_alive and not self._queue and not self._reading and self._refusal is None
         ):

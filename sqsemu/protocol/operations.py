@@ -44,13 +44,23 @@ class Context:
     the ``X-Amzn-Trace-Id`` header; ``watch_disconnect`` starts watching for the client going away and returns a
     future resolved when it does (for long polls); ``sender_id`` is the ``SenderId`` of the messages the caller
     sends (``--auth iam``: an IAM user's or role's, :meth:`sqsemu.security.iam.AccessControl.sender_id`), the
-    caller's account id when None.
+    caller's account id when None. ``plain_text`` True says every string of the request is known to hold only
+    characters allowed in a message body (``sqsemu.protocol.json.plain_strings``): its bodies need no check.
 
     A plain class, not a dataclass: one is made per call, and compiled (mypyc) a dataclass's ``__init__`` is the
     interpreted one the dataclasses module writes, where this one is compiled.
     """
 
-    __slots__ = ("broker", "caller", "url_base", "path_queue", "trace_header", "watch_disconnect", "sender_id")
+    __slots__ = (
+        "broker",
+        "caller",
+        "url_base",
+        "path_queue",
+        "trace_header",
+        "watch_disconnect",
+        "sender_id",
+        "plain_text",
+    )
 
     def __init__(
         self,
@@ -61,6 +71,7 @@ class Context:
         trace_header: str | None = None,
         watch_disconnect: Callable[[], asyncio.Future[None]] | None = None,
         sender_id: str | None = None,
+        plain_text: bool = False,
     ) -> None:
         self.broker = broker
         self.caller = caller
@@ -69,6 +80,7 @@ class Context:
         self.trace_header = trace_header
         self.watch_disconnect = watch_disconnect
         self.sender_id = sender_id if sender_id is not None else caller.account_id
+        self.plain_text = plain_text
 
     def queue_url(self, queue: Queue) -> str:
         """The URL of ``queue`` as this request sees it."""
@@ -233,10 +245,15 @@ def list_dead_letter_source_queues(ctx: Context, req: s.ListDeadLetterSourceQueu
 # ---------------------------------------------------------------------------------------------- message actions
 
 
-def _send_result(message: Message) -> Response:
+def _send_result(message: Message, entry_id: str | None = None) -> Response:
+    """What SendMessage answers for ``message`` (a SendMessageBatch entry's result, led by its ``Id``, when
+    ``entry_id`` is given)."""
     if message.extras is NO_EXTRAS:  # no attributes, no sequence number: the common case in one step
+        if entry_id is not None:
+            return {"Id": entry_id, "MD5OfMessageBody": md5.body_md5_cached(message), "MessageId": message.message_id}
         return {"MD5OfMessageBody": md5.body_md5_cached(message), "MessageId": message.message_id}
-    result: Response = {"MD5OfMessageBody": md5.body_md5_cached(message)}
+    result: Response = {} if entry_id is None else {"Id": entry_id}
+    result["MD5OfMessageBody"] = md5.body_md5_cached(message)
     attrs_md5 = md5.attributes_md5_cached(message)
     if attrs_md5 is not None:
         result["MD5OfMessageAttributes"] = attrs_md5
@@ -262,6 +279,7 @@ def send_message(ctx: Context, req: s.SendMessageRequest) -> Response:
         group_id=req.message_group_id,
         deduplication_id=req.message_deduplication_id,
         trace_header=ctx.trace_header,
+        body_checked=ctx.plain_text,
     )
     return _send_result(ctx.broker.send_message(queue, entry, ctx.sender_id))
 
@@ -289,6 +307,9 @@ def send_message_batch(ctx: Context, req: s.SendMessageBatchRequest) -> Response
     if ctx.trace_header is not None:
         for entry in req.entries:
             entry.trace_header = ctx.trace_header
+    if ctx.plain_text:
+        for entry in req.entries:
+            entry.body_checked = True
     outcomes = ctx.broker.send_message_batch(queue, req.entries, ctx.sender_id)
     successful: list[Response] = []
     failed: list[Response] = []
@@ -296,7 +317,7 @@ def send_message_batch(ctx: Context, req: s.SendMessageBatchRequest) -> Response
         if isinstance(outcome, SQSError):
             failed.append(_failed(entry.id, outcome))
         else:
-            successful.append({"Id": entry.id, **_send_result(outcome)})
+            successful.append(_send_result(outcome, entry.id))
     return _batch_response(successful, failed)
 
 

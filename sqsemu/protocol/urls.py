@@ -102,6 +102,16 @@ def credential_from_authorization(authorization: str) -> str | None:
     return authorization[start:end]
 
 
+def scope_service(credential: str | None) -> str | None:
+    """The service a SigV4 credential scope names (``<key id>/<date>/<region>/<service>/aws4_request``: ``sqs``,
+    ``sns``, ``sts``...), or None when ``credential`` is None or has fewer than five parts (AWS General Reference,
+    "Signature Version 4 signing process": the credential scope)."""
+    if credential is None:
+        return None
+    parts = credential.split("/")
+    return parts[3] if len(parts) >= 5 else None
+
+
 _ns_cache: dict[tuple[str | None, str, str], Namespace] = {}
 NAMESPACE_CACHE_BOUND = CacheBound(_CACHE_LIMIT, 1024 * 1024, 1024)
 """What :func:`caller_namespace` remembers: at most 4,096 credential scopes and 1 MiB, none of over 1 KiB (a SigV4

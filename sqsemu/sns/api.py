@@ -21,6 +21,7 @@ from pathlib import Path
 
 from sqsemu.clock import Clock
 from sqsemu.engine.broker import Broker
+from sqsemu.protocol.urls import credential_from_authorization, scope_service
 from sqsemu.sns import envelope
 from sqsemu.sns.errors import InvalidAction, SNSError
 from sqsemu.sns.fanout import SNS_SENDER_ID, Fanout
@@ -44,11 +45,7 @@ def signed_service(authorization: str | None) -> str | None:
     """The service a SigV4 ``Authorization`` header's credential scope names (``sqs``, ``sns``...), or None."""
     if not authorization:
         return None
-    start = authorization.find("Credential=")
-    if start < 0:
-        return None
-    parts = authorization[start + len("Credential=") :].split(",", 1)[0].split(" ", 1)[0].split("/")
-    return parts[3] if len(parts) >= 5 else None
+    return scope_service(credential_from_authorization(authorization))
 
 
 def is_sns_call(service: str | None, action: str | None, params: Sequence[tuple[str, str]]) -> bool:

@@ -7,6 +7,7 @@ malformed JSON, Query over GET, queue-URL paths, the Host header in queue URLs, 
 from __future__ import annotations
 
 import base64
+import hashlib
 import http.client
 import json
 import socket
@@ -781,3 +782,36 @@ def test_many_disconnected_long_polls_then_a_live_one_is_served(manual_server, m
         if live is not None and live.is_alive():
             manual_server.advance(20)
             live.join(5)
+
+
+# --- message bodies written into the JSON as they stand (no escapes): the engine's check is skipped only when
+# the request proves the body allowed (sqsemu.protocol.json.plain_strings) -----------------------------------
+
+
+def _raw_json(endpoint: str, op: str, payload: dict[str, Any]) -> Response:
+    """``payload`` as JSON with every non-ASCII character written as its UTF-8 (no ``\\u`` escapes)."""
+    text = json.dumps(payload, ensure_ascii=False).encode()
+    assert b"\\" not in text
+    return raw(endpoint, "POST", "/", text, {"Content-Type": JSON_CT, "X-Amz-Target": f"AmazonSQS.{op}"})
+
+
+@pytest.mark.parametrize("refused", ["\ufffe", "\uffff"])
+def test_json_raw_unescaped_refused_character_is_still_refused(server, queue, refused):
+    resp = _raw_json(server.endpoint_url, "SendMessage", {"QueueUrl": queue[1], "MessageBody": f"ok {refused}"})
+    assert resp.status == 400, resp.body
+    assert resp.json()["__type"].endswith("InvalidMessageContents")
+    assert resp.json()["message"].startswith(f"Invalid binary character '#x{ord(refused):X}'")
+    entries = [{"Id": "a", "MessageBody": "fine"}, {"Id": "b", "MessageBody": refused}]
+    resp = _raw_json(server.endpoint_url, "SendMessageBatch", {"QueueUrl": queue[1], "Entries": entries})
+    assert resp.status == 200, resp.body
+    assert [e["Id"] for e in resp.json()["Successful"]] == ["a"]
+    assert [(e["Id"], e["Code"]) for e in resp.json()["Failed"]] == [("b", "InvalidMessageContents")]
+    assert receive_bodies(server.endpoint_url, queue[1]) == ["fine"]
+
+
+def test_json_raw_unescaped_allowed_text_is_stored_as_sent(server, queue):
+    text = "Gr\u00fc\u00dfe \u6771\u4eac \U0001f600 \ufffd \x7f"
+    resp = _raw_json(server.endpoint_url, "SendMessage", {"QueueUrl": queue[1], "MessageBody": text})
+    assert resp.status == 200, resp.body
+    assert resp.json()["MD5OfMessageBody"] == hashlib.md5(text.encode()).hexdigest()
+    assert receive_bodies(server.endpoint_url, queue[1]) == [text]

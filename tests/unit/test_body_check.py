@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 
+import orjson
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sqsemu.engine.errors import InvalidMessageContents, MissingParameter, SQSError
 from sqsemu.engine.validation import check_body
+from sqsemu.protocol.json import plain_strings
 
 _REF_FORBIDDEN_CHAR = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _REF_ASCII_ALLOWED = b"\t\n\r" + bytes(range(0x20, 0x80))
@@ -113,3 +115,64 @@ def test_the_first_refused_character_is_named() -> None:
         "Invalid binary character '#xFFFE' was found in the message body, the set of allowed characters is "
         "#x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF",
     )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# plain_strings: a JSON request body that vouches for its message bodies (the engine then skips check_body)
+
+
+def _raw_request(text: str) -> bytes:
+    """A JSON 1.0 SendMessage body with ``text`` written into the string as it stands (no escaping by us)."""
+    return b'{"QueueUrl":"http://h/1/q","MessageBody":"' + text.encode("utf-8", "surrogatepass") + b'"}'
+
+
+@settings(max_examples=3000, deadline=None)
+@given(prefix=st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=100), body=_TEXT)
+@example(prefix="", body="\ufffe")
+@example(prefix="", body="\uffff")
+@example(prefix="a", body="\x01")
+@example(prefix="a", body="\t")
+@example(prefix="a", body="\ud800")
+@example(prefix="a", body="\\u0001")
+@example(prefix="caf\u00e9 ", body="\U0001f600")
+def test_a_body_vouched_for_by_the_request_passes_the_check(prefix: str, body: str) -> None:
+    """Whenever plain_strings says yes and the parser reads the request, the body it reads passes check_body:
+    skipping the check never lets a refused character through."""
+    raw = _raw_request(prefix + body)
+    try:
+        decoded = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return  # refused as not JSON (a raw control, a surrogate, a stray quote): never reaches the engine
+    if not plain_strings(raw):
+        return  # checked by check_body as any other
+    text = decoded["MessageBody"]
+    if text:
+        assert outcome(check_body, text) == ("ok", text)
+
+
+@pytest.mark.parametrize(
+    ("raw", "plain"),
+    [
+        (_raw_request("hello world"), True),
+        (_raw_request("Gr\u00fc\u00dfe \u6771\u4eac \U0001f600"), True),  # non-ASCII, nothing refused
+        (_raw_request("\\u0001"), False),  # an escape: its character is checked
+        (_raw_request("tab\\tin"), False),
+        (_raw_request("\ufffe"), False),  # U+FFFE as raw UTF-8: valid JSON, a refused body
+        (_raw_request("\uffff"), False),
+    ],
+)
+def test_plain_strings(raw: bytes, plain: bool) -> None:
+    assert plain_strings(raw) is plain
+
+
+@pytest.mark.parametrize("control", [chr(c) for c in range(0x20)])
+def test_the_parser_refuses_a_raw_control_character(control: str) -> None:
+    """plain_strings relies on the JSON parser refusing every raw character below U+0020 in a string (RFC 8259,
+    section 7) and a surrogate's bytes: an orjson that accepted them would make it wrong, and fails here."""
+    with pytest.raises(orjson.JSONDecodeError):
+        orjson.loads(_raw_request("a" + control + "b"))
+
+
+def test_the_parser_refuses_a_surrogate() -> None:
+    with pytest.raises(orjson.JSONDecodeError):
+        orjson.loads(_raw_request("a\ud800b"))
