@@ -306,10 +306,7 @@ def _members(members: tuple[Member, ...], tree: Tree) -> dict[str, Any]:
                 continue
             entries = []
             for entry in _numbered(node):
-                kwargs = dict(struct.defaults)
-                if isinstance(entry, dict):
-                    kwargs.update(_members(struct.members, entry))
-                entries.append(struct.factory(**kwargs))
+                entries.append(struct.build(_members(struct.members, entry) if isinstance(entry, dict) else {}))
             value = entries
         if value is not None:
             out[member.attr] = value

@@ -23,7 +23,13 @@ from typing import Any, ClassVar
 import orjson
 
 from sqsemu.engine.errors import invalid_value
-from sqsemu.engine.message import MessageAttributeValue, ReceiptEntry, SendEntry
+from sqsemu.engine.message import (
+    MessageAttributeValue,
+    ReceiptEntry,
+    SendEntry,
+    receipt_entry_from,
+    send_entry_from,
+)
 
 
 class Kind(Enum):
@@ -41,13 +47,13 @@ class Kind(Enum):
 class StructSpec:
     """A structure nested in a list (batch entries): how to build it and which members it has.
 
-    ``defaults`` are keyword arguments given to ``factory`` for members that are absent (e.g. a batch entry
-    without ``Id`` gets ``id=""``, which the engine rejects as InvalidBatchEntryId).
+    ``build`` makes the structure from its decoded members (a dict of its parameter names to values, absent members
+    left out), giving the absent ones their defaults (e.g. a batch entry without ``Id`` gets ``id=""``, which the
+    engine rejects as InvalidBatchEntryId).
     """
 
-    factory: Callable[..., Any]
+    build: Callable[[dict[str, Any]], Any]
     members: tuple[Member, ...]
-    defaults: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +140,7 @@ MESSAGE_ATTRIBUTES = _m("message_attributes", "MessageAttributes", Kind.ATTR_MAP
 
 # Members of SendEntry (a SendMessageBatchRequestEntry).
 SEND_ENTRY = StructSpec(
-    SendEntry,
+    send_entry_from,
     (
         _m("id", "Id"),
         _m("body", "MessageBody"),
@@ -144,19 +150,13 @@ SEND_ENTRY = StructSpec(
         _m("deduplication_id", "MessageDeduplicationId"),
         _m("group_id", "MessageGroupId"),
     ),
-    (("body", None),),
 )
 
-RECEIPT_ENTRY = StructSpec(
-    ReceiptEntry,
-    (_m("id", "Id"), _m("receipt_handle", "ReceiptHandle")),
-    (("id", ""), ("receipt_handle", None)),
-)
+RECEIPT_ENTRY = StructSpec(receipt_entry_from, (_m("id", "Id"), _m("receipt_handle", "ReceiptHandle")))
 
 VISIBILITY_ENTRY = StructSpec(
-    ReceiptEntry,
+    receipt_entry_from,
     (_m("id", "Id"), _m("receipt_handle", "ReceiptHandle"), _m("visibility_timeout", "VisibilityTimeout", Kind.INT)),
-    (("id", ""), ("receipt_handle", None)),
 )
 
 
