@@ -318,3 +318,36 @@ def test_deleted_messages_behind_an_in_flight_one_are_freed_soon(engine: Engine)
 
     held = _held_by_queue(engine, "standard", "consume", leave_one_in_flight)
     assert held < 6 << 20, f"{held} bytes held behind one in-flight message"
+
+
+def test_a_remembered_receipt_handle_is_read_as_its_decoding_reads_it(engine: Engine) -> None:
+    """The memo of recently issued receipt handles (``sqsemu.engine.queue._handle_parts``) gives what decoding the
+    handle gives: the same message, the same "newest receipt" answer, the same refusals (issue 50)."""
+    from sqsemu.engine import queue as queue_module
+
+    q = engine.queue()
+    for n in range(3):
+        engine.send(q, body=f"m{n}")
+    received = engine.receive(q, max_number_of_messages=3, visibility_timeout=1)
+    engine.clock.advance(1)
+    again = engine.receive(q, max_number_of_messages=3)
+    handles = [h for _, h in received + again]
+    remembered = [q._message_for(h) for h in handles]
+    assert all(h in queue_module._handle_parts for h in handles)
+    queue_module._handle_parts.clear()
+    assert [q._message_for(h) for h in handles] == remembered
+    assert [current for _, current in remembered] == [False, False, False, True, True, True]
+
+
+def test_a_receipt_handle_whose_message_id_has_a_colon_is_never_remembered(engine: Engine) -> None:
+    """Read back, such a handle splits into four parts and is refused; the memo must not accept it either."""
+    from sqsemu.engine import queue as queue_module
+
+    q = engine.queue()
+    engine.send(q)
+    ((message, _),) = engine.receive(q)
+    message.message_id = "kept:id"
+    handle = q.receipt_handle(message)
+    assert handle not in queue_module._handle_parts
+    with pytest.raises(ReceiptHandleIsInvalid):
+        engine.broker.delete_message(q, handle)
