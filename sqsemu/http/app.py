@@ -227,7 +227,7 @@ class _Call:
 
     __slots__ = (
         "scope",
-        "header",
+        "headers",
         "started",
         "target",
         "content_type",
@@ -253,16 +253,16 @@ class _Call:
         "sts",
     )
 
-    def __init__(self, scope: Scope, header: Callable[[bytes], bytes | None], observed: bool) -> None:
+    def __init__(self, scope: Scope, headers: dict[bytes, bytes], observed: bool) -> None:
         self.scope = scope
-        self.header = header
+        self.headers = headers
         self.started = perf_counter() if observed else 0.0
-        self.target = _text(header(b"x-amz-target"))
-        self.content_type = _text(header(b"content-type"))
-        self.authorization = _text(header(b"authorization"))
-        self.host = _text(header(b"host"))
-        self.trace = _text(header(b"x-amzn-trace-id"))
-        self.accept = header(b"accept")
+        self.target = _text(headers.get(b"x-amz-target"))
+        self.content_type = _text(headers.get(b"content-type"))
+        self.authorization = _text(headers.get(b"authorization"))
+        self.host = _text(headers.get(b"host"))
+        self.trace = _text(headers.get(b"x-amzn-trace-id"))
+        self.accept = headers.get(b"accept")  # compiled: a dict lookup each, no call
         self.request_id = next_request_id()
         self.is_json = looks_like_json(self.target, self.content_type)
         self.query_json = self.accept is not None and not self.is_json and query.wants_json(self.accept)
@@ -638,7 +638,8 @@ class SQSApp:
     async def _sqs(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The SQS endpoint over ASGI: :meth:`answer` with the body read from ``receive()`` (a long poll watches
         ``receive()`` for the client leaving)."""
-        header = dict(scope["headers"]).get  # one C loop; a repeated header keeps its last value
+        request_headers: dict[bytes, bytes] = dict(scope["headers"])  # one C loop; a repeated header: its last value
+        header = request_headers.get
         watchers: list[asyncio.Task[None]] = []
         disconnected: list[asyncio.Future[None]] = []
 
@@ -663,7 +664,7 @@ class SQSApp:
 
         try:
             answer = await self.answer(
-                scope, header, lambda: self._read_body(receive, header(b"content-length")), watch_disconnect
+                scope, request_headers, lambda: self._read_body(receive, header(b"content-length")), watch_disconnect
             )
         finally:
             for task in watchers:
@@ -686,7 +687,7 @@ class SQSApp:
     async def answer(
         self,
         scope: Scope,
-        header: Callable[[bytes], bytes | None],
+        headers: dict[bytes, bytes],
         read_body: Callable[[], Awaitable[bytes]] | None,
         watch_disconnect: Callable[[], asyncio.Future[None]],
         body: bytes = b"",
@@ -695,21 +696,21 @@ class SQSApp:
         connection is to be dropped unanswered (a fault rule, realism's lost answers), or None when the client left
         before its body arrived.
 
-        ``scope`` gives the method, path, query string, scheme and server address (ASGI keys); ``header`` looks up
-        a request header by its lower-case name (bytes; a repeated header's last value); ``read_body`` returns the
-        whole body (bytes; raises ``InvalidParameterValue`` beyond :data:`MAX_BODY_BYTES`), or is None when the
-        caller has read the body whole already and gives it as ``body`` (checked against the same cap: no
-        coroutine made for it); ``watch_disconnect``,
-        called only when a long poll has to wait, returns a future completed when the client disconnects. A
-        browser's request goes through the cross-site rule first (a preflight is answered here, and a browser
-        opening ``/`` is sent to the console; neither is counted). The call is counted and logged (metrics,
-        ``--access-log``) before this returns. Used by the ASGI path (:meth:`_sqs`); sqsemu's own HTTP protocol
-        (``sqsemu.http.sqsprotocol``), which has the body whole, calls :meth:`begin`.
+        ``scope`` gives the method, path, query string, scheme and server address (ASGI keys); ``headers`` maps
+        the request headers' lower-case names to their values (bytes; a repeated header's last value);
+        ``read_body`` returns the whole body (bytes; raises ``InvalidParameterValue`` beyond
+        :data:`MAX_BODY_BYTES`), or is None when the caller has read the body whole already and gives it as
+        ``body`` (checked against the same cap); ``watch_disconnect``, called only when a long poll has to wait,
+        returns a future completed when the client disconnects. A browser's request goes through the cross-site
+        rule first (a preflight is answered here, and a browser opening ``/`` is sent to the console; neither is
+        counted). The call is counted and logged (metrics, ``--access-log``) before this returns. Used by the ASGI
+        path (:meth:`_sqs`); sqsemu's own HTTP protocol (``sqsemu.http.sqsprotocol``), which has the body whole,
+        calls :meth:`begin`.
         """
         if read_body is None:
-            started = self.begin(scope, header, body, watch_disconnect)
+            started = self.begin(scope, headers, body, watch_disconnect)
             return started if isinstance(started, tuple) else await started
-        call = _Call(scope, header, self.observed)
+        call = _Call(scope, headers, self.observed)
         try:
             early = self._screen(call)
             if early is not None:
@@ -725,7 +726,7 @@ class SQSApp:
     def begin(
         self,
         scope: Scope,
-        header: Callable[[bytes], bytes | None],
+        headers: dict[bytes, bytes],
         body: bytes,
         watch_disconnect: Callable[[], asyncio.Future[None]],
         too_large: bool = False,
@@ -734,7 +735,7 @@ class SQSApp:
         and dropped, answered with the cap's error): the answer itself when the call needs no wait (most calls in
         memory: no coroutine is made for them), else a coroutine that the caller runs to get it (a long poll, an
         SNS or STS call, a fault rule's latency, durable mode's commit)."""
-        call = _Call(scope, header, self.observed)
+        call = _Call(scope, headers, self.observed)
         try:
             early = self._screen(call)
             if early is not None:
@@ -777,8 +778,8 @@ class SQSApp:
         Host check (raises the SQS error of an invalid Host), a browser sent to the console, a plain ``GET /`` told
         what this server is (``sqsemu.http.home``); None to go on."""
         scope = call.scope
-        origin = call.header(b"origin")
-        fetch_site = call.header(b"sec-fetch-site")
+        origin = call.headers.get(b"origin")
+        fetch_site = call.headers.get(b"sec-fetch-site")
         if origin is not None or fetch_site is not None:
             call.cors = self.cross_site.decide(origin, fetch_site, scope.get("scheme", "http"), call.host)
             if call.cors and scope["method"] == "OPTIONS":

@@ -987,7 +987,7 @@ class SQSProtocol:
         self._answer_head = scope["method"] == "HEAD"
         app = self.app
         try:
-            started = app.begin(scope, headers.get, body, self._watch, too_large)
+            started = app.begin(scope, headers, body, self._watch, too_large)
             if isinstance(started, tuple):  # answered without waiting: no coroutine made
                 self._write(started)
                 return

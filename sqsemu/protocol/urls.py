@@ -108,8 +108,20 @@ def scope_service(credential: str | None) -> str | None:
     "Signature Version 4 signing process": the credential scope)."""
     if credential is None:
         return None
+    known = _services.get(credential)  # hashes the credential once: caller_namespace's lookup reuses the hash
+    if known is not None:
+        return known or None
     parts = credential.split("/")
-    return parts[3] if len(parts) >= 5 else None
+    service = parts[3] if len(parts) >= 5 else None
+    if SERVICE_CACHE_BOUND.admit(_services, size_of(credential, service or "")):
+        _services[credential] = service or ""
+    return service
+
+
+_services: dict[str, str] = {}
+SERVICE_CACHE_BOUND = CacheBound(_CACHE_LIMIT, 1024 * 1024, 1024)
+"""What :func:`scope_service` remembers: at most 4,096 credential scopes and 1 MiB, none of over 1 KiB ("" for a
+scope that names no service)."""
 
 
 _ns_cache: dict[tuple[str | None, str, str], Namespace] = {}

@@ -53,6 +53,7 @@ def empty_caches() -> Iterator[None]:
     """Each test starts with the process-wide caches empty (earlier tests in this worker filled them)."""
     urls.URL_CACHE_BOUND.clear(urls._url_cache)
     urls.NAMESPACE_CACHE_BOUND.clear(urls._ns_cache)
+    urls.SERVICE_CACHE_BOUND.clear(urls._services)
     host.GOOD_HOSTS_BOUND.clear(GOOD_HOSTS)
     policy.PARSED_BOUND.clear(policy._parsed)
     evaluate.CANDIDATES_BOUND.clear(evaluate._candidates)
@@ -128,6 +129,23 @@ def test_many_distinct_credentials_stay_under_the_cache_bound() -> None:
             caller_namespace(credential_from_authorization(authorization(f"AKID{n:06d}" + "k" * 600)), CONFIG)
 
     assert retained(calls) < urls.NAMESPACE_CACHE_BOUND.max_bytes + SLACK  # 1.8 MB before the bound
+
+
+def test_many_distinct_credential_scopes_stay_under_the_service_cache_bound() -> None:
+    def calls() -> None:
+        for n in range(6000):
+            assert urls.scope_service(credential_from_authorization(authorization(f"AKID{n:06d}" + "k" * 600))) == "sqs"
+
+    assert retained(calls) < urls.SERVICE_CACHE_BOUND.max_bytes + SLACK
+
+
+def test_the_service_of_a_scope_is_read_the_same_remembered_or_not() -> None:
+    for credential in ("AKID/20240101/eu-west-1/sns/aws4_request", "AKID/20240101/eu-west-1", "a/b/c/d/e/f", None):
+        first = urls.scope_service(credential)
+        assert urls.scope_service(credential) == first  # the second time from the memo
+    assert urls.scope_service("AKID/20240101/eu-west-1/sns/aws4_request") == "sns"
+    assert urls.scope_service("AKID/20240101/eu-west-1") is None
+    assert urls.scope_service("a/b/c/d/e/f") == "d"
 
 
 def test_an_ordinary_credential_is_still_remembered() -> None:
