@@ -332,7 +332,7 @@ def date_line_at(seconds: int) -> bytes:
     RFC 9110 6.6.1, "Date"): ``date: Tue, 08 Dec 2026 02:15:21 GMT`` and CRLF.
 
     Integer arithmetic (the proleptic Gregorian calendar counted from 1 March, so that the leap day ends a year)
-    instead of ``formatdate``, whose interpreted code cost the first answer of every second about 50 us more than
+    instead of ``formatdate``, whose interpreted code cost the first answer of every second 50 to 75 us more than
     this on a server idle between requests (docs/performance.md, "Long-poll wake (issue 50)")."""
     days = seconds // 86400
     second = seconds - days * 86400
