@@ -319,6 +319,8 @@ def _reraise(exc: BaseException) -> None:
     raise exc
 
 
+_STATUS_LINES: dict[int, bytes] = {}
+"""``status_line(status)`` by status, filled as answers are written (the statuses an SQS call answers with)."""
 _date_second = 0
 _date_line = b""
 _WEEKDAYS = (b"Mon, ", b"Tue, ", b"Wed, ", b"Thu, ", b"Fri, ", b"Sat, ", b"Sun, ")
@@ -1082,7 +1084,10 @@ class SQSProtocol:
             self._close()
             return
         status, headers, payload = answer
-        parts = [status_line(status), _date()]
+        line = _STATUS_LINES.get(status)
+        if line is None:  # once per status: ``status_line`` is interpreted (``sqsemu.http.cycle`` stays pure)
+            line = _STATUS_LINES[status] = status_line(status)
+        parts = [line, _date()]
         for name, value in headers:
             parts += (name, b": ", value, b"\r\n")
         if not self._answer_keep_alive or (
