@@ -13,6 +13,8 @@ import asyncio
 import time
 from typing import Protocol
 
+from mypy_extensions import mypyc_attr
+
 
 class TimerDriver(Protocol):
     """What a clock drives: something that knows its next deadline and can run what is due."""
@@ -40,6 +42,7 @@ class Clock(Protocol):
         """Stop driving the attached driver (cancels any armed event-loop timer)."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled (sqsemu.compiled), still open to a Python subclass
 class SystemClock:
     """Wall-clock time that never jumps backwards, driving timers from the running asyncio loop.
 
@@ -113,7 +116,7 @@ timestamps (``SentTimestamp``, ``CreatedTimestamp``, move-task times) stay ISO-8
 MAX_TIME_ISO = "9999-12-31T23:59:59.999Z"
 
 
-def advance_ms(seconds: float) -> int:
+def advance_ms(seconds: int | float) -> int:
     """``seconds`` (an int or float) as a whole number of milliseconds to advance by, rounded.
 
     Raises ``ValueError`` for a negative, NaN or infinite amount or one over ``MAX_ADVANCE_S``; compares before
@@ -126,6 +129,7 @@ def advance_ms(seconds: float) -> int:
     return round(seconds * 1000)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # tests subclass it
 class ManualClock:
     """A clock that moves only when told to: for unit tests and ``sqsemu --clock manual``.
 
@@ -152,7 +156,7 @@ class ManualClock:
     def reschedule(self) -> None:
         """Nothing to arm: timers run only from ``advance()``."""
 
-    def advance(self, seconds: float) -> int:
+    def advance(self, seconds: int | float) -> int:
         """Move time forward by ``seconds`` (>= 0, at most ``MAX_ADVANCE_S``) and fire everything due; returns the new
         time in epoch ms.
 
