@@ -5,7 +5,9 @@ Each try: a ReceiveMessage (``WaitTimeSeconds`` 20, one message) goes out on one
 to park (``--park-ms``); a SendMessage goes out on a second connection; both answers are read with one ``select``
 loop, and the time each answer is complete is taken (``time.perf_counter``). The wake is the receive's answer time
 minus the send's (negative when the receive's answer came first); the send's own round trip is printed too (a
-server idle between tries wakes for it). Then the message is deleted, so the queue is
+server idle between tries wakes for it), and the receive's answer time minus the send's start (what
+``bench/sqsbench.py --workload longpoll-latency`` reports, without an event loop in the client; with ``--park-ms
+50`` at its pace of a send every 50 ms). Then the message is deleted, so the queue is
 empty for the next try. Prints p50, p90, p99 and the maximum over ``--tries`` tries, in milliseconds, and the
 machine's load average before and after (the figure means something on an idle machine only).
 
@@ -84,8 +86,9 @@ class Connection:
         return answer
 
 
-def _try(consumer: Connection, producer: Connection, url: str, park_s: float, n: int) -> tuple[float, float]:
-    """One wake, in seconds: (receive answered minus send answered, send answered minus send started)."""
+def _try(consumer: Connection, producer: Connection, url: str, park_s: float, n: int) -> tuple[float, float, float]:
+    """One wake, in seconds: (receive answered minus send answered, send answered minus send started, receive
+    answered minus send started)."""
     consumer.send("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20, "MaxNumberOfMessages": 1})
     time.sleep(park_s)
     started = time.perf_counter()
@@ -107,7 +110,7 @@ def _try(consumer: Connection, producer: Connection, url: str, park_s: float, n:
     if len(messages) != 1 or messages[0]["Body"] != f"wake {n}":
         raise RuntimeError(f"the long poll was answered without the message sent: {consumer.body!r}")
     consumer.call("DeleteMessage", {"QueueUrl": url, "ReceiptHandle": messages[0]["ReceiptHandle"]})
-    return done[consumer] - done[producer], done[producer] - started
+    return done[consumer] - done[producer], done[producer] - started, done[consumer] - started
 
 
 def _free_port() -> int:
@@ -166,12 +169,13 @@ def main() -> None:
         consumer, producer = Connection(host, port), Connection(host, port)
         url = str(producer.call("CreateQueue", {"QueueName": f"wake-{os.getpid()}"})["QueueUrl"])
         load_before = os.getloadavg()
-        wakes, sends = [], []
+        wakes, sends, totals = [], [], []
         for n in range(a.warmup + a.tries):
-            wake, send = _try(consumer, producer, url, a.park_ms / 1000, n)
+            wake, send, total = _try(consumer, producer, url, a.park_ms / 1000, n)
             if n >= a.warmup:
                 wakes.append(wake * 1000)
                 sends.append(send * 1000)
+                totals.append(total * 1000)
         load_after = os.getloadavg()
         producer.call("DeleteQueue", {"QueueUrl": url})
         print(
@@ -182,6 +186,10 @@ def main() -> None:
         print(
             f"the SendMessage itself (sent -> answered, ms): p50 {_percentile(sends, 0.5):.3f}  "
             f"p99 {_percentile(sends, 0.99):.3f}"
+        )
+        print(
+            f"send started -> receive answered (ms): p50 {_percentile(totals, 0.5):.3f}  "
+            f"p90 {_percentile(totals, 0.9):.3f}  p99 {_percentile(totals, 0.99):.3f}  max {max(totals):.3f}"
         )
         print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f}")
 

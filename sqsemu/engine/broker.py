@@ -659,7 +659,8 @@ class Broker:
             disconnected.add_done_callback(gone)
         try:
             got = await future
-            queue.record_attempt(receive_request_attempt_id, got, self.clock.now_ms())
+            if receive_request_attempt_id is not None:  # else nothing is recorded: no clock read on the wake path
+                queue.record_attempt(receive_request_attempt_id, got, self.clock.now_ms())
             if self.journal is not None:
                 self.journal.messages_received(queue, len(got))
             return got

@@ -56,7 +56,6 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from email.utils import formatdate
 from typing import Any
 from urllib.parse import unquote
 
@@ -85,6 +84,7 @@ __all__ = [
     "Lane",
     "SQSProtocol",
     "WaitingCall",
+    "date_line_at",
     "head_end",
     "protocol_factory",
 ]
@@ -322,6 +322,50 @@ def _reraise(exc: BaseException) -> None:
 
 _date_second = 0
 _date_line = b""
+_WEEKDAYS = (b"Mon, ", b"Tue, ", b"Wed, ", b"Thu, ", b"Fri, ", b"Sat, ", b"Sun, ")
+_MONTHS_FROM_MARCH = tuple(f" {name} ".encode() for name in "Mar Apr May Jun Jul Aug Sep Oct Nov Dec Jan Feb".split())
+_TWO_DIGITS = tuple(b"%02d" % n for n in range(100))
+
+
+def date_line_at(seconds: int) -> bytes:
+    """The ``date`` header line (name, IMF-fixdate value, CRLF) for ``seconds`` since the epoch (0 to the end of
+    year 9999), as ``email.utils.formatdate(seconds, usegmt=True)`` writes it (RFC 9110 5.6.7, "Date/Time Formats";
+    RFC 9110 6.6.1, "Date"): ``date: Tue, 08 Dec 2026 02:15:21 GMT`` and CRLF.
+
+    Integer arithmetic (the proleptic Gregorian calendar counted from 1 March, so that the leap day ends a year)
+    instead of ``formatdate``, whose interpreted code cost the first answer of every second 50 to 75 us more than
+    this on a server idle between requests (docs/performance.md, "Long-poll wake (issue 50)")."""
+    days = seconds // 86400
+    second = seconds - days * 86400
+    shifted = days + 719468  # days from 0000-03-01 to 1970-01-01
+    era = shifted // 146097  # 400-year eras of 146,097 days
+    day_of_era = shifted - era * 146097
+    year_of_era = (day_of_era - day_of_era // 1460 + day_of_era // 36524 - day_of_era // 146096) // 365
+    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)  # from 1 March
+    month = (5 * day_of_year + 2) // 153  # 0 is March
+    day = day_of_year - (153 * month + 2) // 5 + 1
+    year = year_of_era + era * 400 + (1 if month >= 10 else 0)  # January and February end the year begun in March
+    hour = second // 3600
+    minute = second // 60 % 60
+    sec = second % 60
+    two = _TWO_DIGITS
+    return b"".join(
+        (
+            b"date: ",
+            _WEEKDAYS[(days + 3) % 7],  # 1970-01-01 was a Thursday
+            two[day],
+            _MONTHS_FROM_MARCH[month],
+            two[year // 100],
+            two[year % 100],
+            b" ",
+            two[hour],
+            b":",
+            two[minute],
+            b":",
+            two[sec],
+            b" GMT\r\n",
+        )
+    )
 
 
 def _date() -> bytes:
@@ -330,7 +374,7 @@ def _date() -> bytes:
     now = int(time.time())
     if now != _date_second:
         _date_second = now
-        _date_line = b"date: " + formatdate(now, usegmt=True).encode() + b"\r\n"
+        _date_line = date_line_at(now)
     return _date_line
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -217,6 +218,25 @@ def test_receive_request_attempt_id_replays(engine: Engine) -> None:
     engine.broker.change_message_visibility(q, first[0][1], 0)
     other = engine.receive(q, max_number_of_messages=1, receive_request_attempt_id="att")
     assert other[0][1] != first[0][1]
+
+
+def test_a_long_poll_woken_by_a_send_is_replayed_by_its_attempt_id(engine: Engine) -> None:
+    """A long poll with a ReceiveRequestAttemptId that waited and was handed a message by a send is remembered as
+    that attempt: its retry gets the same message and receipt handle (API Reference, "ReceiveMessage",
+    ReceiveRequestAttemptId)."""
+    q = fifo(engine)
+    task = engine.loop.create_task(
+        engine.broker.receive_message(q, wait_time_seconds=20, receive_request_attempt_id="lp")
+    )
+    engine.run(asyncio.sleep(0))
+    assert not task.done()
+    send(engine, q, "m1")
+    engine.run(asyncio.sleep(0))
+    first = task.result()
+    assert bodies(first) == ["m1"]
+    engine.clock.advance(5)
+    again = engine.receive(q, max_number_of_messages=1, receive_request_attempt_id="lp")
+    assert [h for _, h in again] == [h for _, h in first]
 
 
 def test_a_receive_attempt_past_its_window_is_not_replayed(engine: Engine) -> None:

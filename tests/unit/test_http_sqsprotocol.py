@@ -18,6 +18,7 @@ from uvicorn.server import ServerState
 from sqsemu.clock import ManualClock
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker, Namespace
+from sqsemu.http.cycle import status_line
 from sqsemu.http.sqsprotocol import Lane, SQSProtocol, protocol_factory
 from tests.unit.app_helpers import AUTH, call_asgi, make_app
 from tests.unit.engine_helpers import START_MS
@@ -159,6 +160,22 @@ def test_errors_come_with_their_sqs_code_and_status(loop: asyncio.AbstractEventL
     assert s1 == 400 and "MissingRequiredParameter" in json.loads(b1)["__type"]
     assert h1["x-amzn-query-error"].startswith("MissingParameter;")
     assert s2 == 400 and "InvalidAction" in json.loads(b2)["__type"]
+
+
+def test_each_answer_starts_with_the_status_line_of_its_status(loop: asyncio.AbstractEventLoop, served: Any) -> None:
+    """The status lines the protocol writes (looked up in ``cycle.STATUS_LINES`` in the compiled module) are the
+    bytes ``status_line`` writes, for a status met for the first time and again."""
+    app, _, state = served
+    conn = Conn(loop, app, state)
+    for request, status in (
+        (json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "m"}), 200),
+        (json_request("SendMessage", {"QueueUrl": URL}), 400),
+        (json_request("NoSuchThing", {}), 400),
+        (json_request("SendMessage", {"QueueUrl": URL, "MessageBody": "m"}), 200),
+    ):
+        conn.transport.writes.clear()
+        conn.feed(request)
+        assert conn.transport.written.startswith(status_line(status)), conn.transport.written[:40]
 
 
 def test_keep_alive_requests_follow_each_other_and_http_1_0_is_closed(
