@@ -705,7 +705,11 @@ class SQSApp:
             elif len(body) > self.max_body_bytes:
                 raise _too_large(self.max_body_bytes)
             payload = await self._run(call, body, watch_disconnect)
-            await self._committed()
+            store = self.store
+            if store is not None:  # durable mode: answered once its changes are on disk (self._committed() inlined)
+                waiter = store.commit_waiter()
+                if waiter is not None:
+                    await waiter
         except _ClientGone:
             return None
         except _DropConnection:

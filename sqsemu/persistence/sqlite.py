@@ -80,7 +80,7 @@ from sqsemu.persistence.rowforms import (
     task_row,
 )
 from sqsemu.persistence.rows import MessageRows
-from sqsemu.persistence.writer import MESSAGE_COLUMNS, WriterProcess, connect_settings, write_batch
+from sqsemu.persistence.writer import MESSAGE_COLUMNS, Done, WriterProcess, connect_settings, write_batch
 
 logger = logging.getLogger("sqsemu.persistence")
 
@@ -294,9 +294,14 @@ class SQLiteStore:
         # whether the row goes first (deleted in this batch before it was made again); None: deleted.
         self._topics: dict[str, tuple[SavedTopic, bool] | None] = {}
         self._pending = False
-        self._writing = False
-        self._writer_task: asyncio.Task[None] | None = None
+        # Group commit, driven by loop callbacks (no task): _recorded() schedules _next_commit, which sends the batch
+        # to the writer process; its answer comes to _committed, which schedules the next batch (_gather).
+        self._writing = False  # a group commit is under way or scheduled
         self._committing = False  # a group commit is under way in the writer process
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop the group commits run on
+        self._scheduled: asyncio.Handle | None = None  # the next _next_commit or _gather, scheduled
+        self._started = 0.0  # when the commit under way was sent (time.perf_counter(), seconds)
+        self._changes = 0  # how many changes it holds (for on_commit)
         self._next_waiters: list[asyncio.Future[None]] = []
         self._current_waiters: list[asyncio.Future[None]] = []
         self._clock: Clock | None = None  # set by attach(): the time that expires deduplication keys
@@ -468,7 +473,8 @@ class SQLiteStore:
             except RuntimeError:
                 return  # start-up: commit_pending() writes it
             self._writing = True
-            self._writer_task = loop.create_task(self._writer())  # supervised
+            self._loop = loop
+            self._scheduled = loop.call_soon(self._next_commit)
 
     def _forget_queue(self, uid: str) -> None:
         self._messages.forget_queue(uid)
@@ -689,40 +695,63 @@ class SQLiteStore:
             self._process = WriterProcess(self.path, self._fsync, self._lock_fd)
         return self._process
 
-    async def _commit(self, batch: tuple[Any, ...]) -> None:
-        """Commit one batch in the writer process; raises its failure."""
-        await self._writer_process().request("write", batch)
+    def _commit(self, batch: tuple[Any, ...], done: Done) -> None:
+        """Send one batch to the writer process; ``done`` is told the outcome (None: committed)."""
+        self._writer_process().send("write", batch, done)
 
-    async def _writer(self) -> None:
+    def _next_commit(self) -> None:
+        """Take the pending batch and send it to the writer process (on the event loop); its answer comes to
+        ``_committed``. Nothing when the store has failed or closed meanwhile."""
+        self._scheduled = None
+        if self._closed or self._failure is not None or not self._pending:
+            self._writing = False
+            return
         try:
-            while self._pending and self._failure is None:
-                try:
-                    batch = self._take()
-                except StoreError:  # the store failed (and answered its waiters): nothing more is written
-                    break
-                waiters = self._current_waiters = self._next_waiters
-                self._next_waiters = []
-                started = time.perf_counter()
-                self._committing = True
-                try:
-                    await self._commit(batch)
-                except Exception as exc:
-                    self._fail("to commit", exc)
-                else:
-                    if self.on_commit is not None:
-                        self.on_commit(time.perf_counter() - started, sum(len(part) for part in batch[:7]))
-                self._committing = False
-                self._current_waiters = []
-                self._settle(waiters)
-                if self._pending:
-                    for _ in range(GATHER_PASSES):
-                        await asyncio.sleep(0)
-        finally:
+            batch = self._take()
+        except StoreError:  # the store failed (and answered its waiters): nothing more is written
+            self._writing = False
+            return
+        self._current_waiters = self._next_waiters
+        self._next_waiters = []
+        if self.on_commit is not None:
+            self._changes = sum(len(part) for part in batch[:7])
+        self._started = time.perf_counter()
+        self._committing = True
+        try:
+            self._commit(batch, self._committed)
+        except Exception as exc:  # the writer process could not be started
+            self._committed(exc)
+
+    def _committed(self, failure: BaseException | None) -> None:
+        """The writer process answered (from the loop's callback that read it, or from ``close``): answer the
+        requests that waited for this commit and, with changes pending, take the next batch after
+        :data:`GATHER_PASSES` passes of the loop."""
+        if not self._committing:
+            return
+        self._committing = False
+        waiters, self._current_waiters = self._current_waiters, []
+        if failure is not None:
+            self._fail("to commit", failure)
+        elif self.on_commit is not None:
+            self.on_commit(time.perf_counter() - self._started, self._changes)
+        self._settle(waiters)
+        if self._pending and self._failure is None and not self._closed and self._loop is not None:
+            self._scheduled = self._loop.call_soon(self._gather, GATHER_PASSES - 1)
+        else:
             self._writing = False
 
-    async def durable(self) -> None:
-        """Return once every change recorded so far is committed. Raises ``StoreError`` if its commit failed, and
-        for every call once the store has failed (``failure``)."""
+    def _gather(self, left: int) -> None:
+        """One pass of the loop between a commit's answer and the next batch: ``left`` passes more, then take it."""
+        if left > 0 and not self._closed:
+            self._scheduled = self._loop.call_soon(self._gather, left - 1) if self._loop is not None else None
+        else:
+            self._next_commit()
+
+    def commit_waiter(self) -> asyncio.Future[None] | None:
+        """A future done once every change recorded so far is committed (its exception ``StoreError`` if that
+        commit failed), or None when nothing is waiting to be committed. Raises ``StoreError`` at once when the
+        store has failed (``failure``) or is closed with changes pending. ``durable()`` without a coroutine of its
+        own: the SQS answer path awaits this future directly (one frame less per request that waits)."""
         if self._failure is not None:
             raise StoreError(self._failure)
         if self._pending:
@@ -734,10 +763,17 @@ class SQLiteStore:
         elif self._writing:
             waiters = self._current_waiters
         else:
-            return
+            return None
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         waiters.append(future)
-        await future
+        return future
+
+    async def durable(self) -> None:
+        """Return once every change recorded so far is committed. Raises ``StoreError`` if its commit failed, and
+        for every call once the store has failed (``failure``)."""
+        waiter = self.commit_waiter()
+        if waiter is not None:
+            await waiter
 
     def commit_pending(self) -> None:
         """Commit what is pending synchronously (no writer task may be running) and answer the requests waiting
@@ -765,18 +801,18 @@ class SQLiteStore:
         try:
             process, self._process = self._process, None
             if process is not None:
-                error = process.finish()
+                process.finish()  # a commit under way completes: its answer answers its waiters (_committed)
                 process.close()
-                if self._committing:  # finished now; its writer task is cancelled below, so settle its waiters here
-                    self._committing = False
-                    if error is not None:
-                        self._fail("to commit", error)
-                    self._settle(self._current_waiters)
-                    self._current_waiters = []
-            task = self._writer_task
-            if task is not None and not task.done():
-                task.cancel()
-            self._writer_task = None
+            if self._committing:  # a batch no writer process took: never acknowledged
+                self._committing = False
+                unsent, self._current_waiters = self._current_waiters, []
+                closed = StoreError(f"the durable store {self.path} was closed before committing")
+                for waiter in unsent:
+                    if not waiter.done():
+                        waiter.set_exception(closed)
+            scheduled, self._scheduled = self._scheduled, None
+            if scheduled is not None:
+                scheduled.cancel()
             self._writing = False
             if self._failure is None and commit:
                 self.commit_pending()

@@ -704,7 +704,7 @@ def test_a_failed_commit_is_reported_to_the_waiters(node: Node, monkeypatch: pyt
     q = node.queue("q")
     node.commit()
 
-    async def failing_commit(batch: Any) -> None:
+    def failing_commit(batch: Any, done: Any) -> None:  # the writer process refuses the batch
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(node.store, "_commit", failing_commit)
@@ -881,7 +881,7 @@ def test_a_failed_commit_fails_the_store_for_good(node: Node, monkeypatch: pytes
     node.commit()
     commit = node.store._commit
 
-    async def failing_commit(batch: Any) -> None:
+    def failing_commit(batch: Any, done: Any) -> None:  # the writer process refuses the batch
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(node.store, "_commit", failing_commit)
@@ -1165,7 +1165,7 @@ def test_a_failing_store_tells_its_owner_once(node: Node, monkeypatch: pytest.Mo
     q = node.queue("q")
     node.commit()
 
-    async def failing_commit(batch: Any) -> None:
+    def failing_commit(batch: Any, done: Any) -> None:  # the writer process refuses the batch
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(node.store, "_commit", failing_commit)
