@@ -650,10 +650,12 @@ class SQLiteStore:
             except Exception:  # a bug in the owner's callback: the store must not raise into the engine
                 logger.exception("the durable store's on_failure callback failed")
 
-    def _drop_pending(self) -> None:
-        """Start the next batch empty (what was pending was handed over, or will never be written)."""
+    def _drop_pending(self, messages: bool = True) -> None:
+        """Start the next batch empty (what was pending was handed over, or will never be written); ``messages``
+        False: the message rows were handed over already (``MessageRows.take``)."""
         self._queue_ops, self._dedup, self._tasks, self._topics = [], {}, {}, {}
-        self._messages.clear()
+        if messages:
+            self._messages.clear()
         self._pending = False
 
     def _settle(self, waiters: list[asyncio.Future[None]]) -> None:
@@ -681,7 +683,7 @@ class SQLiteStore:
         now_ms = None if self._clock is None else self._clock.now_ms()
         inserts, updates, deletes, sequences = self._messages.take()
         batch = (self._queue_ops, inserts, updates, deletes, self._dedup, self._tasks, sequences, now_ms)
-        self._drop_pending()
+        self._drop_pending(messages=False)
         return batch
 
     def _write(self, batch: tuple[Any, ...]) -> None:

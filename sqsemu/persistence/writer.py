@@ -151,10 +151,17 @@ def write_batch(db: sqlite3.Connection, batch: tuple[Any, ...], dedup_due: int |
     return dedup_due
 
 
+def _frame(value: Any) -> bytes:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return _LENGTH.pack(len(data)) + data
+
+
+_COMMITTED = _frame(None)  # the answer of a request done: every commit's, made once
+
+
 def write_frame(sock: socket.socket, value: Any) -> None:
     """Send ``value`` as one frame on a blocking socket."""
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    sock.sendall(_LENGTH.pack(len(data)) + data)
+    sock.sendall(_COMMITTED if value is None else _frame(value))
 
 
 class FrameReader:
@@ -262,6 +269,7 @@ class WriterProcess:
         self._out = memoryview(b"")  # what is left to send of the request under way
         self._in = bytearray()  # what has arrived of its answer
         self._done: Done | None = None  # told the outcome of the request under way
+        self._watching_out = False  # the loop watches the socket for room to send the rest of a request
         self._ended: WriterGone | None = None  # set once the writer is seen gone
 
     def send(self, kind: str, payload: Any, done: Done) -> None:
@@ -283,6 +291,7 @@ class WriterProcess:
         self._send_some()
         if self._out and self._done is done:
             loop.add_writer(self._sock.fileno(), self._send_some)
+            self._watching_out = True
 
     async def request(self, kind: str, payload: Any) -> None:
         """Send one request and wait for its answer (raising the writer's failure)."""
@@ -305,6 +314,7 @@ class WriterProcess:
             done(failure)
 
     def _unwatch(self) -> None:
+        self._watching_out = False
         loop, self._loop = self._loop, None
         if loop is not None and not loop.is_closed():
             fd = self._sock.fileno()
@@ -326,17 +336,21 @@ class WriterProcess:
             return
         except OSError as exc:
             self._out = memoryview(b"")
-            if self._loop is not None and not self._loop.is_closed():
-                self._loop.remove_writer(self._sock.fileno())
+            self._stop_watching_out()
             self._tell(self._gone(exc))
             return
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.remove_writer(self._sock.fileno())
+        self._stop_watching_out()
+
+    def _stop_watching_out(self) -> None:
+        if self._watching_out:
+            self._watching_out = False
+            if self._loop is not None and not self._loop.is_closed():
+                self._loop.remove_writer(self._sock.fileno())
 
     def _receive_some(self) -> None:
         error: OSError | None = None
         try:
-            data = self._sock.recv(1 << 16)
+            data = self._sock.recv(1 << 12)  # an answer is a few bytes (a failure's message: a few hundred)
         except BlockingIOError:
             return
         except OSError as exc:
@@ -347,6 +361,9 @@ class WriterProcess:
             self._tell(self._ended)
             return
         if self._done is None:
+            return
+        if data == _COMMITTED and not self._in:  # every commit's answer, whole: nothing to unpickle
+            self._tell(None)
             return
         self._in += data
         value = self._complete()
