@@ -710,7 +710,8 @@ class SQLiteStore:
             return
         try:
             batch = self._take()
-        except StoreError:  # the store failed (and answered its waiters): nothing more is written
+        except Exception as exc:  # the store failed (and answered its waiters): nothing more is written
+            self._fail("to take a batch", exc)  # (nothing more if _take failed it already)
             self._writing = False
             return
         self._current_waiters = self._next_waiters
@@ -735,7 +736,10 @@ class SQLiteStore:
         if failure is not None:
             self._fail("to commit", failure)
         elif self.on_commit is not None:
-            self.on_commit(time.perf_counter() - self._started, self._changes)
+            try:
+                self.on_commit(time.perf_counter() - self._started, self._changes)
+            except Exception:  # a bug in the owner's callback must not stop the group commits
+                logger.exception("the durable store's on_commit callback failed")
         self._settle(waiters)
         if self._pending and self._failure is None and not self._closed and self._loop is not None:
             self._scheduled = self._loop.call_soon(self._gather, GATHER_PASSES - 1)
