@@ -60,3 +60,28 @@ def test_an_input_ending_inside_a_frame_is_the_end() -> None:
             reader.read()
     finally:
         ours.close()
+
+
+def test_a_frame_larger_than_the_buffer_behind_a_small_one_is_read_whole() -> None:
+    """The reader's buffer starts at 64 KiB: a large frame that arrives behind a small one, partly in the same read,
+    is moved to the front of a grown buffer and read whole, and the buffer serves smaller frames after it."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    large = ("write", ["y" * 70_000, "z" * 70_000])
+    data = _frame(("pragma", "small")) + _frame(large) + _frame(("pragma", "after"))
+
+    def send() -> None:
+        theirs.sendall(data)
+        theirs.close()
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    try:
+        reader = FrameReader(ours)
+        assert reader.read() == ("pragma", "small")
+        assert reader.read() == large
+        assert reader.read() == ("pragma", "after")
+        with pytest.raises(EOFError):
+            reader.read()
+    finally:
+        sender.join()
+        ours.close()
