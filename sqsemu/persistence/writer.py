@@ -294,10 +294,9 @@ class WriterProcess:
         if self._ended is not None:
             done(WriterGone(str(self._ended)))
             return
-        loop = self._loop
-        if loop is None or loop.is_closed():  # the socket stays watched between requests: no epoll change per commit
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # the socket stays watched between requests: no epoll change per commit
             self._unwatch()
-            loop = asyncio.get_running_loop()
             loop.add_reader(self._sock.fileno(), self._receive_some)
             self._loop = loop
         data = pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL)
