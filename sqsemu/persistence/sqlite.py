@@ -699,7 +699,7 @@ class SQLiteStore:
 
     def _commit(self, batch: tuple[Any, ...], done: Done) -> None:
         """Send one batch to the writer process; ``done`` is told the outcome (None: committed)."""
-        self._writer_process().send("write", batch, done)
+        self._writer_process().send("write", batch, done, self._loop)
 
     def _next_commit(self) -> None:
         """Take the pending batch and send it to the writer process (on the event loop); its answer comes to
@@ -770,7 +770,10 @@ class SQLiteStore:
             waiters = self._current_waiters
         else:
             return None
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # The loop of the group commit under way (set by _recorded): asyncio.get_running_loop() would cost each
+        # request a getpid() system call (CPython checks the running loop's pid on every call).
+        loop = self._loop
+        future: asyncio.Future[None] = (loop if loop is not None else asyncio.get_running_loop()).create_future()
         waiters.append(future)
         return future
 
