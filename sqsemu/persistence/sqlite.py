@@ -12,13 +12,16 @@ thread (the engine's objects keep changing), and merged into the pending batch p
 deleted within one batch costs nothing; several changes of one message leave only the last. Message state is not
 stored: it follows from ``visible_at_ms`` and the receipt serial at restore time (docs/architecture.md, principle 3).
 
-Group commit: one writer task sends the pending batch to the writer process (``writer.py``: an interpreter of its
-own, so SQLite's work never waits for the event loop's GIL, nor the loop for it), which commits it and answers;
-everything recorded while a commit is under way goes into the next one, which is taken once the loop has written
-the answers the commit released and read what arrived meanwhile (:data:`GATHER_PASSES`). The writer process starts
-with the first group commit; start-up and shutdown commit on the store's own connection. ``durable()`` returns once
-the batch holding the caller's changes is committed, so a request is answered only after its change is on disk,
-and throughput does not fall to one commit per request.
+Group commit: the pending batch goes to the writer process (``writer.py``: an interpreter of its own, so SQLite's
+work never waits for the event loop's GIL, nor the loop for it), which commits it and answers; everything recorded
+while a commit is under way goes into the next one, which is taken once the loop has written the answers the commit
+released and read what arrived meanwhile (:data:`GATHER_PASSES`). The cycle runs from loop callbacks, with no task
+and no future of its own: the first change recorded schedules ``_next_commit`` (take the batch, send it), the
+writer's answer is read by the socket's reader callback, which calls ``_committed`` (answer the waiting requests,
+schedule the next batch). The writer process starts with the first group commit; start-up and shutdown commit on the
+store's own connection. ``durable()`` returns once the batch holding the caller's changes is committed (the SQS
+answer path awaits ``commit_waiter()``'s future directly), so a request is answered only after its change is on
+disk, and throughput does not fall to one commit per request.
 ``fsync="normal"`` (``PRAGMA synchronous=NORMAL`` in WAL mode) survives a crash of the process; ``"full"`` also
 survives a power loss or OS crash. A batch also deletes the deduplication keys whose 5-minute window has ended
 (by the engine's clock), so that table holds about five minutes of FIFO sends.
@@ -258,11 +261,13 @@ def _check_writable(folder: Path, path: Path) -> None:
 
 
 GATHER_PASSES = 2
-"""Passes of the event loop the writer task lets run after a commit before it takes the next batch (when changes
-are pending): the first writes the answers the commit released (and answers requests pipelined behind them), the
-second reads the requests that arrived meanwhile, so that their changes join this batch instead of waiting a whole
-commit more. Measured on the socket round trip (docs/performance-compiled.md, "Group commit gathers before it takes a
-batch"): 0 passes 18,300-18,600 msgs/s, 1 pass 23,600-23,900, 2 passes 25,100-25,700, 3 or more 21,800-22,500."""
+"""Passes of the event loop (``loop.call_soon`` hops) between a commit's answer and the next batch (when changes
+are pending): in the first the answers the commit released are written (and requests pipelined behind them
+answered), and the loop reads the requests that arrived meanwhile; the second takes the batch, so that their
+changes join it instead of waiting a whole commit more. Measured on the socket round trip, when a task drove the
+cycle (docs/performance-compiled.md, "Group commit gathers before it takes a batch"): 0 passes 18,300-18,600 msgs/s,
+1 pass 23,600-23,900, 2 passes 25,100-25,700, 3 or more 21,800-22,500; the callbacks keep the same order of answers
+written, requests read and batch taken."""
 
 
 class SQLiteStore:
