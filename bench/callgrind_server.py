@@ -2,7 +2,7 @@
 
     python bench/callgrind_server.py [--workload send|send-batch|roundtrip] [--small 20] [--large 100]
                                      [--warmup 30] [--top 10] [--out DIR] [--pure]
-                                     [--text ascii|latin|cjk]
+                                     [--text ascii|latin|cjk] [--durable]
 
 Starts ``valgrind --tool=callgrind --instr-atstart=no python -m sqsemu`` on a free port of 127.0.0.1 (the build
 the ``sqsemu`` on ``PYTHONPATH`` has: compiled or, with ``--pure``, ``SQSEMU_PURE_PYTHON=1``), creates a queue and
@@ -15,7 +15,9 @@ SendMessageBatch of 10, one ReceiveMessage of up to 10 (WaitTimeSeconds 0) and o
 (``roundtrip``). The per-message figures are the difference of the two windows divided by the difference of their
 messages (so what a window costs once, whatever its length, cancels out): the total instructions (Ir) per message
 and the ``--top`` functions by their own (exclusive) instructions per message, from ``callgrind_annotate``.
-Needs valgrind; the dumps are kept in ``DIR`` (default: a temporary folder). About a minute per workload.
+``--durable`` runs the server with ``--data-dir`` (a fresh folder): its writer process is not measured, and each
+request is a group commit of its own. Needs valgrind; the dumps are kept in ``DIR`` (default: a temporary folder).
+About a minute per workload.
 """
 
 from __future__ import annotations
@@ -147,6 +149,7 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--out", default="")
     ap.add_argument("--pure", action="store_true")
+    ap.add_argument("--durable", action="store_true", help="run the server with --data-dir (a fresh folder in --out)")
     ap.add_argument("--text", choices=sorted(TEXTS), default="ascii", help="the bodies' characters")
     a = ap.parse_args()
     global TEXT
@@ -176,6 +179,7 @@ def main() -> int:
             str(port),
             "--log-level",
             "warning",
+            *(["--data-dir", os.path.join(out, "data")] if a.durable else []),
         ],
         env=env,
         cwd=out,  # not the checkout: ``-m`` puts the working folder first on sys.path

@@ -763,7 +763,11 @@ class SQSApp:
         itself), then, in durable mode, the commit of its changes (nothing is acknowledged that is not on disk)."""
         try:
             payload = pending if isinstance(pending, bytes) else await pending
-            await self._committed()
+            store = self.store
+            if store is not None:  # durable mode: answered once its changes are on disk (self._committed() inlined)
+                waiter = store.commit_waiter()
+                if waiter is not None:
+                    await waiter
         except _ClientGone:
             return None
         except _DropConnection:

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    import asyncio
+
     from sqsemu.engine.broker import Broker
     from sqsemu.persistence.rowforms import Restored
 
@@ -55,6 +57,11 @@ class Store(Protocol):
     async def durable(self) -> None:
         """Return once every change recorded so far is committed. Raises ``StoreError`` if they could not be, and
         for every call once the store has failed (a failed store stays failed)."""
+
+    def commit_waiter(self) -> asyncio.Future[None] | None:
+        """What ``durable()`` awaits: a future done once every change recorded so far is committed (its exception
+        ``StoreError`` if they could not be), or None when nothing is to be committed. Raises ``StoreError`` at once
+        when the store has failed."""
 
     def mapping_saved(self, uuid: str, document: str) -> None:
         """Record an event source mapping's saved form (JSON text), committed with the next batch."""

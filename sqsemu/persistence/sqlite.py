@@ -12,13 +12,16 @@ thread (the engine's objects keep changing), and merged into the pending batch p
 deleted within one batch costs nothing; several changes of one message leave only the last. Message state is not
 stored: it follows from ``visible_at_ms`` and the receipt serial at restore time (docs/architecture.md, principle 3).
 
-Group commit: one writer task sends the pending batch to the writer process (``writer.py``: an interpreter of its
-own, so SQLite's work never waits for the event loop's GIL, nor the loop for it), which commits it and answers;
-everything recorded while a commit is under way goes into the next one, which is taken once the loop has written
-the answers the commit released and read what arrived meanwhile (:data:`GATHER_PASSES`). The writer process starts
-with the first group commit; start-up and shutdown commit on the store's own connection. ``durable()`` returns once
-the batch holding the caller's changes is committed, so a request is answered only after its change is on disk,
-and throughput does not fall to one commit per request.
+Group commit: the pending batch goes to the writer process (``writer.py``: an interpreter of its own, so SQLite's
+work never waits for the event loop's GIL, nor the loop for it), which commits it and answers; everything recorded
+while a commit is under way goes into the next one, which is taken once the loop has written the answers the commit
+released and read what arrived meanwhile (:data:`GATHER_PASSES`). The cycle runs from loop callbacks, with no task
+and no future of its own: the first change recorded schedules ``_next_commit`` (take the batch, send it), the
+writer's answer is read by the socket's reader callback, which calls ``_committed`` (answer the waiting requests,
+schedule the next batch). The writer process starts with the first group commit; start-up and shutdown commit on the
+store's own connection. ``durable()`` returns once the batch holding the caller's changes is committed (the SQS
+answer path awaits ``commit_waiter()``'s future directly), so a request is answered only after its change is on
+disk, and throughput does not fall to one commit per request.
 ``fsync="normal"`` (``PRAGMA synchronous=NORMAL`` in WAL mode) survives a crash of the process; ``"full"`` also
 survives a power loss or OS crash. A batch also deletes the deduplication keys whose 5-minute window has ended
 (by the engine's clock), so that table holds about five minutes of FIFO sends.
@@ -80,7 +83,7 @@ from sqsemu.persistence.rowforms import (
     task_row,
 )
 from sqsemu.persistence.rows import MessageRows
-from sqsemu.persistence.writer import MESSAGE_COLUMNS, WriterProcess, connect_settings, write_batch
+from sqsemu.persistence.writer import MESSAGE_COLUMNS, Done, WriterProcess, connect_settings, write_batch
 
 logger = logging.getLogger("sqsemu.persistence")
 
@@ -258,11 +261,13 @@ def _check_writable(folder: Path, path: Path) -> None:
 
 
 GATHER_PASSES = 2
-"""Passes of the event loop the writer task lets run after a commit before it takes the next batch (when changes
-are pending): the first writes the answers the commit released (and answers requests pipelined behind them), the
-second reads the requests that arrived meanwhile, so that their changes join this batch instead of waiting a whole
-commit more. Measured on the socket round trip (docs/performance-compiled.md, "Group commit gathers before it takes a
-batch"): 0 passes 18,300-18,600 msgs/s, 1 pass 23,600-23,900, 2 passes 25,100-25,700, 3 or more 21,800-22,500."""
+"""Passes of the event loop (``loop.call_soon`` hops) between a commit's answer and the next batch (when changes
+are pending): in the first the answers the commit released are written (and requests pipelined behind them
+answered), and the loop reads the requests that arrived meanwhile; the second takes the batch, so that their
+changes join it instead of waiting a whole commit more. Measured on the socket round trip, when a task drove the
+cycle (docs/performance-compiled.md, "Group commit gathers before it takes a batch"): 0 passes 18,300-18,600 msgs/s,
+1 pass 23,600-23,900, 2 passes 25,100-25,700, 3 or more 21,800-22,500; the callbacks keep the same order of answers
+written, requests read and batch taken."""
 
 
 class SQLiteStore:
@@ -294,9 +299,14 @@ class SQLiteStore:
         # whether the row goes first (deleted in this batch before it was made again); None: deleted.
         self._topics: dict[str, tuple[SavedTopic, bool] | None] = {}
         self._pending = False
-        self._writing = False
-        self._writer_task: asyncio.Task[None] | None = None
+        # Group commit, driven by loop callbacks (no task): _recorded() schedules _next_commit, which sends the batch
+        # to the writer process; its answer comes to _committed, which schedules the next batch (_gather).
+        self._writing = False  # a group commit is under way or scheduled
         self._committing = False  # a group commit is under way in the writer process
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop the group commits run on
+        self._scheduled: asyncio.Handle | None = None  # the next _next_commit or _gather, scheduled
+        self._started = 0.0  # when the commit under way was sent (time.perf_counter(), seconds)
+        self._changes = 0  # how many changes it holds (for on_commit)
         self._next_waiters: list[asyncio.Future[None]] = []
         self._current_waiters: list[asyncio.Future[None]] = []
         self._clock: Clock | None = None  # set by attach(): the time that expires deduplication keys
@@ -468,7 +478,8 @@ class SQLiteStore:
             except RuntimeError:
                 return  # start-up: commit_pending() writes it
             self._writing = True
-            self._writer_task = loop.create_task(self._writer())  # supervised
+            self._loop = loop
+            self._scheduled = loop.call_soon(self._next_commit)
 
     def _forget_queue(self, uid: str) -> None:
         self._messages.forget_queue(uid)
@@ -644,10 +655,12 @@ class SQLiteStore:
             except Exception:  # a bug in the owner's callback: the store must not raise into the engine
                 logger.exception("the durable store's on_failure callback failed")
 
-    def _drop_pending(self) -> None:
-        """Start the next batch empty (what was pending was handed over, or will never be written)."""
+    def _drop_pending(self, messages: bool = True) -> None:
+        """Start the next batch empty (what was pending was handed over, or will never be written); ``messages``
+        False: the message rows were handed over already (``MessageRows.take``)."""
         self._queue_ops, self._dedup, self._tasks, self._topics = [], {}, {}, {}
-        self._messages.clear()
+        if messages:
+            self._messages.clear()
         self._pending = False
 
     def _settle(self, waiters: list[asyncio.Future[None]]) -> None:
@@ -675,7 +688,7 @@ class SQLiteStore:
         now_ms = None if self._clock is None else self._clock.now_ms()
         inserts, updates, deletes, sequences = self._messages.take()
         batch = (self._queue_ops, inserts, updates, deletes, self._dedup, self._tasks, sequences, now_ms)
-        self._drop_pending()
+        self._drop_pending(messages=False)
         return batch
 
     def _write(self, batch: tuple[Any, ...]) -> None:
@@ -689,40 +702,67 @@ class SQLiteStore:
             self._process = WriterProcess(self.path, self._fsync, self._lock_fd)
         return self._process
 
-    async def _commit(self, batch: tuple[Any, ...]) -> None:
-        """Commit one batch in the writer process; raises its failure."""
-        await self._writer_process().request("write", batch)
+    def _commit(self, batch: tuple[Any, ...], done: Done) -> None:
+        """Send one batch to the writer process; ``done`` is told the outcome (None: committed)."""
+        self._writer_process().send("write", batch, done, self._loop)
 
-    async def _writer(self) -> None:
+    def _next_commit(self) -> None:
+        """Take the pending batch and send it to the writer process (on the event loop); its answer comes to
+        ``_committed``. Nothing when the store has failed or closed meanwhile."""
+        self._scheduled = None
+        if self._closed or self._failure is not None or not self._pending:
+            self._writing = False
+            return
         try:
-            while self._pending and self._failure is None:
-                try:
-                    batch = self._take()
-                except StoreError:  # the store failed (and answered its waiters): nothing more is written
-                    break
-                waiters = self._current_waiters = self._next_waiters
-                self._next_waiters = []
-                started = time.perf_counter()
-                self._committing = True
-                try:
-                    await self._commit(batch)
-                except Exception as exc:
-                    self._fail("to commit", exc)
-                else:
-                    if self.on_commit is not None:
-                        self.on_commit(time.perf_counter() - started, sum(len(part) for part in batch[:7]))
-                self._committing = False
-                self._current_waiters = []
-                self._settle(waiters)
-                if self._pending:
-                    for _ in range(GATHER_PASSES):
-                        await asyncio.sleep(0)
-        finally:
+            batch = self._take()
+        except Exception as exc:  # the store failed (and answered its waiters): nothing more is written
+            self._fail("to take a batch", exc)  # (nothing more if _take failed it already)
+            self._writing = False
+            return
+        self._current_waiters = self._next_waiters
+        self._next_waiters = []
+        if self.on_commit is not None:
+            self._changes = sum(len(part) for part in batch[:7])
+        self._started = time.perf_counter()
+        self._committing = True
+        try:
+            self._commit(batch, self._committed)
+        except Exception as exc:  # the writer process could not be started
+            self._committed(exc)
+
+    def _committed(self, failure: BaseException | None) -> None:
+        """The writer process answered (from the loop's callback that read it, or from ``close``): answer the
+        requests that waited for this commit and, with changes pending, take the next batch after
+        :data:`GATHER_PASSES` passes of the loop."""
+        if not self._committing:
+            return
+        self._committing = False
+        waiters, self._current_waiters = self._current_waiters, []
+        if failure is not None:
+            self._fail("to commit", failure)
+        elif self.on_commit is not None:
+            try:
+                self.on_commit(time.perf_counter() - self._started, self._changes)
+            except Exception:  # a bug in the owner's callback must not stop the group commits
+                logger.exception("the durable store's on_commit callback failed")
+        self._settle(waiters)
+        if self._pending and self._failure is None and not self._closed and self._loop is not None:
+            self._scheduled = self._loop.call_soon(self._gather, GATHER_PASSES - 1)
+        else:
             self._writing = False
 
-    async def durable(self) -> None:
-        """Return once every change recorded so far is committed. Raises ``StoreError`` if its commit failed, and
-        for every call once the store has failed (``failure``)."""
+    def _gather(self, left: int) -> None:
+        """One pass of the loop between a commit's answer and the next batch: ``left`` passes more, then take it."""
+        if left > 0 and not self._closed:
+            self._scheduled = self._loop.call_soon(self._gather, left - 1) if self._loop is not None else None
+        else:
+            self._next_commit()
+
+    def commit_waiter(self) -> asyncio.Future[None] | None:
+        """A future done once every change recorded so far is committed (its exception ``StoreError`` if that
+        commit failed), or None when nothing is waiting to be committed. Raises ``StoreError`` at once when the
+        store has failed (``failure``) or is closed with changes pending. ``durable()`` without a coroutine of its
+        own: the SQS answer path awaits this future directly (one frame less per request that waits)."""
         if self._failure is not None:
             raise StoreError(self._failure)
         if self._pending:
@@ -734,10 +774,20 @@ class SQLiteStore:
         elif self._writing:
             waiters = self._current_waiters
         else:
-            return
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            return None
+        # The loop of the group commit under way (set by _recorded): asyncio.get_running_loop() would cost each
+        # request a getpid() system call (CPython checks the running loop's pid on every call).
+        loop = self._loop
+        future: asyncio.Future[None] = (loop if loop is not None else asyncio.get_running_loop()).create_future()
         waiters.append(future)
-        await future
+        return future
+
+    async def durable(self) -> None:
+        """Return once every change recorded so far is committed. Raises ``StoreError`` if its commit failed, and
+        for every call once the store has failed (``failure``)."""
+        waiter = self.commit_waiter()
+        if waiter is not None:
+            await waiter
 
     def commit_pending(self) -> None:
         """Commit what is pending synchronously (no writer task may be running) and answer the requests waiting
@@ -765,18 +815,18 @@ class SQLiteStore:
         try:
             process, self._process = self._process, None
             if process is not None:
-                error = process.finish()
+                process.finish()  # a commit under way completes: its answer answers its waiters (_committed)
                 process.close()
-                if self._committing:  # finished now; its writer task is cancelled below, so settle its waiters here
-                    self._committing = False
-                    if error is not None:
-                        self._fail("to commit", error)
-                    self._settle(self._current_waiters)
-                    self._current_waiters = []
-            task = self._writer_task
-            if task is not None and not task.done():
-                task.cancel()
-            self._writer_task = None
+            if self._committing:  # a batch no writer process took: never acknowledged
+                self._committing = False
+                unsent, self._current_waiters = self._current_waiters, []
+                closed = StoreError(f"the durable store {self.path} was closed before committing")
+                for waiter in unsent:
+                    if not waiter.done():
+                        waiter.set_exception(closed)
+            scheduled, self._scheduled = self._scheduled, None
+            if scheduled is not None:
+                scheduled.cancel()
             self._writing = False
             if self._failure is None and commit:
                 self.commit_pending()

@@ -10,6 +10,11 @@ Statement texts are built once per row count, and row counts are split into powe
 so a commit runs at most one statement per set bit of its row count and the connection's statement cache holds a
 few dozen texts, reused by every commit. A statement never binds more parameters than the connection allows
 (``SQLITE_LIMIT_VARIABLE_NUMBER``). SQLite before 3.33 has no ``UPDATE ... FROM``: updates then run one per row.
+
+A ``None`` parameter (NULL: most of a plain message's row) is bound through an adapter registered for ``NoneType``
+(:func:`bind_none_directly`): without one, Python's ``sqlite3`` asks the PrepareProtocol type for ``__adapt__`` and
+None for ``__conform__`` for every None it binds, formatting and dropping an ``AttributeError`` each time (measured:
+1.3-1.5 us per 1 KiB message row, 15-20% of ``write_batch``'s CPU). The value bound is NULL either way.
 """
 
 from __future__ import annotations
@@ -19,10 +24,20 @@ from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
-__all__ = ["MultiRow"]
+__all__ = ["MultiRow", "bind_none_directly"]
 
 _MAX_ROWS = 512  # per statement: bigger ones gain nothing measurable and parse slower
 _UPDATE_FROM = sqlite3.sqlite_version_info >= (3, 33, 0)
+
+
+_NOTHING: dict[None, None] = {}  # never filled: its ``get`` returns None for None, in C
+
+
+def bind_none_directly() -> None:
+    """Register the ``NoneType`` adapter of ``sqlite3`` (for this process, every connection): a None parameter is
+    adapted to None (bound as NULL, as without the adapter) by one lookup in the adapter registry, instead of the
+    failed ``__adapt__``/``__conform__`` look-ups (see the module docstring). Idempotent."""
+    sqlite3.register_adapter(type(None), _NOTHING.get)
 
 
 def _values(width: int, rows: int) -> str:

@@ -6,7 +6,8 @@ calls and to hand the result back; under load those waits, not SQLite, made most
 loop idled while its requests waited for their commits. The writer process has an interpreter of its own: the loop
 only pickles the batch, sends it and reads the answer when its socket says it is there.
 
-Protocol, over a Unix socket pair, one frame each way per request: an 8-byte little-endian length and a pickle.
+Protocol, over a Unix socket pair, one frame each way per request: an 8-byte little-endian length and a pickle
+(the writer reads a frame with one ``recv`` when it has arrived whole: ``FrameReader``).
 The store sends ``("write", batch)`` (the batch of ``SQLiteStore._take``) or ``("pragma", statement)``; the writer
 answers ``None`` once the transaction has committed, or ``(exception type name, SQLite error name, message)`` if it
 failed (then it has rolled back). One request at a time. The writer ends at the end of its input (the store
@@ -29,12 +30,23 @@ import sqlite3
 import struct
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sqsemu.persistence.statements import MultiRow
+from sqsemu.persistence.statements import MultiRow, bind_none_directly
 
-__all__ = ["TUNING", "WriterGone", "WriterProcess", "connect_settings", "read_frame", "write_batch", "write_frame"]
+__all__ = [
+    "Done",
+    "TUNING",
+    "FrameReader",
+    "WriterGone",
+    "WriterProcess",
+    "connect_settings",
+    "read_frame",
+    "write_batch",
+    "write_frame",
+]
 
 # Measured on the roundtrip pattern (append new rows, update and delete recent ones, one transaction per batch):
 # together +31% rows/s. Some SQLite builds zero-fill deleted rows (secure_delete); a larger page cache keeps the hot
@@ -61,7 +73,9 @@ _LENGTH = struct.Struct("<Q")
 
 def connect_settings(connection: sqlite3.Connection, fsync: str) -> None:
     """Set a connection to the store's file up for writing: ``synchronous`` from ``fsync`` ("normal" or "full")
-    and the tuning pragmas. The file must be in WAL mode already (it stays so once set)."""
+    and the tuning pragmas. The file must be in WAL mode already (it stays so once set). Also makes this process's
+    ``sqlite3`` bind None parameters without failed adapter look-ups (``statements.bind_none_directly``)."""
+    bind_none_directly()
     connection.execute(f"PRAGMA synchronous={'FULL' if fsync == 'full' else 'NORMAL'}")
     for pragma in TUNING:
         connection.execute(pragma)
@@ -119,8 +133,10 @@ def write_batch(db: sqlite3.Connection, batch: tuple[Any, ...], dedup_due: int |
         _MESSAGES.insert(db, list(inserts.values()))
         _MESSAGES.update(db, list(updates.values()))
         _DEDUPLICATION.insert(db, list(dedup.values()))
-        db.executemany("INSERT OR REPLACE INTO move_tasks VALUES (?,?,?,?,?,?,?,?,?)", tasks.values())
-        db.executemany("INSERT OR REPLACE INTO fifo_sequences VALUES (?,?)", sequences.items())
+        if tasks:  # (an executemany of nothing still looks its statement up)
+            db.executemany("INSERT OR REPLACE INTO move_tasks VALUES (?,?,?,?,?,?,?,?,?)", tasks.values())
+        if sequences:
+            db.executemany("INSERT OR REPLACE INTO fifo_sequences VALUES (?,?)", sequences.items())
         if now_ms is not None and dedup_due is not None and dedup_due <= now_ms:
             db.execute("DELETE FROM deduplication WHERE expires_ms <= ?", (now_ms,))
             dedup_due = db.execute("SELECT MIN(expires_ms) FROM deduplication").fetchone()[0]
@@ -135,14 +151,61 @@ def write_batch(db: sqlite3.Connection, batch: tuple[Any, ...], dedup_due: int |
     return dedup_due
 
 
+def _frame(value: Any) -> bytes:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return _LENGTH.pack(len(data)) + data
+
+
+_COMMITTED = _frame(None)  # the answer of a request done: every commit's, made once
+
+
 def write_frame(sock: socket.socket, value: Any) -> None:
     """Send ``value`` as one frame on a blocking socket."""
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    sock.sendall(_LENGTH.pack(len(data)) + data)
+    sock.sendall(_COMMITTED if value is None else _frame(value))
+
+
+class FrameReader:
+    """Reads frames from a blocking socket into one buffer that it reuses (grown to the largest frame seen), usually
+    with one ``recv_into`` per frame: no allocation of the frame's size per read (a batch of SendMessageBatch calls
+    is 100-200 KB, which ``malloc`` maps and unmaps anew each time). What arrives beyond a frame is kept for the next
+    one."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._buffer = bytearray(1 << 16)
+        self._start = 0  # where the bytes not read yet begin in the buffer
+        self._end = 0  # and where they end
+
+    def read(self) -> Any:
+        """The next frame's value; raises ``EOFError`` at the end of the input."""
+        buffer = self._buffer
+        while True:
+            start = self._start
+            have = self._end - start
+            need = _LENGTH.size
+            if have >= need:
+                need += _LENGTH.unpack_from(buffer, start)[0]
+                if have >= need:
+                    with memoryview(buffer) as view:
+                        value = pickle.loads(view[start + _LENGTH.size : start + need])
+                    self._start = start + need
+                    if self._start == self._end:
+                        self._start = self._end = 0
+                    return value
+            if start + need > len(buffer):  # no room for the frame after what is unread: move that to the front
+                buffer[:have] = buffer[start : self._end]
+                self._start, self._end = 0, have
+                if need > len(buffer):
+                    buffer.extend(bytes(need - len(buffer)))
+            with memoryview(buffer) as view:
+                got = self._sock.recv_into(view[self._end :])
+            if got == 0:
+                raise EOFError("the other end closed the connection")
+            self._end += got
 
 
 def read_frame(sock: socket.socket) -> Any:
-    """Read one frame from a blocking socket; raises ``EOFError`` at the end of the input."""
+    """Read one frame from a blocking socket (nothing beyond it); raises ``EOFError`` at the end of the input."""
     (length,) = _LENGTH.unpack(_read_exactly(sock, _LENGTH.size))
     return pickle.loads(_read_exactly(sock, length))
 
@@ -168,26 +231,32 @@ class WriterGone(OSError):
     """The writer process ended (or its socket broke) before answering: nothing more can be committed."""
 
 
-def _raise_failure(answer: Any) -> None:
-    """Raise the failure a writer answered (an ``sqlite3`` error of the same type, code and message)."""
+def _failure_in(answer: Any) -> Exception | None:
+    """The failure a writer answered (an ``sqlite3`` error of the same type, code and message), or None."""
     if answer is None:
-        return
+        return None
     name, code, message = answer
     kind = getattr(sqlite3, name, None)
     exc = kind(message) if isinstance(kind, type) and issubclass(kind, Exception) else sqlite3.Error(message)
     if code is not None:
         setattr(exc, "sqlite_errorname", code)  # noqa: B010 (not an attribute Exception declares)
-    raise exc
+    return exc
+
+
+Done = Callable[[BaseException | None], None]
+"""Told the outcome of a request: None once the writer has committed it, else its failure."""
 
 
 class WriterProcess:
     """The store's side of a writer process (see the module docstring): started at once, used from one event
     loop, one request at a time.
 
-    ``request(kind, payload)`` sends a request and returns once the writer has answered; it raises the writer's
-    failure (``sqlite3.Error`` with SQLite's code and message), or ``WriterGone`` if the writer ended first.
-    ``finish()`` completes a request under way without the loop (at shutdown) and returns what it would have
-    raised; ``close()`` ends the writer and waits for it (up to 10 s, then kills it).
+    ``send(kind, payload, done)`` sends a request and calls ``done(None)`` once the writer has answered that it
+    committed, ``done(failure)`` if it failed (``sqlite3.Error`` with SQLite's code and message) or ``WriterGone``
+    if the writer ended first: from the loop's callback that read the answer, with no task or future in between
+    (the group commit's path, once per commit). ``request(kind, payload)`` is the same as a coroutine, raising the
+    failure. ``finish()`` completes a request under way without the loop (at shutdown), tells its ``done`` and
+    returns the failure; ``close()`` ends the writer and waits for it (up to 10 s, then kills it).
     """
 
     def __init__(self, path: Path, fsync: str, lock_fd: int | None) -> None:
@@ -215,14 +284,19 @@ class WriterProcess:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._out = memoryview(b"")  # what is left to send of the request under way
         self._in = bytearray()  # what has arrived of its answer
-        self._answer: asyncio.Future[Any] | None = None
+        self._done: Done | None = None  # told the outcome of the request under way
+        self._watching_out = False  # the loop watches the socket for room to send the rest of a request
         self._ended: WriterGone | None = None  # set once the writer is seen gone
 
-    async def request(self, kind: str, payload: Any) -> None:
-        """Send one request and wait for its answer (raising the writer's failure)."""
-        loop = asyncio.get_running_loop()
+    def send(self, kind: str, payload: Any, done: Done, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Send one request; ``done`` is told its outcome (see the class docstring). Must be called on the
+        event loop (``loop``, the running one: given, it spares a ``getpid()`` system call), with no request under
+        way. A writer seen gone tells ``done`` at once."""
         if self._ended is not None:
-            raise WriterGone(str(self._ended))
+            done(WriterGone(str(self._ended)))
+            return
+        if loop is None:
+            loop = asyncio.get_running_loop()
         if self._loop is not loop:  # the socket stays watched between requests: no epoll change per commit
             self._unwatch()
             loop.add_reader(self._sock.fileno(), self._receive_some)
@@ -230,16 +304,34 @@ class WriterProcess:
         data = pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL)
         self._out = memoryview(_LENGTH.pack(len(data)) + data)
         self._in.clear()
-        answer = self._answer = loop.create_future()
+        self._done = done
         self._send_some()
-        if self._out and not answer.done():
+        if self._out and self._done is done:
             loop.add_writer(self._sock.fileno(), self._send_some)
-        try:
-            _raise_failure(await answer)
-        finally:
-            self._answer = None
+            self._watching_out = True
+
+    async def request(self, kind: str, payload: Any) -> None:
+        """Send one request and wait for its answer (raising the writer's failure)."""
+        answer: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def done(failure: BaseException | None) -> None:
+            if not answer.done():
+                if failure is None:
+                    answer.set_result(None)
+                else:
+                    answer.set_exception(failure)
+
+        self.send(kind, payload, done)
+        await answer
+
+    def _tell(self, failure: BaseException | None) -> None:
+        """End the request under way with ``failure`` (None: committed)."""
+        done, self._done = self._done, None
+        if done is not None:
+            done(failure)
 
     def _unwatch(self) -> None:
+        self._watching_out = False
         loop, self._loop = self._loop, None
         if loop is not None and not loop.is_closed():
             fd = self._sock.fileno()
@@ -253,7 +345,6 @@ class WriterProcess:
         return WriterGone(f"the writer process {ended}{f' ({why})' if why else ''}")
 
     def _send_some(self) -> None:
-        answer = self._answer
         try:
             while self._out:
                 sent = self._sock.send(self._out)
@@ -261,17 +352,22 @@ class WriterProcess:
         except BlockingIOError:
             return
         except OSError as exc:
-            if answer is not None and not answer.done():
-                answer.set_exception(self._gone(exc))
+            self._out = memoryview(b"")
+            self._stop_watching_out()
+            self._tell(self._gone(exc))
             return
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.remove_writer(self._sock.fileno())
+        self._stop_watching_out()
+
+    def _stop_watching_out(self) -> None:
+        if self._watching_out:
+            self._watching_out = False
+            if self._loop is not None and not self._loop.is_closed():
+                self._loop.remove_writer(self._sock.fileno())
 
     def _receive_some(self) -> None:
-        answer = self._answer
         error: OSError | None = None
         try:
-            data = self._sock.recv(1 << 16)
+            data = self._sock.recv(1 << 12)  # an answer is a few bytes (a failure's message: a few hundred)
         except BlockingIOError:
             return
         except OSError as exc:
@@ -279,15 +375,17 @@ class WriterProcess:
         if not data:  # the writer ended: stop watching, fail the request under way and every later one
             self._unwatch()
             self._ended = self._gone(error)
-            if answer is not None and not answer.done():
-                answer.set_exception(self._ended)
+            self._tell(self._ended)
             return
-        if answer is None or answer.done():
+        if self._done is None:
+            return
+        if data == _COMMITTED and not self._in:  # every commit's answer, whole: nothing to unpickle
+            self._tell(None)
             return
         self._in += data
         value = self._complete()
         if value is not _INCOMPLETE:
-            answer.set_result(value)
+            self._tell(_failure_in(value))
 
     def _complete(self) -> Any:
         """The answer if all of it has arrived, else ``_INCOMPLETE``."""
@@ -299,44 +397,31 @@ class WriterProcess:
         return pickle.loads(self._in[_LENGTH.size : _LENGTH.size + length])
 
     def finish(self) -> BaseException | None:
-        """Complete the request under way, if any, blocking: send the rest of it, read its answer and hand it to
-        the waiting ``request`` too. Returns its failure (None: committed, or no request under way)."""
-        answer = self._answer
-        if answer is None:
+        """Complete the request under way, if any, blocking: send the rest of it, read its answer and tell its
+        ``done``. Returns its failure (None: committed, or no request under way)."""
+        if self._done is None:
             return None
         self._unwatch()
         failure: BaseException | None = None
-        if answer.done():  # answered, but ``request`` has not resumed yet
-            failure = answer.exception()
-            if failure is None:
-                try:
-                    _raise_failure(answer.result())
-                except sqlite3.Error as exc:
-                    failure = exc
-        else:
-            try:
-                self._sock.setblocking(True)
-                if self._out:
-                    self._sock.sendall(self._out)
-                    self._out = memoryview(b"")
+        try:
+            self._sock.setblocking(True)
+            if self._out:
+                self._sock.sendall(self._out)
+                self._out = memoryview(b"")
+            value = self._complete()
+            while value is _INCOMPLETE:
+                data = self._sock.recv(1 << 16)
+                if not data:
+                    raise self._gone()
+                self._in += data
                 value = self._complete()
-                while value is _INCOMPLETE:
-                    data = self._sock.recv(1 << 16)
-                    if not data:
-                        raise self._gone()
-                    self._in += data
-                    value = self._complete()
-                _raise_failure(value)
-            except Exception as exc:
-                failure = exc if isinstance(exc, sqlite3.Error | WriterGone) else self._gone(exc)
-            finally:
-                with contextlib.suppress(OSError):
-                    self._sock.setblocking(False)
-            if failure is None:
-                answer.set_result(None)
-            else:
-                answer.set_exception(failure)
-                answer.exception()  # retrieved here: the caller reports it
+            failure = _failure_in(value)
+        except Exception as exc:
+            failure = exc if isinstance(exc, sqlite3.Error | WriterGone) else self._gone(exc)
+        finally:
+            with contextlib.suppress(OSError):
+                self._sock.setblocking(False)
+        self._tell(failure)
         return failure
 
     def close(self) -> None:
@@ -365,10 +450,11 @@ def serve(sock: socket.socket, path: str, fsync: str) -> None:
         dedup_due = db.execute("SELECT MIN(expires_ms) FROM deduplication").fetchone()[0]
     except sqlite3.Error as exc:
         broken = failure_of(exc)
+    frames = FrameReader(sock)
     try:
         while True:
             try:
-                kind, payload = read_frame(sock)
+                kind, payload = frames.read()
             except EOFError:
                 return
             if db is None or broken is not None:

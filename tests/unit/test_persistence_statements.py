@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sqsemu.persistence.statements import MultiRow
+from sqsemu.persistence.statements import MultiRow, bind_none_directly
 
 TABLE = MultiRow("t", ("k", "a", "b"), "k", ("a", "b"))
 
@@ -46,3 +46,14 @@ def test_updating_or_deleting_a_missing_row_changes_nothing(db: sqlite3.Connecti
     TABLE.update(db, [("changed", 9, 5)])
     TABLE.delete(db, [7, 8])
     assert db.execute("SELECT k, a, b FROM t").fetchall() == [(1, "kept", 1)]
+
+
+def test_none_parameters_are_bound_as_null_through_the_registered_adapter(db: sqlite3.Connection) -> None:
+    """``bind_none_directly`` registers a ``NoneType`` adapter (no failed ``__adapt__``/``__conform__`` look-up per
+    None bound); a None is still stored as NULL, by a multi-row statement as by a plain one."""
+    bind_none_directly()
+    assert sqlite3.adapters[(type(None), sqlite3.PrepareProtocol)](None) is None
+    TABLE.insert(db, [(1, "a", None), (2, "b", 5)])
+    db.execute("INSERT INTO t (k, a, b) VALUES (?, ?, ?)", (3, "c", None))
+    assert db.execute("SELECT k FROM t WHERE b IS NULL ORDER BY k").fetchall() == [(1,), (3,)]
+    assert db.execute("SELECT typeof(b) FROM t WHERE k = 1").fetchone() == ("null",)

@@ -635,6 +635,30 @@ def test_durable_returns_only_after_the_commit(node: Node, data_dir: Path) -> No
     assert after == [("m",)]
 
 
+def test_a_failing_on_commit_callback_stops_neither_the_answers_nor_the_next_commits(
+    node: Node, data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Group commits run from the loop's callbacks: a bug in the owner's ``on_commit`` (the metrics) is logged and
+    the requests waiting for that commit are answered all the same, and so are later ones."""
+    q = node.queue("q")
+    node.commit()
+
+    def broken(_seconds: float, _changes: int) -> None:
+        raise RuntimeError("a bug in the metrics")
+
+    node.store.on_commit = broken
+
+    async def scenario() -> None:
+        for body in ("m1", "m2", "m3"):
+            node.send(q, body)
+            await asyncio.wait_for(node.store.durable(), 5)
+
+    node.run(scenario())
+    assert sorted(rows(data_dir, "SELECT body FROM messages")) == [("m1",), ("m2",), ("m3",)]
+    assert node.store.failure is None
+    assert "on_commit callback failed" in caplog.text
+
+
 def test_durable_with_nothing_pending_returns_at_once(node: Node) -> None:
     node.commit()
     node.run(asyncio.wait_for(node.store.durable(), 5))
@@ -704,7 +728,7 @@ def test_a_failed_commit_is_reported_to_the_waiters(node: Node, monkeypatch: pyt
     q = node.queue("q")
     node.commit()
 
-    async def failing_commit(batch: Any) -> None:
+    def failing_commit(batch: Any, done: Any) -> None:  # the writer process refuses the batch
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(node.store, "_commit", failing_commit)
@@ -881,7 +905,7 @@ def test_a_failed_commit_fails_the_store_for_good(node: Node, monkeypatch: pytes
     node.commit()
     commit = node.store._commit
 
-    async def failing_commit(batch: Any) -> None:
+    def failing_commit(batch: Any, done: Any) -> None:  # the writer process refuses the batch
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(node.store, "_commit", failing_commit)
@@ -1165,7 +1189,7 @@ def test_a_failing_store_tells_its_owner_once(node: Node, monkeypatch: pytest.Mo
     q = node.queue("q")
     node.commit()
 
-    async def failing_commit(batch: Any) -> None:
+    def failing_commit(batch: Any, done: Any) -> None:  # the writer process refuses the batch
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(node.store, "_commit", failing_commit)
