@@ -162,3 +162,18 @@ def test_the_first_sample_waits_for_the_first_boundary(engine: Engine) -> None:
     engine.send(queue)
     engine.clock.advance(7)
     assert history.series(queue, engine.clock.now_ms())["samples"][-1]["visible"] == 1
+
+
+def test_the_history_hears_the_journal_only_while_sampling_is_paused(engine: Engine) -> None:
+    """While sampling runs, the engine's events would tell the history nothing: it is not among the journal's
+    subscribers then (a message costs it no call), and it is again once sampling pauses (issue 50)."""
+    history = _history(engine)
+    queue = engine.queue()
+    assert history not in engine.broker._subscribers  # armed at start
+    engine.clock.advance(30)  # idle: sampling pauses
+    assert history in engine.broker._subscribers
+    engine.send(queue)  # the event wakes it
+    assert history not in engine.broker._subscribers
+    engine.broker.delete_queue(queue)  # while sampling runs: its queue_deleted goes unheard
+    engine.clock.advance(10)
+    assert queue not in history._samples  # dropped at the next sample, unheard
