@@ -539,12 +539,17 @@ def main() -> int:
     only = set(a.only.split(",")) if a.only else None
     log = os.path.join(a.out, "servers.log")
     results: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
-    builds_seen: dict[str, str] = {}
+    builds_seen: dict[str, list[str]] = {}  # every build each label ran as, first seen first (checked every run)
 
     def run(server: Server, workload: str, protocol: str, key: str, i: int) -> None:
         pid = server.start(a.port, log)
         if server.label.startswith("sqsemu") or server in memory + durable:
-            builds_seen.setdefault(server.label, _build_of(a.port, server.tls_dir))
+            build = _build_of(a.port, server.tls_dir)
+            seen = builds_seen.setdefault(server.label, [])
+            if seen and build not in seen:  # e.g. a compiled module's source edited mid-run: the pure build
+                print(f"  WARNING: {server.label} runs as '{build}' now, as '{seen[0]}' before", flush=True)
+            if build not in seen:
+                seen.append(build)
         out = os.path.join(a.out, f"{server.label.replace(' ', '_')}__{workload}__{protocol}__r{i}.json")
         try:
             cmd = [
@@ -681,7 +686,13 @@ def main() -> int:
         print("\n".join(tls_lines))
     if builds_seen:
         print()
-        print("builds: " + "; ".join(f"{label}: {build}" for label, build in builds_seen.items()))
+        print("builds: " + "; ".join(f"{label}: {' / '.join(builds)}" for label, builds in builds_seen.items()))
+        mixed = [label for label, builds in builds_seen.items() if len(builds) > 1]
+        if mixed:
+            print(
+                f"WARNING: {', '.join(mixed)} changed build during the run (a compiled module's source changed since "
+                "the build makes sqsemu fall back to its pure sources): their figures mix builds; reinstall, run again"
+            )
     if startup:
         cells = [startup.get(label, "") for label in labels]
         print("| start to first `/health` answer | | " + " | ".join(cells) + " |")
