@@ -59,8 +59,7 @@ Starlette with the admin app (:mod:`sqsemu.admin.health`); what the hot path rec
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from sqsemu.observability.fastlane import FastLaneState
@@ -68,6 +67,7 @@ from sqsemu.observability.histogram import Histogram
 from sqsemu.observability.queuecounters import QueueCounters
 from sqsemu.observability.queuefamilies import QueueFamilyWriter, Scan
 from sqsemu.observability.requeststats import RequestStats
+from sqsemu.slicedstream import sliced
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -195,21 +195,9 @@ class Metrics:
 
         async def scrape(request: Request) -> StreamingResponse:
             chunks, content_type = self.scrape(request.headers.get("accept"))
-            return StreamingResponse(_sliced(chunks), headers={"content-type": content_type})
+            return StreamingResponse(sliced(chunks), headers={"content-type": content_type})
 
         return Route(METRICS_PATH, scrape, methods=["GET"])
-
-
-async def _sliced(chunks: Generator[bytes, None, None]) -> AsyncIterator[bytes]:
-    """``chunks`` as an async stream, the event loop let run after each (an empty chunk is not sent); closed when
-    the answer ends early (the scraper gone)."""
-    try:
-        for chunk in chunks:
-            if chunk:
-                yield chunk
-            await asyncio.sleep(0)
-    finally:
-        chunks.close()
 
 
 def _histogram(family: HistogramMetricFamily, labels: list[str], histogram: Histogram) -> None:

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Generator
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
@@ -27,6 +26,7 @@ from sqsemu.admin.health import package_version
 from sqsemu.config import Config
 from sqsemu.engine.broker import Broker
 from sqsemu.eventsource.registry import event_sources_for
+from sqsemu.slicedstream import sliced
 from sqsemu.sns.layer import sns_for
 from sqsemu.state.export import export_state
 from sqsemu.state.form import MEDIA_TYPE, StateError
@@ -68,7 +68,7 @@ class StateRoutes:
             broker, sns_for(broker), event_sources_for(broker), package_version(), lambda: self.generation
         )
         headers = {"content-disposition": 'attachment; filename="sqsemu-state.jsonl"'}
-        return StreamingResponse(_sliced(chunks), media_type=MEDIA_TYPE, headers=headers)
+        return StreamingResponse(sliced(chunks), media_type=MEDIA_TYPE, headers=headers)
 
     async def load(self, request: Request) -> JSONResponse:
         """Replace the whole state by the body's."""
@@ -89,15 +89,3 @@ class StateRoutes:
                 "shifted_ms": answer["shifted_ms"],
             }
         )
-
-
-async def _sliced(chunks: Generator[bytes, None, None]) -> AsyncIterator[bytes]:
-    """``chunks`` as an async stream, the event loop let run after each (an empty chunk is not sent); closed when
-    the answer ends early (the client gone)."""
-    try:
-        for chunk in chunks:
-            if chunk:
-                yield chunk
-            await asyncio.sleep(0)
-    finally:
-        chunks.close()
