@@ -592,18 +592,6 @@ class SQSApp:
 
     # ------------------------------------------------------------------------------------------------ SQS path
 
-    async def given_body(self, body: bytes) -> bytes:
-        """``body`` (bytes, read whole by the caller), checked against the cap like :meth:`_read_body`: the
-        ``read_body`` of :meth:`answer` for a caller that has the body already. Raises ``InvalidParameterValue``."""
-        if len(body) > self.max_body_bytes:
-            raise _too_large(self.max_body_bytes)
-        return body
-
-    async def refuse_body(self) -> bytes:
-        """The ``read_body`` of :meth:`answer` for a body its caller found larger than the cap (and dropped):
-        raises ``InvalidParameterValue``, as :meth:`given_body` does for such a body."""
-        raise _too_large(self.max_body_bytes)
-
     def _declared_over_cap(self, content_length: bytes | None) -> bool:
         """Whether a ``Content-Length`` value declares more than the body cap (read by ``declared_length``)."""
         declared = declared_length(content_length)

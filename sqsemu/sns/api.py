@@ -21,7 +21,6 @@ from pathlib import Path
 
 from sqsemu.clock import Clock
 from sqsemu.engine.broker import Broker
-from sqsemu.protocol.urls import credential_from_authorization, scope_service
 from sqsemu.sns import envelope
 from sqsemu.sns.errors import InvalidAction, SNSError
 from sqsemu.sns.fanout import SNS_SENDER_ID, Fanout
@@ -31,7 +30,7 @@ from sqsemu.sns.service import ACTIONS, NOT_SERVED, Service, SNSCall, not_served
 from sqsemu.sns.topics import Topics
 from sqsemu.sns.wire import Params, encode
 
-__all__ = ["SNS_ACTIONS", "SNS", "is_sns_call", "signed_service"]
+__all__ = ["SNS_ACTIONS", "SNS", "is_sns_call"]
 
 logger = logging.getLogger("sqsemu.sns")
 
@@ -39,13 +38,6 @@ SNS_ACTIONS = frozenset(ACTIONS) | NOT_SERVED
 _SHARED = frozenset({"AddPermission", "RemovePermission"})
 """Actions both services have: SNS's when a TopicArn is given."""
 _SNS_ONLY = SNS_ACTIONS - _SHARED
-
-
-def signed_service(authorization: str | None) -> str | None:
-    """The service a SigV4 ``Authorization`` header's credential scope names (``sqs``, ``sns``...), or None."""
-    if not authorization:
-        return None
-    return scope_service(credential_from_authorization(authorization))
 
 
 def is_sns_call(service: str | None, action: str | None, params: Sequence[tuple[str, str]]) -> bool:
